@@ -1,0 +1,546 @@
+"""Validated catalogue of accelerated EC2 instance types (p, g, trn, inf families).
+
+Why this module exists: rules such as ``efa-over-request``, ``accelerator-exceeds-node``,
+``cpu-memory-exceeds-node`` and ``bf16-unsupported`` need hard facts about the instance types a
+pod can land on. Those facts live **once**, as data, in ``instances.yaml`` next to this file, each
+with a citation (``source``) and, where the facts reference is not sure, a ``confidence`` tag.
+The YAML is loaded lazily on first use, validated with frozen pydantic models, and cached; all
+other values (Kubernetes labels, extended-resource capacity, allocatable) are *derived* here so
+they cannot drift from the data.
+
+Allocatable, as Karpenter computes it (default settings)
+--------------------------------------------------------
+Karpenter (``pkg/providers/instancetype/types.go``: ``memory()``, ``kubeReservedResources()``,
+``evictionThreshold()``, ``pods()``; see source ``karpenter-allocatable-formula``) computes::
+
+    memory_mib      = memory_gib * 1024                    # EC2 MemoryInfo.SizeInMiB
+    vm_overhead     = ceil(memory_mib * vmMemoryOverheadPercent)   # vmMemoryOverheadPercent = 0.075
+    kube_reserved   = 11 * max_pods + 255                  # MiB, max_pods = ENI-limited pods
+    eviction_hard   = 100                                  # MiB, memory.available default
+    allocatable_memory_mib = memory_mib - vm_overhead - kube_reserved - eviction_hard
+
+    kube_reserved_cpu_millis = int(1000 * 0.06)            # first core:      60m
+                             + int(1000 * 0.01)            # second core:     10m
+                             + int(2000 * 0.005)           # cores 3-4:       10m
+                             + int((vcpu*1000 - 4000) * 0.0025)   # every core above 4
+    allocatable_cpu_millis = vcpu * 1000 - kube_reserved_cpu_millis
+
+Rounding: Karpenter takes ``math.Ceil`` of the VM overhead in MiB (so allocatable memory is the
+*floor* of ``memory_mib * 0.925 - kube_reserved - 100``), and truncates each CPU band with
+``int64()`` (each band is capped at its width and only counted for vcpu*1000 above its start).
+Both are reproduced with the same IEEE-754 float operations Go uses. The result matches every
+row of the facts-reference allocatable table (e.g. p4d.24xlarge 95690m / 1082712Mi,
+trn1.32xlarge 127610m / 481894Mi) and the cpu/memory Karpenter reports for every instance in
+the catalogue. Graviton (arm64) instances lose a further 64 MiB of CMA memory in Karpenter; all
+catalogue entries are amd64, but the rule is implemented for completeness.
+
+Label matching
+--------------
+:meth:`Catalogue.matching` evaluates node-selector / NodePool requirements against the
+well-known labels Karpenter puts on these instance types (:data:`INSTANCE_LABEL_KEYS`).
+Requirements on any other key (zone, capacity type, custom labels, or instance properties this
+catalogue does not model, such as ``instance-hypervisor``) are ignored, so the result is the
+set of catalogue types that *could* satisfy the requirements. Malformed requirements (unknown
+operator, ``In`` without values, ``Gt`` with a non-integer or more than one value) are ignored as
+well: schema rules report them, and ignoring keeps downstream rules from cascading on them.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections.abc import Iterable, Mapping
+from datetime import date
+from importlib import resources
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+
+__all__ = [
+    "ACCELERATOR_RESOURCES",
+    "CatalogueError",
+    "Catalogue",
+    "INSTANCE_LABEL_KEYS",
+    "InstanceType",
+    "LABEL_ALIASES",
+    "Requirement",
+    "Source",
+    "get_catalogue",
+    "karpenter_allocatable_cpu_millis",
+    "karpenter_allocatable_memory_mib",
+    "parse_catalogue",
+]
+
+# --------------------------------------------------------------------------------------------
+# Karpenter defaults (source: karpenter-allocatable-formula)
+# --------------------------------------------------------------------------------------------
+VM_MEMORY_OVERHEAD_PERCENT = 0.075
+"""Karpenter ``settings.vmMemoryOverheadPercent`` default."""
+EVICTION_HARD_MEMORY_MIB = 100
+"""Karpenter's default ``memory.available`` eviction threshold."""
+KUBE_RESERVED_MEMORY_PER_POD_MIB = 11
+KUBE_RESERVED_MEMORY_BASE_MIB = 255
+ARM64_CMA_RESERVED_MIB = 64
+# (start millicores, end millicores, fraction) bands of kube-reserved CPU.
+_KUBE_RESERVED_CPU_BANDS: tuple[tuple[int, int, float], ...] = (
+    (0, 1000, 0.06),
+    (1000, 2000, 0.01),
+    (2000, 4000, 0.005),
+    (4000, 1 << 31, 0.0025),
+)
+
+
+def karpenter_allocatable_cpu_millis(vcpu: int) -> int:
+    """CPU allocatable (millicores) Karpenter computes for ``vcpu`` cores with default kube-reserved."""
+    cpu = vcpu * 1000
+    reserved = 0
+    for start, end, fraction in _KUBE_RESERVED_CPU_BANDS:
+        if cpu >= start:
+            width = float(end - start) if cpu >= end else float(cpu - start)
+            reserved += int(width * fraction)  # Go int64() truncates toward zero
+    return cpu - reserved
+
+
+def karpenter_allocatable_memory_mib(
+    memory_mib: int,
+    max_pods: int,
+    *,
+    vm_memory_overhead_percent: float = VM_MEMORY_OVERHEAD_PERCENT,
+    arch: str = "amd64",
+) -> int:
+    """Memory allocatable (MiB) Karpenter computes with default settings (see module docstring)."""
+    size = memory_mib - (ARM64_CMA_RESERVED_MIB if arch == "arm64" else 0)
+    # Go: math.Ceil(float64(bytes) * pct / 1024 / 1024), same float operations in the same order.
+    overhead = math.ceil(float(size * 1024 * 1024) * vm_memory_overhead_percent / 1024 / 1024)
+    capacity = size - overhead
+    kube_reserved = KUBE_RESERVED_MEMORY_PER_POD_MIB * max_pods + KUBE_RESERVED_MEMORY_BASE_MIB
+    return capacity - kube_reserved - EVICTION_HARD_MEMORY_MIB
+
+
+# --------------------------------------------------------------------------------------------
+# Label keys and resource names
+# --------------------------------------------------------------------------------------------
+_K = "karpenter.k8s.aws/"
+L_INSTANCE_TYPE = "node.kubernetes.io/instance-type"
+L_ARCH = "kubernetes.io/arch"
+L_OS = "kubernetes.io/os"
+L_FAMILY = _K + "instance-family"
+L_CATEGORY = _K + "instance-category"
+L_GENERATION = _K + "instance-generation"
+L_SIZE = _K + "instance-size"
+L_CPU = _K + "instance-cpu"
+L_CPU_MANUFACTURER = _K + "instance-cpu-manufacturer"
+L_MEMORY = _K + "instance-memory"
+L_NETWORK_BANDWIDTH = _K + "instance-network-bandwidth"
+L_LOCAL_NVME = _K + "instance-local-nvme"
+L_GPU_NAME = _K + "instance-gpu-name"
+L_GPU_COUNT = _K + "instance-gpu-count"
+L_GPU_MANUFACTURER = _K + "instance-gpu-manufacturer"
+L_GPU_MEMORY = _K + "instance-gpu-memory"
+L_ACCELERATOR_NAME = _K + "instance-accelerator-name"
+L_ACCELERATOR_COUNT = _K + "instance-accelerator-count"
+L_ACCELERATOR_MANUFACTURER = _K + "instance-accelerator-manufacturer"
+
+INSTANCE_LABEL_KEYS: frozenset[str] = frozenset(
+    {
+        L_INSTANCE_TYPE, L_ARCH, L_OS, L_FAMILY, L_CATEGORY, L_GENERATION, L_SIZE, L_CPU,
+        L_CPU_MANUFACTURER, L_MEMORY, L_NETWORK_BANDWIDTH, L_LOCAL_NVME, L_GPU_NAME, L_GPU_COUNT,
+        L_GPU_MANUFACTURER, L_GPU_MEMORY, L_ACCELERATOR_NAME, L_ACCELERATOR_COUNT,
+        L_ACCELERATOR_MANUFACTURER,
+    }
+)
+"""Label keys :meth:`Catalogue.matching` evaluates; requirements on other keys are ignored."""
+
+LABEL_ALIASES: Mapping[str, str] = {
+    # Deprecated beta labels Kubernetes and Karpenter still normalise to the GA keys.
+    "beta.kubernetes.io/instance-type": L_INSTANCE_TYPE,
+    "beta.kubernetes.io/arch": L_ARCH,
+    "beta.kubernetes.io/os": L_OS,
+}
+
+R_NVIDIA_GPU = "nvidia.com/gpu"
+R_NEURON = "aws.amazon.com/neuron"
+R_NEURONDEVICE = "aws.amazon.com/neurondevice"
+R_NEURONCORE = "aws.amazon.com/neuroncore"
+R_EFA = "vpc.amazonaws.com/efa"
+ACCELERATOR_RESOURCES: tuple[str, ...] = (R_NVIDIA_GPU, R_NEURON, R_NEURONDEVICE, R_NEURONCORE, R_EFA)
+"""Extended resources :meth:`InstanceType.resource_capacity` reports (always all of them)."""
+
+Confidence = Literal["verified", "derived", "third_party", "unverified"]
+_FAMILY_RE = re.compile(r"^(?P<category>[a-z]+)(?P<generation>[0-9]+)[a-z0-9-]*$")
+_NAME_RE = r"^[a-z0-9-]+\.[a-z0-9-]+$"
+
+
+class CatalogueError(ValueError):
+    """The catalogue data could not be parsed or failed validation (message says where)."""
+
+
+# --------------------------------------------------------------------------------------------
+# Models
+# --------------------------------------------------------------------------------------------
+class Source(BaseModel):
+    """One cited source; instances refer to it by its key in ``sources:``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+    title: str = Field(min_length=1)
+    url: str | None = Field(default=None, pattern=r"^https?://")
+    note: str | None = None
+
+
+class InstanceType(BaseModel):
+    """One accelerated EC2 instance type. Field meanings are documented in ``instances.yaml``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+    name: str = Field(pattern=_NAME_RE)
+    family: str = Field(pattern=_FAMILY_RE.pattern)
+    size: str = Field(min_length=1)
+    arch: Literal["amd64", "arm64"]
+    cpu_manufacturer: Literal["intel", "amd", "aws"]
+    accelerator: str = Field(min_length=1)
+    accelerator_kind: Literal["nvidia", "neuron"]
+    karpenter_name: str = Field(pattern=r"^[a-z0-9]+$")
+    accelerator_count: int = Field(ge=1)
+    accelerator_memory_gib: float = Field(gt=0)
+    gpu_memory_mib: int | None = Field(default=None, ge=1)
+    neuron_cores_per_device: int | None = Field(default=None, ge=1)
+    neuron_core_version: str | None = None
+    vcpu: int = Field(ge=1)
+    memory_gib: int = Field(ge=1)
+    max_efa: int = Field(ge=0)
+    network_gbps: float = Field(gt=0)
+    local_nvme_gib: int = Field(ge=0)
+    nvlink: bool
+    bf16: bool
+    max_pods: int = Field(ge=1)
+    source: str = Field(min_length=1)
+    confidence: dict[str, Confidence] = Field(default_factory=dict)
+    notes: str | None = None
+
+    _labels: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _check_consistency(self) -> InstanceType:
+        problems: list[str] = []
+        if self.name != f"{self.family}.{self.size}":
+            problems.append(f"name {self.name!r} is not family.size ({self.family!r}.{self.size!r})")
+        if self.accelerator_kind == "neuron":
+            if self.neuron_cores_per_device is None:
+                problems.append("neuron instance needs neuron_cores_per_device")
+            if self.gpu_memory_mib is not None:
+                problems.append("gpu_memory_mib is an NVIDIA label; not allowed on a neuron instance")
+            if self.nvlink:
+                problems.append("nvlink must be false on a neuron instance (they use NeuronLink)")
+        else:
+            if self.neuron_cores_per_device is not None or self.neuron_core_version is not None:
+                problems.append("neuron_cores_per_device/neuron_core_version only apply to neuron instances")
+            if self.gpu_memory_mib is None:
+                problems.append("nvidia instance needs gpu_memory_mib (the instance-gpu-memory label)")
+            elif abs(self.gpu_memory_mib / 1024 - self.accelerator_memory_gib) > 1.0:
+                problems.append(
+                    f"gpu_memory_mib {self.gpu_memory_mib} disagrees with accelerator_memory_gib "
+                    f"{self.accelerator_memory_gib}"
+                )
+        if self.nvlink and self.accelerator_count < 2:
+            problems.append("nvlink needs at least two accelerators")
+        unknown = sorted(set(self.confidence) - set(type(self).model_fields))
+        if unknown:
+            problems.append(f"confidence names unknown fields {unknown}")
+        if problems:
+            raise ValueError(f"{self.name}: " + "; ".join(problems))
+        return self
+
+    def model_post_init(self, __context: Any) -> None:
+        self._labels = self._build_labels()
+
+    def __hash__(self) -> int:  # fields include a dict, so hash by the unique name
+        return hash(self.name)
+
+    # -- derived facts ------------------------------------------------------------------------
+    @property
+    def category(self) -> str:
+        """Karpenter ``instance-category``: leading letters of the family ("p", "g", "trn")."""
+        match = _FAMILY_RE.match(self.family)
+        assert match is not None  # guaranteed by the field pattern
+        return match.group("category")
+
+    @property
+    def generation(self) -> int:
+        """Karpenter ``instance-generation``: first digit run of the family (p6-b200 -> 6)."""
+        match = _FAMILY_RE.match(self.family)
+        assert match is not None
+        return int(match.group("generation"))
+
+    @property
+    def memory_mib(self) -> int:
+        return self.memory_gib * 1024
+
+    @property
+    def network_mbps(self) -> int:
+        return round(self.network_gbps * 1000)
+
+    @property
+    def neuron_cores(self) -> int:
+        """NeuronCores on the node (devices x physical cores per device); 0 for GPU instances."""
+        return self.accelerator_count * (self.neuron_cores_per_device or 0)
+
+    @property
+    def is_efa_capable(self) -> bool:
+        return self.max_efa > 0
+
+    @property
+    def is_nvidia(self) -> bool:
+        return self.accelerator_kind == "nvidia"
+
+    @property
+    def is_neuron(self) -> bool:
+        return self.accelerator_kind == "neuron"
+
+    @property
+    def source_keys(self) -> tuple[str, ...]:
+        return tuple(part.strip() for part in self.source.split(";") if part.strip())
+
+    @property
+    def allocatable_cpu_millis(self) -> int:
+        return karpenter_allocatable_cpu_millis(self.vcpu)
+
+    @property
+    def allocatable_memory_mib(self) -> int:
+        return karpenter_allocatable_memory_mib(self.memory_mib, self.max_pods, arch=self.arch)
+
+    def confidence_of(self, field: str) -> Confidence:
+        """Confidence tag of one field; untagged fields are verified."""
+        return self.confidence.get(field, "verified")
+
+    def labels(self) -> dict[str, str]:
+        """Well-known label values Karpenter sets on nodes of this type (a fresh copy)."""
+        return dict(self._labels)
+
+    def resource_capacity(self) -> dict[str, int]:
+        """Extended-resource capacity per node; every name in :data:`ACCELERATOR_RESOURCES`."""
+        neuron_devices = self.accelerator_count if self.is_neuron else 0
+        return {
+            R_NVIDIA_GPU: self.accelerator_count if self.is_nvidia else 0,
+            R_NEURON: neuron_devices,
+            R_NEURONDEVICE: neuron_devices,
+            R_NEURONCORE: self.neuron_cores,
+            R_EFA: self.max_efa,
+        }
+
+    def _build_labels(self) -> dict[str, str]:
+        labels = {
+            L_INSTANCE_TYPE: self.name,
+            L_ARCH: self.arch,
+            L_OS: "linux",
+            L_FAMILY: self.family,
+            L_CATEGORY: self.category,
+            L_GENERATION: str(self.generation),
+            L_SIZE: self.size,
+            L_CPU: str(self.vcpu),
+            L_CPU_MANUFACTURER: self.cpu_manufacturer,
+            L_MEMORY: str(self.memory_mib),
+            L_NETWORK_BANDWIDTH: str(self.network_mbps),
+        }
+        if self.local_nvme_gib > 0:  # Karpenter omits the label without instance store
+            labels[L_LOCAL_NVME] = str(self.local_nvme_gib)
+        if self.is_nvidia:
+            labels[L_GPU_NAME] = self.karpenter_name
+            labels[L_GPU_COUNT] = str(self.accelerator_count)
+            labels[L_GPU_MANUFACTURER] = "nvidia"
+            labels[L_GPU_MEMORY] = str(self.gpu_memory_mib)
+        else:
+            labels[L_ACCELERATOR_NAME] = self.karpenter_name
+            labels[L_ACCELERATOR_COUNT] = str(self.accelerator_count)
+            labels[L_ACCELERATOR_MANUFACTURER] = "aws"
+        return labels
+
+
+Requirement = tuple[str, str, tuple[str, ...]]
+"""A normalised node-selector requirement: (key, operator, values)."""
+
+_SET_OPERATORS = frozenset({"In", "NotIn"})
+_PRESENCE_OPERATORS = frozenset({"Exists", "DoesNotExist"})
+_NUMERIC_OPERATORS: Mapping[str, Any] = {
+    "Gt": lambda a, b: a > b,
+    "Lt": lambda a, b: a < b,
+    "Gte": lambda a, b: a >= b,
+    "Lte": lambda a, b: a <= b,
+}
+_MATCH_CACHE_LIMIT = 4096
+
+
+class Catalogue(BaseModel):
+    """The whole validated catalogue: versioned, sourced, in file order."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    version: int = Field(ge=1)
+    as_of: date
+    sources: dict[str, Source]
+    instances: tuple[InstanceType, ...] = Field(min_length=1)
+
+    _by_name: dict[str, InstanceType] = PrivateAttr(default_factory=dict)
+    _index: dict[str, dict[str, frozenset[int]]] = PrivateAttr(default_factory=dict)
+    _match_cache: dict[tuple[Requirement, ...], tuple[InstanceType, ...]] = PrivateAttr(
+        default_factory=dict
+    )
+
+    @model_validator(mode="after")
+    def _check_catalogue(self) -> Catalogue:
+        seen: set[str] = set()
+        problems: list[str] = []
+        for it in self.instances:
+            if it.name in seen:
+                problems.append(f"duplicate instance {it.name}")
+            seen.add(it.name)
+            missing = [key for key in it.source_keys if key not in self.sources]
+            if missing:
+                problems.append(f"{it.name}: source keys {missing} are not in sources")
+            if not it.source_keys:
+                problems.append(f"{it.name}: no source")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    def model_post_init(self, __context: Any) -> None:
+        self._by_name = {it.name: it for it in self.instances}
+        index: dict[str, dict[str, set[int]]] = {}
+        for position, it in enumerate(self.instances):
+            for key, value in it._labels.items():
+                index.setdefault(key, {}).setdefault(value, set()).add(position)
+        self._index = {k: {v: frozenset(s) for v, s in vals.items()} for k, vals in index.items()}
+
+    def __hash__(self) -> int:
+        return hash((self.version, self.as_of, tuple(it.name for it in self.instances)))
+
+    # -- lookups --------------------------------------------------------------------------------
+    def get(self, name: str) -> InstanceType | None:
+        """The instance type with exactly this name (as Karpenter spells it), else None."""
+        return self._by_name.get(name) if isinstance(name, str) else None
+
+    def all(self) -> tuple[InstanceType, ...]:
+        return self.instances
+
+    def names(self) -> frozenset[str]:
+        return frozenset(self._by_name)
+
+    def matching(self, labels_requirements: Iterable[Any]) -> tuple[InstanceType, ...]:
+        """Instance types (catalogue order) whose labels satisfy every requirement.
+
+        Each requirement is ``(key, operator, values)`` or a mapping with ``key``, ``operator``
+        and ``values`` (as in a NodePool or ``nodeSelectorTerms[].matchExpressions``). Operators:
+        In, NotIn, Exists, DoesNotExist, Gt, Lt, Gte, Lte. Keys outside
+        :data:`INSTANCE_LABEL_KEYS` and malformed requirements are ignored (module docstring).
+        As in Kubernetes, NotIn and DoesNotExist match types that lack the label.
+        """
+        normalised = tuple(
+            req for req in (_normalise(raw) for raw in labels_requirements or ()) if req is not None
+        )
+        cached = self._match_cache.get(normalised)
+        if cached is not None:
+            return cached
+        positions = set(range(len(self.instances)))
+        for key, operator, values in normalised:
+            if not positions:
+                break
+            positions &= self._satisfying(key, operator, values)
+        result = tuple(self.instances[p] for p in sorted(positions))
+        if len(self._match_cache) >= _MATCH_CACHE_LIMIT:
+            self._match_cache.clear()
+        self._match_cache[normalised] = result
+        return result
+
+    def _satisfying(self, key: str, operator: str, values: tuple[str, ...]) -> set[int]:
+        by_value = self._index.get(key, {})
+        everyone = set(range(len(self.instances)))
+        having = set().union(*by_value.values()) if by_value else set()
+        if operator == "In":
+            return set().union(*(by_value.get(v, frozenset()) for v in values))
+        if operator == "NotIn":
+            return everyone - set().union(*(by_value.get(v, frozenset()) for v in values))
+        if operator == "Exists":
+            return having
+        if operator == "DoesNotExist":
+            return everyone - having
+        compare = _NUMERIC_OPERATORS[operator]
+        bound = int(values[0])
+        found: set[int] = set()
+        for value, positions in by_value.items():
+            number = _parse_int(value)
+            if number is not None and compare(number, bound):
+                found |= positions
+        return found
+
+
+def _parse_int(text: str) -> int | None:
+    try:
+        return int(text.strip())
+    except (ValueError, AttributeError):
+        return None
+
+
+def _label_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _normalise(raw: Any) -> Requirement | None:
+    """Canonical (key, operator, values) or None when the requirement is ignored."""
+    if isinstance(raw, Mapping):
+        key, operator, values = raw.get("key"), raw.get("operator"), raw.get("values")
+    elif isinstance(raw, (tuple, list)) and len(raw) in (2, 3):
+        key, operator = raw[0], raw[1]
+        values = raw[2] if len(raw) == 3 else None
+    else:
+        return None
+    if not isinstance(key, str) or not isinstance(operator, str):
+        return None
+    key = LABEL_ALIASES.get(key.strip(), key.strip())
+    if key not in INSTANCE_LABEL_KEYS:
+        return None
+    if values is None:
+        items: tuple[str, ...] = ()
+    elif isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        items = (_label_value(values),)
+    else:
+        items = tuple(_label_value(v) for v in values)
+    if operator in _SET_OPERATORS:
+        return (key, operator, tuple(sorted(set(items)))) if items else None
+    if operator in _PRESENCE_OPERATORS:
+        return (key, operator, ())
+    if operator in _NUMERIC_OPERATORS:
+        if len(items) != 1 or _parse_int(items[0]) is None:
+            return None
+        return (key, operator, (str(_parse_int(items[0])),))
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# Loading
+# --------------------------------------------------------------------------------------------
+_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def parse_catalogue(text: str) -> Catalogue:
+    """Parse and validate catalogue YAML text; raises :class:`CatalogueError` on any problem."""
+    try:
+        data = yaml.load(text, Loader=_YAML_LOADER)  # noqa: S506 - a SafeLoader variant
+    except yaml.YAMLError as exc:
+        raise CatalogueError(f"instance catalogue is not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise CatalogueError("instance catalogue must be a mapping at the top level")
+    try:
+        return Catalogue.model_validate(data)
+    except ValidationError as exc:
+        raise CatalogueError(f"instance catalogue failed validation:\n{exc}") from exc
+
+
+@functools.lru_cache(maxsize=1)
+def get_catalogue() -> Catalogue:
+    """The packaged catalogue (``instances.yaml``), loaded and validated once per process."""
+    text = resources.files(__name__).joinpath("instances.yaml").read_text(encoding="utf-8")
+    return parse_catalogue(text)

@@ -1,0 +1,158 @@
+"""The ``eksmllint`` command line (click).
+
+Exit codes: 0 nothing at or above ``--fail-on``; 1 findings at or above it; 2 usage, config or
+unreadable-path error (see README "Exit codes").
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from eksmllint import __version__
+from eksmllint.config import Config, ConfigError, resolve_config, with_overrides
+from eksmllint.core.finding import Severity
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+
+def _split(values: tuple[str, ...]) -> tuple[str, ...] | None:
+    out = tuple(v.strip() for item in values for v in item.split(",") if v.strip())
+    return out or None
+
+
+def _load_config(config: str | None, **overrides) -> Config:
+    try:
+        cfg = resolve_config(config)
+        return with_overrides(cfg, **overrides)
+    except ConfigError as err:
+        raise click.UsageError(str(err)) from None
+
+
+def _registry():
+    from eksmllint.core.registry import RegistryError, default_registry
+
+    try:
+        return default_registry()
+    except RegistryError as err:
+        raise click.ClickException(f"rule pack error: {err}") from None
+
+
+def fails(findings, fail_on: str) -> bool:
+    if fail_on == "never":
+        return False
+    threshold = Severity.parse(fail_on)
+    return any(f.severity >= threshold for f in findings)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="eksmllint")
+def cli() -> None:
+    """Lint ML training manifests for Kubernetes / Amazon EKS."""
+
+
+_common = [
+    click.option("--config", "config", type=click.Path(dir_okay=False), help="Config file (default: closest .eksmllint.yaml or pyproject.toml)."),
+    click.option("--select", multiple=True, help="Rules to run (codes, slugs, families, prefixes); replaces the config's."),
+    click.option("--ignore", multiple=True, help="Rules to skip."),
+    click.option("--kubernetes-version", "k8s_version", help="Target Kubernetes version (default 1.33)."),
+    click.option("--context", "context", multiple=True, type=click.Path(), help="Extra paths loaded only as context for cross-file rules."),
+]
+
+
+def common_options(fn):
+    for opt in reversed(_common):
+        fn = opt(fn)
+    return fn
+
+
+def make_config(config, select, ignore, k8s_version, context, **extra) -> Config:
+    return _load_config(
+        config,
+        select=_split(select),
+        ignore=_split(ignore),
+        kubernetes_version=k8s_version,
+        context=tuple(context) or None,
+        **extra,
+    )
+
+
+@cli.command()
+@click.argument("paths", nargs=-1)
+@common_options
+@click.option("--format", "fmt", default="text", show_default=True, help="Output format.")
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info", "never"]), help="Lowest severity that fails (default warning).")
+@click.option("--show-suppressed", is_flag=True, help="Also print suppressed findings.")
+@click.option("--output", "output", type=click.Path(dir_okay=False), help="Write the report to a file.")
+@click.option("--no-frames", is_flag=True, help="No code frames under findings (text format).")
+def lint(paths, config, select, ignore, k8s_version, context, fmt, fail_on, show_suppressed, output, no_frames):
+    """Lint manifest files or directories (``-`` reads stdin)."""
+    from eksmllint.core.engine import lint_paths
+    from eksmllint.formatters import FORMATTERS, RenderOptions, get_renderer
+
+    if fmt not in FORMATTERS:
+        raise click.UsageError(f"unknown format {fmt!r} (choose from {', '.join(sorted(FORMATTERS))})")
+    if not paths:
+        raise click.UsageError("give at least one path (or - for stdin)")
+    cfg = make_config(config, select, ignore, k8s_version, context, fail_on=fail_on)
+    registry = _registry()
+    try:
+        result = lint_paths(list(paths), cfg, registry)
+    except ConfigError as err:
+        raise click.UsageError(str(err)) from None
+    for missing in result.missing:
+        click.echo(f"eksmllint: error: path does not exist: {missing}", err=True)
+    tty = output is None and sys.stdout.isatty()
+    options = RenderOptions(color=tty, show_suppressed=show_suppressed, frames=tty and not no_frames and fmt == "text")
+    text = get_renderer(fmt)(result, registry, options)
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+    else:
+        click.echo(text, nl=False)
+    if result.missing:
+        sys.exit(EXIT_USAGE)
+    sys.exit(EXIT_FINDINGS if fails(result.active, cfg.fail_on) else EXIT_OK)
+
+
+@cli.command("rules")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
+def rules_cmd(fmt):
+    """List every rule with its code, slug, severity and fix safety."""
+    from eksmllint.docs import rules_json, rules_markdown, rules_text
+
+    registry = _registry()
+    render = {"text": rules_text, "json": rules_json, "markdown": rules_markdown}[fmt]
+    click.echo(render(registry), nl=False)
+
+
+@cli.command()
+@click.argument("rule")
+def explain(rule):
+    """Explain a rule (code or slug): rationale, a bad and a good example, the fix."""
+    from eksmllint.docs import explain_text
+
+    registry = _registry()
+    found = registry.get(rule)
+    if found is None:
+        raise click.UsageError(f"no such rule {rule!r}; see `eksmllint rules`")
+    click.echo(explain_text(found), nl=False)
+
+
+def main() -> None:
+    try:
+        cli.main(standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.UsageError as exc:
+        exc.show()
+        sys.exit(EXIT_USAGE)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(EXIT_USAGE)
+    except click.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(EXIT_USAGE)
+    except BrokenPipeError:
+        sys.exit(EXIT_OK)

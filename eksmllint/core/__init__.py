@@ -1,0 +1,1 @@
+"""The small typed core: findings, fixes, rules, the registry and the engine."""

@@ -1,0 +1,161 @@
+"""Run the rules over a lint run: dispatch by target, isolate crashes, suppress, sort."""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from eksmllint.config import Config, ConfigError
+from eksmllint.core import suppression
+from eksmllint.core.context import LintRun, RuleContext, RunSettings
+from eksmllint.core.finding import Finding, Location, Severity
+from eksmllint.core.registry import Registry, default_registry
+from eksmllint.core.rule import Rule
+from eksmllint.loader import LoadProblem, LoadResult, load
+from eksmllint.resource import Resource, SourceFile
+
+INTERNAL_ERROR = ("EML000", "internal-error")
+YAML_INVALID = ("EML001", "yaml-invalid")
+
+
+@dataclass
+class LintResult:
+    findings: list[Finding]
+    run: LintRun
+    rules: list[Rule] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+
+    @property
+    def active(self) -> list[Finding]:
+        return [f for f in self.findings if f.suppressed_by is None]
+
+    @property
+    def suppressed(self) -> list[Finding]:
+        return [f for f in self.findings if f.suppressed_by is not None]
+
+
+def select_rules(registry: Registry, cfg: Config) -> list[Rule]:
+    """The enabled rules, with config options and severity overrides applied."""
+    def expand(selectors: Iterable[str], what: str) -> set[str]:
+        codes: set[str] = set()
+        for sel in selectors:
+            found = registry.select(sel)
+            if not found:
+                raise ConfigError(f"{cfg.source or 'command line'}: {what}: no such rule {sel!r}")
+            codes.update(r.code for r in found)
+        return codes
+
+    chosen = expand(cfg.select, "select") | expand(cfg.extend_select, "extend-select")
+    chosen -= expand(cfg.ignore, "ignore")
+    for name in list(cfg.severity) + list(cfg.rules):
+        if registry.get(name) is None:
+            raise ConfigError(f"{cfg.source or 'command line'}: no such rule {name!r}")
+    rules = []
+    for rule in registry:
+        if rule.code not in chosen and not rule.spec.mandatory:
+            continue
+        opts = cfg.rules.get(rule.code) or cfg.rules.get(rule.slug)
+        if opts:
+            unknown = set(opts) - set(rule.spec.options)
+            if unknown:
+                raise ConfigError(f"{cfg.source or 'config'}: rules.{rule.code}: unknown option(s) {sorted(unknown)}")
+            rule = rule.with_options(opts)
+        rules.append(rule)
+    return rules
+
+
+def _targets(rule: Rule, run: LintRun) -> Iterable[tuple[object, Resource | None]]:
+    target = rule.spec.target
+    if target == "templates":
+        return ((t, t.resource) for t in run.templates)
+    if target == "workloads":
+        return ((w, w.resource) for w in run.workloads)
+    if target == "resources":
+        kinds = rule.spec.kinds
+        items = run.resources if not kinds else [r for k in kinds for r in run.by_kind.get(k, [])]
+        return ((r, r) for r in items)
+    if target == "files":
+        return ((f, None) for f in run.files)
+    return [(run, None)]
+
+
+def run_rules(run: LintRun, rules: list[Rule]) -> list[Finding]:
+    findings: list[Finding] = []
+    for rule in rules:
+        ctx = RuleContext(rule, run)
+        for target, resource in _targets(rule, run):
+            try:
+                findings.extend(rule.check(ctx, target) or ())
+            except Exception as exc:  # a broken rule is a finding, never a crashed run
+                findings.append(_internal_error(rule, resource, target, exc))
+    return findings
+
+
+def _internal_error(rule: Rule, resource: Resource | None, target: object, exc: Exception) -> Finding:
+    frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+    where = f" at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}" if frame else ""
+    subject = resource.ref.display() if resource else getattr(target, "path", "the run")
+    message = f"rule {rule.code} ({rule.slug}) crashed on {subject}: {type(exc).__name__}: {exc}{where}"
+    loc = resource.location(()) if resource else Location(getattr(target, "path", "<run>"))
+    return Finding(*INTERNAL_ERROR, Severity.ERROR, message, loc, resource.ref if resource else None)
+
+
+def _load_problem(p: LoadProblem) -> Finding:
+    slug = YAML_INVALID[1] if p.code == "EML001" else "launch-file-invalid"
+    return Finding(p.code, slug, Severity.ERROR, p.message, Location(p.file, p.line, p.col))
+
+
+def lint_loaded(loaded: LoadResult, cfg: Config, registry: Registry | None = None,
+                context: LoadResult | None = None, mode: str = "cli") -> LintResult:
+    registry = registry or default_registry()
+    rules = select_rules(registry, cfg)
+    files = list(loaded.files)
+    resources = list(loaded.resources)
+    if context is not None:  # context files feed the graph; their own findings are dropped
+        known = {f.path for f in files}
+        for f in context.files:
+            if f.path not in known:
+                f.context_only = True
+                files.append(f)
+        resources += [r for r in context.resources if r.doc.file.context_only]
+    settings = RunSettings(cfg.kubernetes_version, mode, cfg.reference_kinds)
+    run = LintRun(resources, files, settings)
+    findings = [_load_problem(p) for p in loaded.problems]
+    findings += run_rules(run, rules)
+    context_paths = {f.path for f in files if f.context_only}
+    findings = [f for f in findings if f.location.file not in context_paths]
+    overrides = {}
+    for name, sev in cfg.severity.items():
+        rule = registry.get(name)
+        if rule:
+            overrides[rule.code] = Severity.parse(sev)
+    if overrides:
+        findings = [f.with_(severity=overrides[f.code]) if f.code in overrides else f for f in findings]
+    scope = suppression.collect(registry, [r for r in resources if not r.doc.file.context_only],
+                                [f for f in files if not f.context_only],
+                                {k: list(v) for k, v in cfg.per_path_ignores.items()})
+    mandatory = frozenset(r.code for r in registry if r.spec.mandatory)
+    findings = suppression.apply(findings, scope, mandatory)
+    enabled = {r.code for r in rules}
+    if suppression.UNUSED_CODE in enabled:
+        findings += suppression.unused(scope)
+    findings = sorted(set(findings), key=Finding.sort_key)
+    return LintResult(findings, run, rules, loaded.missing)
+
+
+def lint_paths(paths: list[str], cfg: Config, registry: Registry | None = None) -> LintResult:
+    loaded = load(paths, exclude=cfg.exclude, max_bytes=cfg.max_file_size)
+    context = load(list(cfg.context), exclude=cfg.exclude, max_bytes=cfg.max_file_size,
+                   context_only=True) if cfg.context else None
+    return lint_loaded(loaded, cfg, registry, context)
+
+
+def lint_text(text: str, cfg: Config | None = None, name: str = "<text>",
+              registry: Registry | None = None) -> LintResult:
+    """Lint a manifest held in memory (tests, the webhook)."""
+    from eksmllint.loader import _file_kind, parse_source
+
+    src = SourceFile(name, text, _file_kind(name, text) or "yaml")
+    resources, problems = parse_source(src)
+    return lint_loaded(LoadResult([src], resources, problems), cfg or Config(), registry)

@@ -1,0 +1,127 @@
+"""Findings, locations and fixes: the typed values every rule produces.
+
+Rules never compute line numbers. They name a resource and a *path* inside its document; the engine
+resolves the path to a line and column (falling back to the nearest existing ancestor, as cfn-lint
+does), which is what lets the same rule run in the admission webhook where there is no file.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field, replace
+from typing import Any, Union
+
+PathElem = Union[str, int]
+DocPath = tuple[PathElem, ...]
+
+
+class Severity(enum.IntEnum):
+    """Ordered so that thresholds compare naturally (``sev >= Severity.WARNING``)."""
+
+    INFO = 1
+    WARNING = 2
+    ERROR = 3
+
+    @classmethod
+    def parse(cls, text: str) -> "Severity":
+        try:
+            return cls[text.strip().upper()]
+        except KeyError:
+            raise ValueError(f"unknown severity {text!r} (use error, warning or info)") from None
+
+    def __str__(self) -> str:  # "warning", as printed and as written in config
+        return self.name.lower()
+
+
+class Applicability(str, enum.Enum):
+    """Fix safety, as in the catalogue's fix column (ruff's applicability)."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceRef:
+    """Identity of a Kubernetes object: what users recognise in messages and what baselines key on."""
+
+    api_version: str
+    kind: str
+    namespace: str | None
+    name: str | None
+
+    def display(self) -> str:
+        ident = self.name or "<unnamed>"
+        if self.namespace:
+            ident = f"{self.namespace}/{ident}"
+        return f"{self.kind or '<no kind>'} {ident}"
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """Where a finding points. ``line``/``col`` are 1-based; 0 means 'whole file'."""
+
+    file: str
+    line: int = 0
+    col: int = 0
+    doc_index: int = 0
+    path: DocPath = ()
+    template: str | None = None  # Helm "# Source:" template the document was rendered from
+
+
+# --- Fixes ------------------------------------------------------------------------------------
+# A fix is data: a list of operations on paths of one document. The fixer (files, via ruamel
+# round-trip) and the mutating webhook (RFC 6902 JSON Patch) both lower the same operations.
+
+
+@dataclass(frozen=True, slots=True)
+class SetValue:
+    """Set ``path`` to ``value``, creating missing parent mappings."""
+
+    path: DocPath
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class AppendItem:
+    """Append ``value`` to the list at ``path``, creating the list (and parents) if missing."""
+
+    path: DocPath
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class RemovePath:
+    """Remove the mapping key or list item at ``path``."""
+
+    path: DocPath
+
+
+FixOp = Union[SetValue, AppendItem, RemovePath]
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    title: str
+    ops: tuple[FixOp, ...]
+    applicability: Applicability = Applicability.SAFE
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    code: str
+    slug: str
+    severity: Severity
+    message: str
+    location: Location
+    resource: ResourceRef | None = None
+    fix: Fix | None = field(default=None, compare=False)
+    related: tuple[Location, ...] = field(default=(), compare=False)
+    suppressed_by: str | None = None  # description of the suppression that matched
+    extra: tuple[tuple[str, Any], ...] = field(default=(), compare=False)
+
+    def sort_key(self) -> tuple:
+        loc = self.location
+        return (loc.file, loc.line, loc.col, self.code, self.message)
+
+    def with_(self, **changes: Any) -> "Finding":
+        return replace(self, **changes)

@@ -1,0 +1,117 @@
+"""Rule metadata (declared in ``rules/<family>/EMLnnn-slug.yaml``) bound to check code.
+
+A rule is one YAML file holding everything a user or the docs need (code, slug, severity, fix
+safety, summary, rationale, references, options) plus the dotted name of its check function. Its
+bad/good examples live in ``fixtures/rules/<code>-<slug>/`` — linked by that one name.
+"""
+
+from __future__ import annotations
+
+import re
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from eksmllint.core.finding import Severity
+
+if TYPE_CHECKING:
+    from eksmllint.core.context import RuleContext
+
+FAMILIES = {
+    0: "input", 1: "efa", 2: "gang", 3: "shm", 4: "precision",
+    5: "disruption", 6: "resources", 7: "scheduling", 8: "launch", 9: "storage",
+}
+CODE_RE = re.compile(r"^EML\d{3}$")
+SLUG_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+TARGETS = ("templates", "workloads", "resources", "files", "run")
+
+CheckFn = Callable[["RuleContext", Any], Iterable[Any]]
+
+
+class RuleSpec(BaseModel):
+    """The validated content of one rule file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    code: str
+    slug: str
+    severity: Literal["error", "warning", "info"]
+    fix: Literal["safe", "unsafe", "no"]
+    summary: str
+    check: str = Field(description="dotted path 'module:function' of the check")
+    target: Literal["templates", "workloads", "resources", "files", "run"]
+    kinds: tuple[str, ...] = ()  # with target 'resources': only these kinds (empty = all)
+    description: str
+    rationale: str
+    fix_description: str | None = Field(default=None, alias="fix-description")
+    references: tuple[str, ...] = ()
+    options: dict[str, Any] = Field(default_factory=dict)
+    mandatory: bool = False  # cannot be suppressed or deselected (EML000, EML001)
+
+    @field_validator("code")
+    @classmethod
+    def _code(cls, v: str) -> str:
+        if not CODE_RE.match(v):
+            raise ValueError(f"rule code {v!r} must look like EML301")
+        return v
+
+    @field_validator("slug")
+    @classmethod
+    def _slug(cls, v: str) -> str:
+        if not SLUG_RE.match(v):
+            raise ValueError(f"rule slug {v!r} must be kebab-case")
+        return v
+
+    @model_validator(mode="after")
+    def _fix_text(self) -> "RuleSpec":
+        if self.fix != "no" and not self.fix_description:
+            raise ValueError(f"{self.code}: a fixable rule needs 'fix-description'")
+        return self
+
+
+class Rule:
+    """A registered rule: immutable metadata plus its check function. Stateless by design
+    (the webhook runs rules concurrently), so options live in a read-only mapping."""
+
+    __slots__ = ("spec", "check", "source", "options")
+
+    def __init__(self, spec: RuleSpec, check: CheckFn, source: str = "builtin") -> None:
+        self.spec = spec
+        self.check = check
+        self.source = source
+        self.options: Mapping[str, Any] = MappingProxyType(dict(spec.options))
+
+    @property
+    def code(self) -> str:
+        return self.spec.code
+
+    @property
+    def slug(self) -> str:
+        return self.spec.slug
+
+    @property
+    def family(self) -> str:
+        return FAMILIES[int(self.code[3])]
+
+    @property
+    def severity(self) -> Severity:
+        return Severity.parse(self.spec.severity)
+
+    @property
+    def fixable(self) -> bool:
+        return self.spec.fix != "no"
+
+    @property
+    def help_uri(self) -> str:
+        return f"https://eksmllint.dev/rules/{self.code}-{self.slug}"
+
+    def with_options(self, options: Mapping[str, Any]) -> "Rule":
+        rule = Rule(self.spec, self.check, self.source)
+        merged = dict(self.spec.options)
+        merged.update(options)
+        rule.options = MappingProxyType(merged)
+        return rule
+
+    def __repr__(self) -> str:
+        return f"Rule({self.code} {self.slug})"

@@ -1,0 +1,50 @@
+"""``path:line:col: EML301 [warning] message (Kind namespace/name)``, then a summary line."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from eksmllint.core.finding import Finding, Severity
+
+_COLORS = {Severity.ERROR: "\033[31m", Severity.WARNING: "\033[33m", Severity.INFO: "\033[36m"}
+_RESET = "\033[0m"
+
+
+def format_finding(f: Finding, color: bool = False) -> str:
+    loc = f.location
+    where = f"{loc.file}:{loc.line}:{loc.col}"
+    if loc.template:
+        where += f" [{loc.template}]"
+    sev = str(f.severity)
+    if color:
+        sev = f"{_COLORS[f.severity]}{sev}{_RESET}"
+    line = f"{where}: {f.code} [{sev}] {f.message}"
+    if f.resource is not None:
+        line += f" ({f.resource.display()})"
+    if f.suppressed_by:
+        line += f" [suppressed by {f.suppressed_by}]"
+    return line
+
+
+def summary(findings: list[Finding], suppressed: int = 0) -> str:
+    counts = Counter(f.severity for f in findings)
+    fixable = sum(1 for f in findings if f.fix is not None)
+    parts = [f"{counts.get(s, 0)} {s}" + ("s" if counts.get(s, 0) != 1 else "") for s in
+             (Severity.ERROR, Severity.WARNING, Severity.INFO)]
+    text = f"Found {len(findings)} finding{'s' if len(findings) != 1 else ''} ({', '.join(parts)})"
+    if fixable:
+        text += f"; {fixable} fixable with `eksmllint fix`"
+    if suppressed:
+        text += f"; {suppressed} suppressed"
+    return text + "."
+
+
+def render(result, registry, options) -> str:
+    shown = result.findings if options.show_suppressed else result.active
+    lines = [format_finding(f, options.color) for f in shown]
+    if options.frames:
+        from eksmllint.formatters.frames import with_frames
+
+        lines = with_frames(shown, lines, result.run.files)
+    lines.append(summary(result.active, len(result.suppressed)))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,49 @@
+"""Kubernetes resource quantities ("500m", "1100Gi", "1e3") as numbers."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+
+_SUFFIX = {
+    "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
+    "n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"), "": 1,
+    "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
+}
+_QTY = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|)\s*$")
+
+
+def parse_quantity(value: object) -> Decimal | None:
+    """The quantity as a Decimal in base units (bytes, cores), or None if it is not one."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return Decimal(str(value))
+    if not isinstance(value, str):
+        return None
+    m = _QTY.match(value)
+    if not m:
+        return None
+    try:
+        return Decimal(m.group(1)) * Decimal(_SUFFIX[m.group(2)])
+    except InvalidOperation:
+        return None
+
+
+def parse_count(value: object) -> int | None:
+    """A whole-number quantity (GPU or EFA count); None when absent or not a whole number."""
+    q = parse_quantity(value)
+    if q is None or q != q.to_integral_value():
+        return None
+    return int(q)
+
+
+def to_mib(q: Decimal) -> float:
+    return float(q) / 2**20
+
+
+def format_mib(mib: float) -> str:
+    """Human form used in messages and computed fixes: '62Gi', '512Mi'."""
+    if mib >= 1024 and mib % 1024 == 0:
+        return f"{int(mib // 1024)}Gi"
+    return f"{int(mib)}Mi"

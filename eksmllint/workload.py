@@ -1,0 +1,393 @@
+"""The uniform workload view: every workload kind yields its pod templates.
+
+Rules are written once against :class:`PodTemplate` / :class:`Workload` instead of once per kind:
+a PyTorchJob Worker, a Volcano task, a RayCluster worker group and a JobSet replicated job all
+become "a pod template with a role, a pod count and scheduler settings".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Iterator
+
+from eksmllint.core.finding import DocPath
+from eksmllint.quantity import parse_count, parse_quantity
+from eksmllint.resource import Resource
+
+GPU = "nvidia.com/gpu"
+NEURON = "aws.amazon.com/neuron"
+NEURONCORE = "aws.amazon.com/neuroncore"
+NEURONDEVICE = "aws.amazon.com/neurondevice"
+EFA = "vpc.amazonaws.com/efa"
+ACCELERATORS = (GPU, NEURON, NEURONCORE, NEURONDEVICE)
+DEVICE_PLUGIN_RESOURCES = ACCELERATORS + (EFA, "amd.com/gpu", "habana.ai/gaudi")
+
+#: Kinds that are training workloads whatever they request (catalogue: "Training workload").
+TRAINING_KINDS = frozenset(
+    {"PyTorchJob", "TFJob", "MPIJob", "TrainJob", "JobSet", "RayCluster", "RayJob", "LeaderWorkerSet"}
+)
+VOLCANO_JOB_API = "batch.volcano.sh"
+#: Kinds whose operator manages restarts and rendezvous of the whole collective.
+OPERATOR_MANAGED = frozenset({"PyTorchJob", "TFJob", "MPIJob", "TrainJob"})
+
+
+def _int(value: Any, default: int | None) -> int | None:
+    if isinstance(value, bool):
+        return default
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    return default
+
+
+@dataclass(eq=False)
+class Container:
+    template: "PodTemplate"
+    path: DocPath  # path of the container mapping inside the resource
+    data: dict
+    init: bool = False
+
+    @property
+    def name(self) -> str:
+        n = self.data.get("name")
+        return n if isinstance(n, str) else ""
+
+    @property
+    def image(self) -> str | None:
+        img = self.data.get("image")
+        return img if isinstance(img, str) else None
+
+    def _resources(self, which: str) -> dict:
+        res = self.data.get("resources")
+        sub = res.get(which) if isinstance(res, dict) else None
+        return sub if isinstance(sub, dict) else {}
+
+    @property
+    def limits(self) -> dict:
+        return self._resources("limits")
+
+    @property
+    def requests(self) -> dict:
+        return self._resources("requests")
+
+    def count(self, resource: str) -> int:
+        """Device count the container gets: limits win (requests default to them)."""
+        value = self.limits.get(resource, self.requests.get(resource))
+        return parse_count(value) or 0
+
+    def request_quantity(self, resource: str):
+        """What the scheduler sees: requests, defaulting to limits."""
+        value = self.requests.get(resource, self.limits.get(resource))
+        return parse_quantity(value)
+
+    def limit_quantity(self, resource: str):
+        return parse_quantity(self.limits.get(resource))
+
+    @property
+    def env_list(self) -> list[dict]:
+        env = self.data.get("env")
+        return [e for e in env if isinstance(e, dict)] if isinstance(env, list) else []
+
+    @cached_property
+    def env(self) -> dict[str, str | None]:
+        """Literal env values; ``None`` for valueFrom entries."""
+        out: dict[str, str | None] = {}
+        for e in self.env_list:
+            name = e.get("name")
+            if isinstance(name, str):
+                v = e.get("value")
+                out[name] = None if "valueFrom" in e else ("" if v is None else str(v))
+        return out
+
+    def env_index(self, name: str) -> int | None:
+        env = self.data.get("env")
+        if isinstance(env, list):
+            for i, e in enumerate(env):
+                if isinstance(e, dict) and e.get("name") == name:
+                    return i
+        return None
+
+    @property
+    def volume_mounts(self) -> list[tuple[int, dict]]:
+        vm = self.data.get("volumeMounts")
+        return [(i, m) for i, m in enumerate(vm) if isinstance(m, dict)] if isinstance(vm, list) else []
+
+    def argv_lists(self) -> tuple[list[str] | None, list[str] | None]:
+        def strs(v):
+            return [str(x) for x in v] if isinstance(v, list) else None
+
+        return strs(self.data.get("command")), strs(self.data.get("args"))
+
+
+@dataclass(eq=False)
+class PodTemplate:
+    """One pod template of a workload. ``path`` points at the object holding metadata/spec."""
+
+    workload: "Workload"
+    path: DocPath
+    role: str
+    replicas: int | None  # pods created from this template per job (None = per node / unknown)
+
+    @property
+    def resource(self) -> Resource:
+        return self.workload.resource
+
+    @property
+    def spec_path(self) -> DocPath:
+        return self.path + ("spec",)
+
+    @property
+    def spec(self) -> dict:
+        s = self.resource.get(self.spec_path)
+        return s if isinstance(s, dict) else {}
+
+    @property
+    def metadata(self) -> dict:
+        m = self.resource.get(self.path + ("metadata",))
+        return m if isinstance(m, dict) else {}
+
+    @property
+    def annotations(self) -> dict:
+        a = self.metadata.get("annotations")
+        return a if isinstance(a, dict) else {}
+
+    @property
+    def labels(self) -> dict:
+        a = self.metadata.get("labels")
+        return a if isinstance(a, dict) else {}
+
+    @cached_property
+    def containers(self) -> list[Container]:
+        return self._containers("containers", init=False)
+
+    @cached_property
+    def init_containers(self) -> list[Container]:
+        return self._containers("initContainers", init=True)
+
+    def _containers(self, key: str, init: bool) -> list[Container]:
+        items = self.spec.get(key)
+        if not isinstance(items, list):
+            return []
+        return [
+            Container(self, self.spec_path + (key, i), c, init)
+            for i, c in enumerate(items)
+            if isinstance(c, dict)
+        ]
+
+    @property
+    def volumes(self) -> list[tuple[int, dict]]:
+        v = self.spec.get("volumes")
+        return [(i, x) for i, x in enumerate(v) if isinstance(x, dict)] if isinstance(v, list) else []
+
+    def volume(self, name: str) -> tuple[int, dict] | None:
+        for i, v in self.volumes:
+            if v.get("name") == name:
+                return i, v
+        return None
+
+    def device_count(self, resource: str) -> int:
+        """Pod-level device count: sum over containers (init containers run before, not beside)."""
+        regular = sum(c.count(resource) for c in self.containers)
+        init = max((c.count(resource) for c in self.init_containers), default=0)
+        return max(regular, init)
+
+    @cached_property
+    def accelerators(self) -> dict[str, int]:
+        return {r: n for r in ACCELERATORS if (n := self.device_count(r))}
+
+    @property
+    def accelerator_total(self) -> int:
+        return sum(self.accelerators.values())
+
+    @property
+    def scheduler_name(self) -> str | None:
+        s = self.spec.get("schedulerName")
+        return s if isinstance(s, str) else None
+
+    @property
+    def node_selector(self) -> dict[str, str]:
+        ns = self.spec.get("nodeSelector")
+        return {str(k): str(v) for k, v in ns.items()} if isinstance(ns, dict) else {}
+
+    @property
+    def tolerations(self) -> list[dict]:
+        t = self.spec.get("tolerations")
+        return [x for x in t if isinstance(x, dict)] if isinstance(t, list) else []
+
+    @property
+    def is_training(self) -> bool:
+        return self.workload.is_training_kind or self.accelerator_total > 0
+
+    def display(self) -> str:
+        return f"{self.resource.ref.display()} [{self.role}]"
+
+
+@dataclass(eq=False)
+class Workload:
+    resource: Resource
+    templates: list[PodTemplate] = field(default_factory=list)
+
+    @property
+    def kind(self) -> str:
+        return self.resource.kind
+
+    @property
+    def is_volcano_job(self) -> bool:
+        return self.kind == "Job" and self.resource.group == VOLCANO_JOB_API
+
+    @property
+    def is_batch_job(self) -> bool:
+        return self.kind == "Job" and self.resource.api_version.startswith("batch/")
+
+    @property
+    def is_indexed_job(self) -> bool:
+        return self.is_batch_job and self.resource.get(("spec", "completionMode")) == "Indexed"
+
+    @property
+    def is_training_kind(self) -> bool:
+        return self.kind in TRAINING_KINDS or self.is_volcano_job or self.is_indexed_job
+
+    @property
+    def is_training(self) -> bool:
+        return any(t.is_training for t in self.templates)
+
+    @property
+    def operator_managed(self) -> bool:
+        return self.kind in OPERATOR_MANAGED
+
+    @property
+    def total_pods(self) -> int | None:
+        """Pods the workload runs at once; None when unknown (DaemonSet, autoscaled)."""
+        total = 0
+        for t in self.templates:
+            if t.replicas is None:
+                return None
+            total += t.replicas
+        return total
+
+    @property
+    def collective_templates(self) -> list[PodTemplate]:
+        """Templates whose pods take part in the collective (not launchers, heads, submitters)."""
+        return [t for t in self.templates if t.role not in ("launcher", "submitter", "head")]
+
+    @property
+    def collective_size(self) -> int:
+        """Pods in one collective (catalogue: 'workers x replicas')."""
+        if self.kind in ("Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "Pod", "CronJob"):
+            return 1
+        if self.is_batch_job and not self.is_indexed_job and not self._job_looks_distributed():
+            return 1
+        return sum(t.replicas or 0 for t in self.collective_templates)
+
+    @property
+    def is_multi_pod(self) -> bool:
+        return self.is_training and self.collective_size > 1
+
+    def _job_looks_distributed(self) -> bool:
+        """A NonIndexed Job counts as a collective only when its pods rendezvous."""
+        for t in self.templates:
+            for c in t.containers:
+                if any(k in c.env for k in ("MASTER_ADDR", "WORLD_SIZE", "PET_NNODES")):
+                    return True
+                command, args = c.argv_lists()
+                text = " ".join((command or []) + (args or []))
+                if "--nnodes" in text or "--num_nodes" in text:
+                    return True
+        return False
+
+
+def _add(w: Workload, path: DocPath, role: str, replicas: int | None) -> None:
+    if isinstance(w.resource.get(path), dict):
+        w.templates.append(PodTemplate(w, path, role, replicas))
+
+
+def _replica_specs(w: Workload, key: str) -> None:
+    specs = w.resource.get(("spec", key))
+    if not isinstance(specs, dict):
+        return
+    for role, spec in specs.items():
+        if isinstance(spec, dict):
+            _add(w, ("spec", key, role, "template"), str(role).lower(), _int(spec.get("replicas"), 1))
+
+
+def _ray_cluster(w: Workload, base: DocPath) -> None:
+    _add(w, base + ("headGroupSpec", "template"), "head", 1)
+    groups = w.resource.get(base + ("workerGroupSpecs",))
+    if isinstance(groups, list):
+        for i, g in enumerate(groups):
+            if not isinstance(g, dict):
+                continue
+            replicas = _int(g.get("replicas"), None)
+            if replicas is None:
+                replicas = _int(g.get("minReplicas"), 0)
+            hosts = _int(g.get("numOfHosts"), 1) or 1
+            name = g.get("groupName") if isinstance(g.get("groupName"), str) else str(i)
+            _add(w, base + ("workerGroupSpecs", i, "template"), f"worker:{name}", replicas * hosts)
+
+
+def workload_of(resource: Resource) -> Workload | None:
+    """The workload view of ``resource``, or None if it runs no pods."""
+    kind, w = resource.kind, Workload(resource)
+    spec = resource.get(("spec",))
+    if kind == "Pod":
+        if isinstance(spec, dict):
+            w.templates.append(PodTemplate(w, (), "pod", 1))
+    elif kind in ("Deployment", "StatefulSet", "ReplicaSet"):
+        _add(w, ("spec", "template"), "replica", _int(resource.get(("spec", "replicas")), 1))
+    elif kind == "DaemonSet":
+        _add(w, ("spec", "template"), "daemon", None)
+    elif w.is_volcano_job:
+        tasks = resource.get(("spec", "tasks"))
+        if isinstance(tasks, list):
+            for i, t in enumerate(tasks):
+                if isinstance(t, dict):
+                    name = t.get("name") if isinstance(t.get("name"), str) else str(i)
+                    _add(w, ("spec", "tasks", i, "template"), f"task:{name}", _int(t.get("replicas"), 1))
+    elif kind == "Job":
+        _add(w, ("spec", "template"), "pod", _int(resource.get(("spec", "parallelism")), 1))
+    elif kind == "CronJob":
+        _add(w, ("spec", "jobTemplate", "spec", "template"), "pod",
+             _int(resource.get(("spec", "jobTemplate", "spec", "parallelism")), 1))
+    elif kind == "PyTorchJob":
+        _replica_specs(w, "pytorchReplicaSpecs")
+    elif kind == "TFJob":
+        _replica_specs(w, "tfReplicaSpecs")
+    elif kind == "MPIJob":
+        _replica_specs(w, "mpiReplicaSpecs")
+    elif kind == "RayCluster":
+        _ray_cluster(w, ("spec",))
+    elif kind == "RayJob":
+        _ray_cluster(w, ("spec", "rayClusterSpec"))
+        _add(w, ("spec", "submitterPodTemplate"), "submitter", 1)
+    elif kind == "JobSet":
+        rjobs = resource.get(("spec", "replicatedJobs"))
+        if isinstance(rjobs, list):
+            for i, rj in enumerate(rjobs):
+                if not isinstance(rj, dict):
+                    continue
+                job_spec = rj.get("template", {}).get("spec", {}) if isinstance(rj.get("template"), dict) else {}
+                par = _int(job_spec.get("parallelism"), 1) if isinstance(job_spec, dict) else 1
+                name = rj.get("name") if isinstance(rj.get("name"), str) else str(i)
+                _add(w, ("spec", "replicatedJobs", i, "template", "spec", "template"),
+                     f"job:{name}", (_int(rj.get("replicas"), 1) or 0) * (par or 0))
+    elif kind == "LeaderWorkerSet":
+        lwt = ("spec", "leaderWorkerTemplate")
+        size = _int(resource.get(lwt + ("size",)), 1) or 1
+        groups = _int(resource.get(("spec", "replicas")), 1) or 1
+        if isinstance(resource.get(lwt + ("leaderTemplate",)), dict):
+            _add(w, lwt + ("leaderTemplate",), "leader", groups)
+            _add(w, lwt + ("workerTemplate",), "worker", groups * (size - 1))
+        else:
+            _add(w, lwt + ("workerTemplate",), "worker", groups * size)
+    else:
+        return None
+    return w
+
+
+def iter_containers(templates: list[PodTemplate], init: bool = True) -> Iterator[Container]:
+    for t in templates:
+        yield from t.containers
+        if init:
+            yield from t.init_containers
