@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from importlib import resources
 from typing import Any
 
 import pytest
@@ -165,10 +166,8 @@ def test_models_are_frozen(cat: Catalogue) -> None:
 
 
 def _raw() -> dict[str, Any]:
-    return yaml.safe_load(
-        (__import__("importlib.resources").resources.files("eksmllint.catalogue") / "instances.yaml")
-        .read_text(encoding="utf-8")
-    )
+    text = resources.files("eksmllint.catalogue").joinpath("instances.yaml").read_text(encoding="utf-8")
+    return yaml.safe_load(text)
 
 
 def _first(data: dict[str, Any], name: str) -> dict[str, Any]:

@@ -115,6 +115,7 @@ class RuleContext:
             resource=resource.ref,
             fix=fix,
             related=tuple(related),
+            base_path=resource.base_path,
         )
 
     def report_file(self, file: SourceFile | str, line: int, col: int, message: str, *,

@@ -117,6 +117,7 @@ class Finding:
     fix: Fix | None = field(default=None, compare=False)
     related: tuple[Location, ...] = field(default=(), compare=False)
     suppressed_by: str | None = None  # description of the suppression that matched
+    base_path: DocPath = field(default=(), compare=False)  # resource's path in its document (kind: List)
     extra: tuple[tuple[str, Any], ...] = field(default=(), compare=False)
 
     def sort_key(self) -> tuple:

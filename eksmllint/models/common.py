@@ -56,6 +56,7 @@ __all__ = [
     "StrList",
     "StrMap",
     "format_path",
+    "is_placeholder",
     "issues_from_validation_error",
     "one_of",
     "pattern",
@@ -278,12 +279,41 @@ _TYPE_WORDS = {
 
 _SAFE_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
+# A whole value that is an unexpanded template reference: ``$NUM_NODES``, ``${GPUS}``
+# (envsubst, used throughout the AWS samples) or ``{{ .Values.x }}`` (Helm/Go template).
+_PLACEHOLDER_RE = re.compile(r"^(\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{.*\}\})$", re.DOTALL)
+
+#: Value errors that a template placeholder legitimately triggers.
+_PLACEHOLDER_TOLERANT = frozenset(
+    {
+        "int_type",
+        "int_parsing",
+        "bool_type",
+        "bool_parsing",
+        "float_type",
+        "float_parsing",
+        "enum_value",
+        "pattern_value",
+        "quantity",
+    }
+)
+
+
+def is_placeholder(value: Any) -> bool:
+    """True for a scalar that is only a template variable reference.
+
+    Such documents are templates, not final manifests: the value's type is decided at
+    render time, so a type error on it would be noise.  The models stay strict (typed
+    access still fails on them); only :func:`issues_from_validation_error` skips them.
+    """
+    return isinstance(value, str) and bool(_PLACEHOLDER_RE.match(value.strip()))
+
 
 def format_path(path: tuple[str | int, ...]) -> str:
     """``("spec", "tasks", 0, "name")`` -> ``spec.tasks[0].name``.
 
-    Keys that are not plain identifiers (``nvidia.com/gpu``) are bracket-quoted so the
-    dotted form stays unambiguous.
+    Keys that are not plain identifiers (``nvidia.com/gpu``) go in brackets
+    (``spec.limits[nvidia.com/gpu]``) so the dotted form stays unambiguous.
     """
     out = ""
     for part in path:
@@ -292,7 +322,7 @@ def format_path(path: tuple[str | int, ...]) -> str:
         elif isinstance(part, str) and _SAFE_KEY_RE.match(part):
             out += f".{part}" if out else part
         else:
-            out += f'["{part}"]'
+            out += f"[{part}]"
     return out
 
 
@@ -331,6 +361,8 @@ def issues_from_validation_error(err: ValidationError, limit: int = MAX_ISSUES) 
         loc = tuple(p for p in e.get("loc", ()) if p != "[key]")
         path = tuple(p if isinstance(p, (str, int)) else str(p) for p in loc)
         etype = e.get("type", "")
+        if etype in _PLACEHOLDER_TOLERANT and is_placeholder(e.get("input")):
+            continue
         where = format_path(path) or "<document>"
         value = e.get("input")
         ctx = e.get("ctx") or {}

@@ -83,7 +83,8 @@ class JobSetSpec(CRDModel):
 
 class JobSet(KubeObject):
     KINDS = (("jobset.x-k8s.io/v1alpha2", "JobSet"),)
-    spec: JobSetSpec
+    # Not required by the CRD (the upstream kustomize sample ships ``spec:`` empty).
+    spec: JobSetSpec | None = None
 
 
 MODELS: tuple[type[KubeObject], ...] = (JobSet,)

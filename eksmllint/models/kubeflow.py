@@ -242,7 +242,7 @@ class Trainer(CRDModel):
     command: StrList | None = None
     args: StrList | None = None
     env: ObjList | None = None
-    num_nodes: Int | None = Field(default=None, ge=1)
+    num_nodes: Int | None = None
     resources_per_node: Obj | None = None
     # int at HEAD; IntOrString ("auto") in the first v2 releases.
     num_proc_per_node: IntOrString | None = None
