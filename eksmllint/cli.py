@@ -82,12 +82,19 @@ def make_config(config, select, ignore, k8s_version, context, **extra) -> Config
 @cli.command()
 @click.argument("paths", nargs=-1)
 @common_options
-@click.option("--format", "fmt", default="text", show_default=True, help="Output format.")
+@click.option("--format", "fmt", default="text", show_default=True,
+              help="Output format: text, json, sarif, junit, github, gitlab.")
+@click.option("--output", "output", type=click.Path(dir_okay=False),
+              help="Write the --format report to FILE; the terminal still gets the text report.")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info", "never"]), help="Lowest severity that fails (default warning).")
+@click.option("--max-warnings", type=click.IntRange(min=0), help="Fail when there are more warnings than this.")
+@click.option("--exit-zero", is_flag=True, help="Always exit 0 unless eksmllint itself fails.")
+@click.option("--baseline", "baseline", type=click.Path(dir_okay=False), help="Report only findings not recorded in this baseline.")
+@click.option("--write-baseline", "write_baseline", type=click.Path(dir_okay=False), help="Record the current findings as the baseline.")
 @click.option("--show-suppressed", is_flag=True, help="Also print suppressed findings.")
-@click.option("--output", "output", type=click.Path(dir_okay=False), help="Write the report to a file.")
-@click.option("--no-frames", is_flag=True, help="No code frames under findings (text format).")
-def lint(paths, config, select, ignore, k8s_version, context, fmt, fail_on, show_suppressed, output, no_frames):
+@click.option("--no-frames", is_flag=True, help="No code frames under findings (text format on a terminal).")
+def lint(paths, config, select, ignore, k8s_version, context, fmt, output, fail_on, max_warnings,
+         exit_zero, baseline, write_baseline, show_suppressed, no_frames):
     """Lint manifest files or directories (``-`` reads stdin)."""
     from eksmllint.core.engine import lint_paths
     from eksmllint.formatters import FORMATTERS, RenderOptions, get_renderer
@@ -104,16 +111,44 @@ def lint(paths, config, select, ignore, k8s_version, context, fmt, fail_on, show
         raise click.UsageError(str(err)) from None
     for missing in result.missing:
         click.echo(f"eksmllint: error: path does not exist: {missing}", err=True)
-    tty = output is None and sys.stdout.isatty()
-    options = RenderOptions(color=tty, show_suppressed=show_suppressed, frames=tty and not no_frames and fmt == "text")
-    text = get_renderer(fmt)(result, registry, options)
+    if write_baseline:
+        from eksmllint.baseline import write_baseline as write
+
+        count = write(write_baseline, result.active)
+        click.echo(f"eksmllint: wrote {count} finding(s) to baseline {write_baseline}", err=True)
+    if baseline:
+        result = _apply_baseline(result, baseline)
+    tty = sys.stdout.isatty()
     if output:
-        Path(output).write_text(text, encoding="utf-8")
-    else:
-        click.echo(text, nl=False)
+        report = get_renderer(fmt)(result, registry, RenderOptions(show_suppressed=show_suppressed))
+        Path(output).write_text(report, encoding="utf-8")
+        fmt = "text"
+    options = RenderOptions(color=tty, show_suppressed=show_suppressed, frames=tty and not no_frames and fmt == "text")
+    click.echo(get_renderer(fmt)(result, registry, options), nl=False)
     if result.missing:
         sys.exit(EXIT_USAGE)
-    sys.exit(EXIT_FINDINGS if fails(result.active, cfg.fail_on) else EXIT_OK)
+    failed = fails(result.active, cfg.fail_on)
+    if max_warnings is not None:
+        failed = failed or sum(1 for f in result.active if f.severity == Severity.WARNING) > max_warnings
+    sys.exit(EXIT_FINDINGS if failed and not exit_zero else EXIT_OK)
+
+
+def _apply_baseline(result, path: str):
+    from dataclasses import replace
+
+    from eksmllint.baseline import BaselineError, compare, load_baseline
+
+    try:
+        entries = load_baseline(path)
+    except BaselineError as err:
+        raise click.UsageError(str(err)) from None
+    cmp = compare(result.active, entries)
+    for entry in cmp.stale:
+        click.echo(f"eksmllint: stale baseline entry (fixed or gone, remove it): {entry.get('file')}: "
+                   f"{entry.get('code')} {entry.get('resource') or ''}".rstrip(), err=True)
+    known = {id(f) for f in cmp.known}
+    kept = [f if id(f) not in known else f.with_(suppressed_by=f"baseline {path}") for f in result.findings]
+    return replace(result, findings=kept)
 
 
 @cli.command("rules")

@@ -26,6 +26,10 @@ Renderer = Callable[[LintResult, Registry, RenderOptions], str]
 FORMATTERS: dict[str, str] = {
     "text": "eksmllint.formatters.text:render",
     "json": "eksmllint.formatters.json:render",
+    "sarif": "eksmllint.formatters.sarif:render",
+    "github": "eksmllint.formatters.github:render",
+    "gitlab": "eksmllint.formatters.gitlab:render",
+    "junit": "eksmllint.formatters.junit:render",
 }
 
 

@@ -215,3 +215,105 @@ def lookup_long(name: str, table: dict[str, SlurmOpt]) -> SlurmOpt | None:
         return table[name]
     matches = [opt for long, opt in table.items() if long.startswith(name)]
     return matches[0] if len(matches) == 1 and name else None
+
+
+# --------------------------------------------------------------------------- parsing
+
+from collections.abc import Sequence  # noqa: E402
+
+from .model import Arg, Option, canonical_name  # noqa: E402
+
+
+def split_value(a: Arg, sep_index_display: int | None = None) -> tuple[str, str | None]:
+    """Value part of ``--name=value`` as written and resolved."""
+    value = a.value.split("=", 1)[1] if "=" in a.value else ""
+    resolved = a.resolved.split("=", 1)[1] if a.resolved is not None and "=" in a.resolved else None
+    return value, resolved
+
+
+def parse_getopt(
+    args: Sequence[Arg],
+    i: int,
+    longs: dict[str, SlurmOpt],
+    shorts: dict[str, SlurmOpt],
+) -> tuple[dict[str, Option], list[Option], int, list[tuple[Arg, str]]]:
+    """Parse Slurm-style options from ``args[i:]`` up to the first non-option.
+
+    Returns options by canonical long name (last one wins, as in Slurm), all options in
+    order, the index of the first non-option argument, and errors (argument, message) in
+    sbatch's own words.  Unknown options are still recorded, as flags or with their
+    ``=value``.
+    """
+    opts: dict[str, Option] = {}
+    order: list[Option] = []
+    errors: list[tuple[Arg, str]] = []
+
+    def add(opt: Option) -> None:
+        opts[opt.name] = opt
+        order.append(opt)
+
+    n = len(args)
+    while i < n:
+        a = args[i]
+        if a.opaque:
+            if a.option_like:
+                i += 1
+                continue
+            break
+        t = a.text
+        if t == "--":
+            i += 1
+            break
+        if t.startswith("--") and len(t) > 2:
+            name, eq, _ = t[2:].partition("=")
+            spec = lookup_long(name, longs)
+            if spec is None:
+                errors.append((a, f"unrecognized option '--{name}'"))
+                value, resolved = split_value(a) if eq else (None, None)
+                add(Option(canonical_name(name), value, a.raw, a.position, resolved, a.position if eq else None))
+            elif spec.arg == NONE or (spec.arg == OPT and not eq):
+                if eq and spec.arg == NONE:
+                    errors.append((a, f"option '--{spec.long}' doesn't allow an argument"))
+                add(Option(spec.canonical, None, a.raw, a.position, None))
+            elif eq:
+                value, resolved = split_value(a)
+                add(Option(spec.canonical, value, a.raw, a.position, resolved, a.position))
+            elif i + 1 < n:
+                b = args[i + 1]
+                add(Option(spec.canonical, b.value, f"{a.raw} {b.raw}", a.position, b.resolved, b.position))
+                i += 1
+            else:
+                errors.append((a, f"option '--{spec.long}' requires an argument"))
+            i += 1
+            continue
+        if t.startswith("-") and len(t) > 1:
+            j = 1
+            while j < len(t):
+                ch = t[j]
+                spec = shorts.get(ch)
+                if spec is None:
+                    errors.append((a, f"invalid option -- '{ch}'"))
+                    j += 1
+                    continue
+                if spec.arg == NONE:
+                    add(Option(spec.canonical, None, a.raw, a.position, None))
+                    j += 1
+                    continue
+                rest = t[j + 1:]
+                if rest:
+                    shown = a.value[j + 1:] if a.value[: j + 1] == t[: j + 1] else rest
+                    add(Option(spec.canonical, shown, a.raw, a.position, rest if a.resolved is not None else None, a.position))
+                elif spec.arg == REQ:
+                    if i + 1 < n:
+                        b = args[i + 1]
+                        add(Option(spec.canonical, b.value, f"{a.raw} {b.raw}", a.position, b.resolved, b.position))
+                        i += 1
+                    else:
+                        errors.append((a, f"option requires an argument -- '{ch}'"))
+                else:
+                    add(Option(spec.canonical, None, a.raw, a.position, None))
+                break
+            i += 1
+            continue
+        break
+    return opts, order, i, errors
