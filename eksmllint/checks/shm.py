@@ -163,7 +163,10 @@ def shm_unbounded(ctx, t: PodTemplate):
     if not t.is_training:
         return
     pod_limit = pod_memory_limit_mib(t)
-    bound = f"the pod's {format_mib(pod_limit)} memory limit" if pod_limit else "the node's memory"
+    if pod_limit:
+        outcome = f"can fill the pod's whole {format_mib(pod_limit)} memory limit and get it OOM-killed"
+    else:
+        outcome = "can grow to the node's allocatable memory (the pod has no memory limit)"
     for idx, vol, containers in shm_mounts(t):
         if not is_memory_emptydir(vol) or _has_size_limit(vol):
             continue
@@ -175,8 +178,7 @@ def shm_unbounded(ctx, t: PodTemplate):
                       (SetValue(ed_path + ("sizeLimit",), format_mib(size)),))
         yield ctx.report(
             t.resource, ed_path,
-            f"the /dev/shm emptyDir {vol.get('name')!r} has no sizeLimit, so the tmpfs can fill up "
-            f"to {bound} and the pod is OOM-killed or the node runs out of memory",
+            f"the /dev/shm emptyDir {vol.get('name')!r} has no sizeLimit, so the tmpfs {outcome}",
             fix=fix,
         )
     for c in t.containers:

@@ -106,6 +106,7 @@ class _Spec:
     pairs: frozenset[str] = frozenset()
     aliases: Mapping[str, str] = field(default_factory=dict)
     value_prefixes: tuple[str, ...] = ()
+    attached_short: bool = True  # ``-r3`` (argparse); OpenMPI's single-dash long names are not
 
     def canon(self, written: str) -> str:
         c = canonical_name(written)
@@ -152,6 +153,7 @@ _MPIRUN = _Spec(
         "machinefile": "hostfile", "f": "hostfile", "rf": "rankfile", "wd": "wdir",
         "v": "verbose", "q": "quiet", "h": "help", "V": "version",
     },
+    attached_short=False,
 )
 
 _DEEPSPEED = _Spec(
@@ -248,8 +250,11 @@ def _parse_launcher_options(
         written, eq, _ = t.partition("=")
         canon = spec.canon(written)
         kind = spec.kind(canon)
-        if kind is None and not eq and len(written) > 2 and written[1] != "-" and spec.kind(spec.canon(written[:2])) == "value":
-            # attached short value: -r3, -np32 is not this (single-dash long), -H host handled above
+        if (
+            kind is None and not eq and spec.attached_short and len(written) > 2
+            and written[1] != "-" and spec.kind(spec.canon(written[:2])) == "value"
+        ):
+            # attached short value (argparse): ``-r3``
             short = spec.canon(written[:2])
             shown = a.value[2:]
             opts[short] = Option(short, shown, a.raw, a.position, t[2:] if a.resolved is not None else None, a.position)
@@ -546,9 +551,9 @@ class _Analyser:
                 st.wrappers.append("uv run")
                 j = self._skip_uv_run(args, i + 2)
                 if j < n and args[j].text in ("-m", "--module"):
-                    return self._python(args, j - 1, st, module_at=j + 1, program_head=a)
+                    return self._python(args, i, st, module_at=j + 1, program_head=a)
                 if j < n and args[j].text.endswith(".py"):
-                    return self._python(args, j - 1, st, script_at=j, program_head=a)
+                    return self._python(args, i, st, script_at=j, program_head=a)
                 i = j
                 continue
             if base in ("conda", "mamba", "micromamba") and nxt == "run":
@@ -561,16 +566,16 @@ class _Analyser:
                 continue
             if base == "srun":
                 opts, _, j, _ = slurmopts.parse_getopt(args, i + 1, slurmopts.SRUN_LONG, slurmopts.SRUN_SHORT)
-                st.srun = SrunInfo(opts, a.position)
-                st.wrappers.append("srun")
                 if j >= n:
                     return []
-                k = j
-                # srun running something that is not a launcher: record it as an srun step
-                inner = self.analyse(args[k:], st)
+                outer = _Launch(list(st.wrappers), st.srun, dict(st.env))
+                st.srun = SrunInfo(opts, a.position)
+                st.wrappers.append("srun")
+                inner = self.analyse(args[j:], st)
                 if inner:
                     return inner
-                return [self.make("srun", a, "srun", opts, _program_of(args, k), args, _Launch(st.wrappers[:-1], None, st.env))]
+                # srun running something that is not a launcher: record it as an srun step
+                return [self.make("srun", a, "srun", opts, _program_of(args, j), args, outer)]
             if base in _SHELLS:
                 return self._shell(args, i, st)
             if _PYTHON_RE.match(base):
@@ -651,7 +656,7 @@ class _Analyser:
         if not has_c or j >= n:
             return []  # ``bash script.sh`` runs a file we cannot see
         script_arg = args[j]
-        if script_arg.resolved is None or self.ctx.depth >= _MAX_DEPTH:
+        if script_arg.opaque or self.ctx.depth >= _MAX_DEPTH:
             return []
         st.wrappers.append(f"{posixpath.basename(args[i].text)} -c")
         return self._nested_script(script_arg, st)
@@ -668,7 +673,10 @@ class _Analyser:
         for name, opt in st.env.items():
             state.vars[name] = Known(opt.resolved) if opt.resolved is not None else Unknown(False)
             state.exported.add(name)
-        commands, _ = walk_script(script_arg.resolved or "", state, make_pos, index_args=per_arg)
+        # an unresolved script is re-read as written: what the outer level could not expand
+        # (``$(VAR)`` from valueFrom, a command substitution) is unknown to the inner one too
+        text = script_arg.resolved if script_arg.resolved is not None else script_arg.value
+        commands, _ = walk_script(text, state, make_pos, index_args=per_arg)
         kind = "slurm" if per_arg else "shell"
         out: list[Invocation] = []
         for cmd in commands:

@@ -224,7 +224,7 @@ from collections.abc import Sequence  # noqa: E402
 from .model import Arg, Option, canonical_name  # noqa: E402
 
 
-def split_value(a: Arg, sep_index_display: int | None = None) -> tuple[str, str | None]:
+def split_value(a: Arg) -> tuple[str, str | None]:
     """Value part of ``--name=value`` as written and resolved."""
     value = a.value.split("=", 1)[1] if "=" in a.value else ""
     resolved = a.resolved.split("=", 1)[1] if a.resolved is not None and "=" in a.resolved else None

@@ -1,0 +1,896 @@
+"""Family 6xx: accelerator and resource math.
+
+Every rule here compares two numbers that must agree: what a pod asks for against what the node
+it can land on has (EML602, EML603, EML609), what a launcher is told against what the pod owns
+(EML604, EML605, EML606, EML608), what a NodePool may grow to against what one job needs
+(EML607), and requests against limits of device-plugin resources (EML601).
+
+Silence policy: a number that is not a literal (a templated ``$GPUS``, ``$(VAR)`` Kubernetes
+cannot resolve from a literal env, ``auto``), an instance type that is not pinned
+(``landing().instance_types is None``) or a landing that is empty (EML702's business) makes a
+rule stay silent rather than guess.
+
+Launch commands are read through :func:`invocations`, which uses
+``eksmllint.launch.command.analyse_container`` when the launch package provides it and a small
+token scanner of this module otherwise (same :class:`~eksmllint.launch.model.Invocation` shape).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Iterable, Iterator
+
+from eksmllint.catalogue import InstanceType
+from eksmllint.checks.helpers import fmt_list
+from eksmllint.core.finding import DocPath, Fix, SetValue
+from eksmllint.launch.model import ArgPosition, Invocation, Option, Source, canonical_name, parse_int
+from eksmllint.quantity import format_mib, parse_count, parse_quantity, to_mib
+from eksmllint.resource import Resource
+from eksmllint.workload import (
+    ACCELERATORS, DEVICE_PLUGIN_RESOURCES, EFA, GPU, NEURON, NEURONCORE, NEURONDEVICE,
+    Container, PodTemplate, Workload,
+)
+
+#: NeuronCore generations whose runtime core count depends on the Logical NeuronCore Config
+#: (trn2: LNC combines physical cores; its default is unverified, facts section 1): stay silent.
+LNC_CORE_VERSIONS = frozenset({"NeuronCore-v3"})
+#: Launchers that start one process per accelerator on their node (per-node launchers).
+PER_NODE_LAUNCHERS = frozenset({"torchrun", "deepspeed", "accelerate"})
+#: Kinds whose pod count is not a collective size torchrun's ``--nnodes`` could refer to.
+_NO_COLLECTIVE_KINDS = frozenset(
+    {"Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "Pod", "CronJob", "RayCluster", "RayJob", "TFJob"}
+)
+#: Kinds that are not "one job" for EML607 (long-running or per-node).
+_NOT_A_JOB_KINDS = frozenset({"Deployment", "StatefulSet", "ReplicaSet", "DaemonSet"})
+_NODEPOOL_LIMIT_RESOURCES = ACCELERATORS + ("cpu", "memory")
+
+
+# =============================================================================================
+# Small shared helpers (candidates for the core: pod_request, neuron_cores_of, workload_of_run)
+# =============================================================================================
+def _resources_path(c: Container, which: str, r: str) -> DocPath:
+    return c.path + ("resources", which, r)
+
+
+def count_path(c: Container, r: str) -> DocPath:
+    """Where a device count comes from: limits win (requests default to them)."""
+    return _resources_path(c, "limits" if r in c.limits else "requests", r)
+
+
+def request_path(c: Container, r: str) -> DocPath:
+    """Where the scheduler's request comes from: requests, defaulting to limits."""
+    return _resources_path(c, "requests" if r in c.requests else "limits", r)
+
+
+def _declared(c: Container, r: str) -> Any:
+    return c.requests.get(r, c.limits.get(r))
+
+
+def _is_sidecar(c: Container) -> bool:
+    return c.init and c.data.get("restartPolicy") == "Always"
+
+
+@dataclass(frozen=True)
+class PodRequest:
+    """A pod's effective request of one resource (Kubernetes' formula) and the container that
+    contributes most to it (where a finding points)."""
+
+    total: Decimal
+    container: Container
+    exact: bool  # False when some container declares a value that is not a quantity
+
+
+def pod_request(t: PodTemplate, r: str) -> PodRequest | None:
+    """Effective pod request of ``r`` as the scheduler (and Karpenter) computes it:
+    max(sum of app containers + sidecars, max over init containers of (init + sidecars started
+    before it)) + ``spec.overhead``. Requests default to limits. None when nobody declares ``r``."""
+    found: list[tuple[Decimal, Container]] = []
+    exact = True
+
+    def q(c: Container) -> Decimal:
+        nonlocal exact
+        raw = _declared(c, r)
+        if raw is None:
+            return Decimal(0)
+        v = c.request_quantity(r)
+        if v is None:
+            exact = False
+            return Decimal(0)
+        found.append((v, c))
+        return v
+
+    sidecar_sum = Decimal(0)
+    init_peak = Decimal(0)
+    for c in t.init_containers:
+        v = q(c)
+        if _is_sidecar(c):
+            sidecar_sum += v
+        else:
+            init_peak = max(init_peak, v + sidecar_sum)
+    regular = sum((q(c) for c in t.containers), Decimal(0)) + sidecar_sum
+    if not found:
+        return None
+    overhead = t.spec.get("overhead")
+    extra = parse_quantity(overhead.get(r)) if isinstance(overhead, dict) else None
+    total = max(regular, init_peak) + (extra or Decimal(0))
+    top = max(found, key=lambda vc: vc[0])[1]
+    return PodRequest(total, top, exact)
+
+
+def _landing_types(ctx, t: PodTemplate) -> tuple[InstanceType, ...] | None:
+    """Instance types ``t`` can land on, or None when unknown *or* empty (EML702's business)."""
+    types = ctx.run.landing(t).instance_types
+    return types or None
+
+
+def _names(types: Iterable[InstanceType]) -> str:
+    return fmt_list(sorted(it.name for it in types))
+
+
+def cores_per_device(types: Iterable[InstanceType] | None) -> int | None:
+    """NeuronCores per Neuron device, when every landing type agrees and is not LNC-dependent."""
+    if not types:
+        return None
+    per = set()
+    for it in types:
+        if not it.is_neuron or it.neuron_core_version in LNC_CORE_VERSIONS:
+            return None
+        per.add(it.neuron_cores_per_device)
+    return per.pop() if len(per) == 1 else None
+
+
+def neuron_cores_of(ctx, t: PodTemplate, c: Container) -> int | None:
+    """NeuronCores allocated to container ``c``: ``aws.amazon.com/neuroncore`` plus Neuron devices
+    x cores per device of the landing types. None when the container has none or it is unknown."""
+    cores = c.count(NEURONCORE)
+    devices = c.count(NEURON) + c.count(NEURONDEVICE)
+    types = ctx.run.landing(t).instance_types
+    if types and any(it.neuron_core_version in LNC_CORE_VERSIONS for it in types):
+        return None
+    if devices:
+        per = cores_per_device(types)
+        if per is None:
+            return None
+        return cores + devices * per
+    return cores or None
+
+
+def workload_of_run(ctx, resource: Resource) -> Workload | None:
+    """The run's (cached) workload view of ``resource`` (landing results are cached per template)."""
+    for w in ctx.run.workloads:
+        if w.resource is resource:
+            return w
+    return None
+
+
+def _literal_int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        return parse_int(value)
+    return None
+
+
+def _fmt_cpu(q: Decimal) -> str:
+    return f"{q.normalize():f}" if q == q.to_integral_value() else f"{int(q * 1000)}m"
+
+
+def _fmt_qty(r: str, q: Decimal) -> str:
+    if r == "memory":
+        return format_mib(to_mib(q)) if to_mib(q) == int(to_mib(q)) else f"{to_mib(q):.0f}Mi"
+    if r == "cpu":
+        return _fmt_cpu(q)
+    return f"{q.normalize():f}"
+
+
+# =============================================================================================
+# Launch commands
+# =============================================================================================
+def invocations(c: Container) -> list[Invocation]:
+    """Launcher invocations of container ``c`` (torchrun, deepspeed, mpirun ...)."""
+    command, args = c.argv_lists()
+    try:
+        from eksmllint.launch.command import analyse_container  # type: ignore[attr-defined]
+    except ImportError:
+        analyse_container = None
+    if analyse_container is not None:
+        try:
+            return list(analyse_container(command, args, c.env))
+        except Exception:  # a launch-analysis bug must not hide this family's findings
+            pass
+    return scan_container(command, args, c.env)
+
+
+def option(inv: Invocation, *names: str) -> Option | None:
+    for n in names:
+        opt = inv.option(n)
+        if opt is not None:
+            return opt
+    return None
+
+
+def option_fix(c: Container, opt: Option, new: int, title: str) -> Fix | None:
+    """Set ``opt``'s value to ``new`` where it is written literally: the list element of the
+    value (``--flag 8``), the ``--flag=8`` element (form preserved) or, in a ``bash -c`` script,
+    the single occurrence of the flag in the script. None when the value is not literal."""
+    if opt.value is None or opt.resolved is None or opt.resolved != opt.value:
+        return None
+    command, args = c.argv_lists()
+    lists = {"command": command or [], "args": args or []}
+    vpos = opt.value_position or opt.position
+    items = lists.get(vpos.list_name)
+    if items is None or not 0 <= vpos.index < len(items):
+        return None
+    text = items[vpos.index]
+    path = c.path + (vpos.list_name, vpos.index)
+    if text == opt.value:
+        return Fix(title, (SetValue(path, str(new)),))
+    replaced = replace_flag_value(text, canonical_name(opt.name), opt.value, str(new))
+    return Fix(title, (SetValue(path, replaced),)) if replaced is not None else None
+
+
+def _option_path(c: Container, opt: Option) -> DocPath:
+    """Path of the list element holding the option's value (the script string for ``sh -c``)."""
+    vpos = opt.value_position or opt.position
+    return c.path + (vpos.list_name, vpos.index)
+
+
+def replace_flag_value(text: str, canonical: str, old: str, new: str) -> str | None:
+    """``text`` with the value of the one ``--name=old`` / ``--name old`` occurrence (any of the
+    ``-``/``_`` spellings) replaced by ``new``; None when it is not there exactly once."""
+    name = "[-_]".join(re.escape(p) for p in canonical.split("_"))
+    pattern = re.compile(rf"(?<![\w-])(--?{name})(\s*=\s*|\s+)(['\"]?){re.escape(old)}\3(?![\w.:$-])")
+    matches = list(pattern.finditer(text))
+    if len(matches) != 1:
+        return None
+    m = matches[0]
+    return text[: m.start()] + f"{m.group(1)}{m.group(2)}{m.group(3)}{new}{m.group(3)}" + text[m.end():]
+
+
+# --- fallback scanner -----------------------------------------------------------------------
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ash"})
+_SEPARATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")", "{", "}", "then", "do", "else", "fi", "done"})
+_WRAPPERS = frozenset({"exec", "env", "time", "nohup", "neuron_parallel_compile", "nsys", "numactl", "srun"})
+_K8S_VAR = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+_SHELL_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+_BOOLEAN = {
+    "torchrun": {"standalone", "m", "module", "no_python", "run_path", "use_env", "virtual_local_rank"},
+    "deepspeed": {"no_ssh_check", "no_local_rank", "force_multi", "elastic_training", "bind_cores_to_rank",
+                  "no_python", "module", "save_pid", "ssh", "no_ssh", "autotuning_run"},
+    "mpirun": {"allow_run_as_root", "oversubscribe", "nooversubscribe", "tag_output", "timestamp_output",
+               "display_map", "display_allocation", "report_bindings", "v", "verbose", "q", "quiet",
+               "noprefix", "use_hwthread_cpus", "bynode", "byslot", "bycore", "bysocket", "nolocal",
+               "merge_stderr_to_stdout", "genvall", "l", "prepend_rank", "print_rank_map",
+               "enable_recovery", "disable_recovery", "show_progress", "display_devel_map"},
+}
+_TWO_VALUES = {"mpirun": {"mca", "gmca", "genv"}}
+
+
+@dataclass(frozen=True)
+class _Tok:
+    text: str  # after Kubernetes $(VAR) expansion is *not* applied: as written, quotes removed
+    pos: ArgPosition
+
+
+def _launcher_at(toks: list[_Tok], k: int) -> tuple[str, int] | None:
+    """(launcher, index of its first option) when a launcher starts at ``toks[k]``."""
+    base = toks[k].text.rsplit("/", 1)[-1]
+    if base == "torchrun":
+        return "torchrun", k + 1
+    if base in ("deepspeed", "accelerate"):
+        if base == "accelerate":
+            return ("accelerate", k + 2) if k + 1 < len(toks) and toks[k + 1].text == "launch" else None
+        return "deepspeed", k + 1
+    if base in ("mpirun", "mpiexec", "mpiexec.hydra"):
+        return "mpirun", k + 1
+    if re.fullmatch(r"python[0-9.]*", base) and k + 2 < len(toks) and toks[k + 1].text == "-m" \
+            and toks[k + 2].text in ("torch.distributed.run", "torch.distributed.launch"):
+        return "torchrun", k + 3
+    return None
+
+
+def _resolve(text: str, env: dict[str, str | None], shell: bool, script: str) -> str | None:
+    """The literal value of ``text``: Kubernetes ``$(VAR)`` from literal env values, and in a
+    shell script ``$VAR``/``${VAR}`` from literal env when the script never assigns VAR."""
+    def k8s(m: re.Match) -> str:
+        v = env.get(m.group(1))
+        if v is None:
+            raise KeyError(m.group(1))
+        return v
+
+    try:
+        out = _K8S_VAR.sub(k8s, text)
+        if shell:
+            def sh(m: re.Match) -> str:
+                name = m.group(1) or m.group(2)
+                v = env.get(name)
+                if v is None or re.search(rf"(?<![\w$]){name}(\[[^\]]*\])?\+?=", script):
+                    raise KeyError(name)
+                return v
+            out = _SHELL_VAR.sub(sh, out)
+    except KeyError:
+        return None
+    return None if "$" in out or "`" in out else out
+
+
+def _parse_invocations(toks: list[_Tok], env: dict[str, str | None], kind: str, script: str) -> list[Invocation]:
+    out: list[Invocation] = []
+    k = 0
+    shell = kind == "shell"
+    while k < len(toks):
+        found = _launcher_at(toks, k)
+        if found is None:
+            k += 1
+            continue
+        launcher, j = found
+        options: dict[str, Option] = {}
+        booleans = _BOOLEAN.get(launcher, set())
+        while j < len(toks):
+            tok = toks[j]
+            if tok.text in _SEPARATORS:
+                break
+            if not tok.text.startswith("-") or tok.text in ("-", "--"):
+                break
+            name, eq, value = tok.text.partition("=")
+            canon = canonical_name(name)
+            vpos = tok.pos
+            if not eq:
+                value = None
+                if canon not in booleans and j + 1 < len(toks) and not toks[j + 1].text.startswith("-") \
+                        and toks[j + 1].text not in _SEPARATORS:
+                    j += 1
+                    value, vpos = toks[j].text, toks[j].pos
+                    if canon in _TWO_VALUES.get(launcher, set()) and j + 1 < len(toks):
+                        j += 1
+                        value = f"{value} {toks[j].text}"
+            resolved = _resolve(value, env, shell, script) if value is not None else None
+            options.setdefault(canon, Option(canon, value, tok.text, tok.pos, resolved, vpos))
+            j += 1
+        out.append(Invocation(launcher, options, None, {}, (), None, Source(kind, toks[k].pos, script)))
+        k = max(j, k + 1)  # the program after mpirun may itself be a launcher: keep scanning
+    return out
+
+
+def _script_tokens(script: str, pos: ArgPosition) -> list[_Tok]:
+    toks: list[_Tok] = []
+    lines = script.replace("\\\r\n", " ").replace("\\\n", " ").splitlines()
+    for no, line in enumerate(lines):
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")
+        lexer.whitespace_split = True
+        try:
+            words = list(lexer)
+        except ValueError:  # unbalanced quotes: fall back to whitespace words
+            words = line.split()
+        p = ArgPosition(pos.list_name, pos.index, no)
+        toks.extend(_Tok(w, p) for w in words)
+        toks.append(_Tok(";", p))
+    return toks
+
+
+def scan_container(command: list[str] | None, args: list[str] | None,
+                   env: dict[str, str | None]) -> list[Invocation]:
+    """A small, forgiving reader of a container's launch command (exec form or ``sh -c``)."""
+    items = [_Tok(s, ArgPosition("command", i)) for i, s in enumerate(command or [])]
+    items += [_Tok(s, ArgPosition("args", i)) for i, s in enumerate(args or [])]
+    for k, tok in enumerate(items[:-1]):
+        if tok.text.rsplit("/", 1)[-1] in _SHELLS and re.fullmatch(r"-[a-z]*c[a-z]*", items[k + 1].text):
+            if k + 2 < len(items):
+                script = items[k + 2]
+                return _parse_invocations(_script_tokens(script.text, script.pos), env, "shell", script.text)
+            return []
+    return _parse_invocations(items, env, "exec", " ".join(t.text for t in items))
+
+
+# =============================================================================================
+# EML601 accelerator-limits
+# =============================================================================================
+def accelerator_limits(ctx, t: PodTemplate) -> Iterator:
+    """Device-plugin resources must be in limits; requests may be omitted or must equal them."""
+    for c in t.containers + t.init_containers:
+        for r in DEVICE_PLUGIN_RESOURCES:
+            if r not in c.requests:
+                continue
+            req = c.requests[r]
+            path = _resources_path(c, "requests", r)
+            fix = Fix(f"Set limits.{r} of container {c.name!r} to {req}",
+                      (SetValue(_resources_path(c, "limits", r), req),))
+            if r not in c.limits:
+                yield ctx.report(
+                    t.resource, path,
+                    f"container {c.name!r} requests {req} {r} but sets no limit; extended resources "
+                    "must be in limits (requests default to them), so the pod is rejected",
+                    fix=fix,
+                )
+                continue
+            lim = c.limits[r]
+            rq, lq = parse_count(req), parse_count(lim)
+            if rq is None or lq is None or rq == lq:
+                continue  # templated or equal: nothing to say
+            yield ctx.report(
+                t.resource, path,
+                f"container {c.name!r} requests {rq} {r} but limits it to {lq}; extended resources "
+                "cannot be overcommitted, requests must equal limits",
+                fix=fix,
+            )
+
+
+# =============================================================================================
+# EML602 accelerator-exceeds-node
+# =============================================================================================
+def accelerator_exceeds_node(ctx, t: PodTemplate) -> Iterator:
+    types = _landing_types(ctx, t)
+    if types is None:
+        return
+    for r, n in t.accelerators.items():
+        offering = [it for it in types if it.resource_capacity().get(r, 0) > 0]
+        if not offering:
+            continue  # nothing the pod lands on offers r at all: EML702 reports that
+        best = max(it.resource_capacity()[r] for it in offering)
+        if n <= best:
+            continue
+        top = max((c for c in t.containers + t.init_containers), key=lambda c: c.count(r))
+        biggest = [it for it in offering if it.resource_capacity()[r] == best]
+        yield ctx.report(
+            t.resource, count_path(top, r),
+            f"the pod requests {n} {r} but the largest instance type it can land on "
+            f"({_names(biggest)}) has {best}; it can never be scheduled",
+        )
+
+
+# =============================================================================================
+# EML603 cpu-memory-exceeds-node
+# =============================================================================================
+def cpu_memory_exceeds_node(ctx, t: PodTemplate) -> Iterator:
+    """Requests (Karpenter sizes nodes by requests) above every landing type's allocatable.
+    DaemonSet pods are not subtracted (their placement is not known), so this is a lower bound."""
+    types = _landing_types(ctx, t)
+    if types is None:
+        return
+    for r in ("cpu", "memory"):
+        req = pod_request(t, r)
+        if req is None:
+            continue
+        if r == "cpu":
+            alloc = {it.name: Decimal(it.allocatable_cpu_millis) / 1000 for it in types}
+        else:
+            alloc = {it.name: Decimal(it.allocatable_memory_mib) * 2**20 for it in types}
+        best = max(alloc.values())
+        if req.total <= best:
+            continue
+        biggest = [it for it in types if alloc[it.name] == best]
+        shown = f"{best * 1000:.0f}m" if r == "cpu" else f"{best / 2**20:.0f}Mi"
+        asked = _fmt_qty(r, req.total)
+        if r == "memory":
+            asked += f" ({to_mib(req.total):.0f}Mi)"
+        whose = f"container {req.container.name!r}" if len(t.containers) + len(t.init_containers) == 1 \
+            else "the pod"
+        yield ctx.report(
+            t.resource, request_path(req.container, r),
+            f"{whose} requests {asked} {r} but {_names(biggest)} allocates at most {shown} "
+            "after kubelet and system reserves; the pod never schedules",
+        )
+
+
+# =============================================================================================
+# EML604 nproc-mismatch
+# =============================================================================================
+def per_node_devices(ctx, t: PodTemplate, c: Container) -> tuple[int, str] | None:
+    """(processes one node should start, what they drive) for container ``c``: its GPUs, else its
+    NeuronCores. None when it has neither or the count is unknown."""
+    gpus = c.count(GPU)
+    if gpus:
+        return gpus, GPU
+    cores = neuron_cores_of(ctx, t, c)
+    if cores:
+        return cores, "NeuronCores"
+    return None
+
+
+def _nproc_options(inv: Invocation) -> Option | None:
+    if inv.launcher == "torchrun":
+        return option(inv, "nproc_per_node")
+    if inv.launcher == "deepspeed":
+        return option(inv, "num_gpus")
+    return None
+
+
+def _main_container(t: PodTemplate) -> Container | None:
+    """The container the operator configures (PyTorchJob: ``pytorch``), else the first."""
+    for c in t.containers:
+        if c.name == "pytorch":
+            return c
+    return t.containers[0] if t.containers else None
+
+
+def nproc_mismatch(ctx, resource: Resource) -> Iterator:
+    if resource.kind == "TrainJob":
+        yield from _trainjob_nproc(ctx, resource)
+        return
+    w = workload_of_run(ctx, resource)
+    if w is None:
+        return
+    explicit: set[int] = set()  # templates whose main container passes the flag itself
+    for t in w.templates:
+        for c in t.containers:
+            for inv in invocations(c):
+                opt = _nproc_options(inv)
+                if opt is None:
+                    continue
+                if c is _main_container(t):
+                    explicit.add(id(t))
+                n = opt.int_value()
+                have = per_node_devices(ctx, t, c)
+                if n is None or have is None or n == have[0]:
+                    continue
+                flag = "--num_gpus" if inv.launcher == "deepspeed" else "--nproc_per_node"
+                yield ctx.report(
+                    resource, _option_path(c, opt),
+                    f"{inv.launcher} {flag}={n} in container {c.name!r} but the container has "
+                    f"{have[0]} {have[1]}; each process drives one, so {abs(n - have[0])} "
+                    f"{'sit idle' if n < have[0] else 'have none'}",
+                    fix=option_fix(c, opt, have[0], f"Set {flag} to {have[0]}"),
+                )
+    if resource.kind == "PyTorchJob":
+        yield from _pytorchjob_nproc(ctx, w, explicit)
+
+
+def _pytorchjob_nproc(ctx, w: Workload, explicit: set[int]) -> Iterator:
+    for path in (("spec", "nprocPerNode"), ("spec", "elasticPolicy", "nProcPerNode")):
+        n = _literal_int(w.resource.get(path))
+        if n is None:
+            continue  # absent, "auto", "gpu", "cpu" or templated
+        counts: dict[int, PodTemplate] = {}
+        for t in w.templates:
+            c = _main_container(t)
+            if c is None or id(t) in explicit:
+                continue  # the command line's own --nproc_per_node wins over PET_NPROC_PER_NODE
+            have = per_node_devices(ctx, t, c)
+            if have is not None:
+                counts.setdefault(have[0], t)
+        wrong = {k: v for k, v in counts.items() if k != n}
+        if not wrong:
+            continue
+        have, t = next(iter(wrong.items()))
+        value: Any = str(have) if path[-1] == "nprocPerNode" else have
+        fix = Fix(f"Set {path[-1]} to {have}", (SetValue(path, value),)) if len(counts) == 1 else None
+        yield ctx.report(
+            w.resource, path,
+            f"{path[-1]} is {n} but each {t.role} pod has {have} accelerators "
+            f"({_accel_summary(t)}); torchrun starts one process per accelerator",
+            fix=fix,
+        )
+
+
+def _accel_summary(t: PodTemplate) -> str:
+    return ", ".join(f"{n} {r}" for r, n in t.accelerators.items()) or "none"
+
+
+def _trainjob_nproc(ctx, resource: Resource) -> Iterator:
+    """Trainer v2: ``spec.trainer.numProcPerNode`` against ``resourcesPerNode`` GPUs/NeuronCores."""
+    path = ("spec", "trainer", "numProcPerNode")
+    n = _literal_int(resource.get(path))
+    res = resource.get(("spec", "trainer", "resourcesPerNode"))
+    if n is None or not isinstance(res, dict):
+        return
+    limits = res.get("limits") if isinstance(res.get("limits"), dict) else {}
+    requests = res.get("requests") if isinstance(res.get("requests"), dict) else {}
+    for r in (GPU, NEURONCORE):
+        have = parse_count(limits.get(r, requests.get(r)))
+        if have:
+            break
+    else:
+        return
+    if n == have:
+        return
+    value: Any = have if isinstance(resource.get(path), int) else str(have)
+    yield ctx.report(
+        resource, path,
+        f"numProcPerNode is {n} but resourcesPerNode gives each node {have} {r}; "
+        "torchrun starts one process per accelerator",
+        fix=Fix(f"Set numProcPerNode to {have}", (SetValue(path, value),)),
+    )
+
+
+# =============================================================================================
+# EML605 nnodes-mismatch
+# =============================================================================================
+def _replica_values(w: Workload) -> Iterator[Any]:
+    """Every field a pod count is computed from (to refuse templated values like ``$NUM_NODES``,
+    which the workload view reads as the default 1)."""
+    r = w.resource
+    for t in w.templates:
+        holder = r.get(t.path[:-1]) if t.path and t.path[-1] == "template" else None
+        if isinstance(holder, dict) and "replicas" in holder:
+            yield holder["replicas"]
+    for path in (("spec", "parallelism"), ("spec", "completions"), ("spec", "leaderWorkerTemplate", "size"),
+                 ("spec", "replicas")):
+        if r.get(path) is not None:
+            yield r.get(path)
+    rjobs = r.get(("spec", "replicatedJobs"))
+    if isinstance(rjobs, list):
+        for rj in rjobs:
+            if isinstance(rj, dict):
+                for p in (("replicas",), ("template", "spec", "parallelism"), ("template", "spec", "completions")):
+                    v = _dig(rj, p)
+                    if v is not None:
+                        yield v
+
+
+def _dig(data: Any, path: tuple) -> Any:
+    for p in path:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(p)
+    return data
+
+
+def collective_pods(w: Workload) -> int | None:
+    """Pods one torchrun rendezvous spans (``--nnodes``), or None when unknown or not a collective."""
+    if w.kind in _NO_COLLECTIVE_KINDS:
+        return None
+    if any(_literal_int(v) is None for v in _replica_values(w)):
+        return None
+    r = w.resource
+    if w.kind == "LeaderWorkerSet":  # one collective per group
+        return _literal_int(r.get(("spec", "leaderWorkerTemplate", "size"))) or 1
+    if w.is_batch_job:
+        par = _literal_int(r.get(("spec", "parallelism")))
+        comp = _literal_int(r.get(("spec", "completions")))
+        if par is not None and comp is not None and par != comp:
+            return None  # pods come in waves: which count is meant is unclear
+        return par if par is not None else (comp if comp is not None else 1)
+    size = w.collective_size
+    return size or None
+
+
+def _elastic_range(w: Workload) -> tuple[int, int] | None:
+    ep = w.resource.get(("spec", "elasticPolicy"))
+    if w.kind != "PyTorchJob" or not isinstance(ep, dict):
+        return None
+    lo, hi = _literal_int(ep.get("minReplicas")), _literal_int(ep.get("maxReplicas"))
+    if lo is None or hi is None:
+        return None
+    return lo, hi
+
+
+def nnodes_mismatch(ctx, w: Workload) -> Iterator:
+    expected = collective_pods(w)
+    if expected is None:
+        return
+    elastic = _elastic_range(w)
+    if elastic is None and w.kind == "PyTorchJob" and isinstance(w.resource.get(("spec", "elasticPolicy")), dict):
+        return  # elastic without a literal range: the pod count changes at run time
+    for t in w.templates:
+        for c in t.containers:
+            for inv in invocations(c):
+                opt = option(inv, "nnodes") if inv.launcher == "torchrun" else (
+                    option(inv, "num_nodes") if inv.launcher == "deepspeed" else None)
+                if opt is None or opt.resolved is None:
+                    continue
+                text = opt.resolved.strip()
+                flag = "--nnodes" if inv.launcher == "torchrun" else "--num_nodes"
+                path = _option_path(c, opt)
+                lo_hi = re.fullmatch(r"(\d+):(\d+)", text)
+                if lo_hi:
+                    lo, hi = int(lo_hi.group(1)), int(lo_hi.group(2))
+                    if lo <= expected <= hi:
+                        continue
+                    yield ctx.report(
+                        w.resource, path,
+                        f"{flag}={text} in container {c.name!r} but the workload runs {expected} pods, "
+                        "outside the elastic range; the rendezvous never completes",
+                    )
+                    continue
+                n = parse_int(text)
+                if n is None:
+                    continue
+                if elastic is not None:
+                    if elastic[0] <= n <= elastic[1]:
+                        continue
+                    yield ctx.report(
+                        w.resource, path,
+                        f"{flag}={n} in container {c.name!r} is outside the elastic range "
+                        f"{elastic[0]}:{elastic[1]} of the PyTorchJob",
+                    )
+                    continue
+                if n == expected:
+                    continue
+                yield ctx.report(
+                    w.resource, path,
+                    f"{flag}={n} in container {c.name!r} but the workload runs {expected} pods; "
+                    f"the rendezvous {'waits forever for pods that never come' if n > expected else 'closes before every pod joins'}",
+                    fix=option_fix(c, opt, expected, f"Set {flag} to {expected}"),
+                )
+
+
+# =============================================================================================
+# EML606 mpi-slots-mismatch
+# =============================================================================================
+def _mpi_templates(w: Workload) -> tuple[PodTemplate | None, PodTemplate | None]:
+    by_role = {t.role: t for t in w.templates}
+    return by_role.get("launcher"), by_role.get("worker")
+
+
+def mpi_slots_mismatch(ctx, w: Workload) -> Iterator:
+    if w.kind != "MPIJob":
+        return
+    launcher, worker = _mpi_templates(w)
+    if worker is None:
+        return
+    r = w.resource
+    raw_slots = r.get(("spec", "slotsPerWorker"))
+    slots = 1 if raw_slots is None else _literal_int(raw_slots)
+    workers = _literal_int(r.get(("spec", "mpiReplicaSpecs", "Worker", "replicas"), 1))
+    if slots is None or workers is None:
+        return
+    launches = [(c, inv) for c in (launcher.containers if launcher else []) for inv in invocations(c)]
+    per_node = any(inv.launcher in PER_NODE_LAUNCHERS for _, inv in launches)
+    gpus = worker.device_count(GPU)
+    intended = slots
+    if gpus and not per_node and slots != gpus:
+        intended = gpus
+        where = ("spec", "slotsPerWorker") if raw_slots is not None else ("spec",)
+        said = f"slotsPerWorker is {slots}" if raw_slots is not None else "slotsPerWorker is unset (default 1)"
+        yield ctx.report(
+            r, where,
+            f"{said} but each worker has {gpus} {GPU}; MPI starts one rank per slot, so "
+            f"{abs(gpus - slots)} GPUs per worker {'sit idle' if slots < gpus else 'are oversubscribed'}",
+            fix=Fix(f"Set slotsPerWorker to {gpus}", (SetValue(("spec", "slotsPerWorker"), gpus),)),
+        )
+    as_worker = r.get(("spec", "runLauncherAsWorker")) is True
+    expected = workers * intended + (intended if as_worker else 0)
+    for c, inv in launches:
+        if inv.launcher != "mpirun":
+            continue
+        opt = option(inv, "np", "n", "c")
+        if opt is None:
+            continue
+        n = opt.int_value()
+        if n is None or n == expected:
+            continue
+        how = f"{workers} workers x {intended} slots" + (f" + {intended} on the launcher" if as_worker else "")
+        yield ctx.report(
+            r, _option_path(c, opt),
+            f"mpirun -np {n} but the MPIJob offers {expected} slots ({how}); "
+            f"{'mpirun fails with not enough slots' if n > expected else f'{expected - n} slots stay idle'}",
+            fix=option_fix(c, opt, expected, f"Set mpirun -np to {expected}"),
+        )
+
+
+# =============================================================================================
+# EML607 nodepool-limit-too-small
+# =============================================================================================
+def _limit_quantity(r: str, value: Any) -> Decimal | None:
+    return parse_quantity(value)
+
+
+def nodepool_limit_too_small(ctx, pool_resource: Resource) -> Iterator:
+    """A NodePool's ``spec.limits`` caps the capacity of the nodes it creates; a job whose pods can
+    only land on this pool and request more in total can never fully start. Pod requests are a
+    lower bound of node capacity, so the comparison has no false positives from packing."""
+    limits = pool_resource.get(("spec", "limits"))
+    if not isinstance(limits, dict):
+        return
+    pool = next((p for p in ctx.run.nodepools if p.resource is pool_resource), None)
+    if pool is None:
+        return
+    for r in _NODEPOOL_LIMIT_RESOURCES:
+        if r not in limits:
+            continue
+        cap = _limit_quantity(r, limits[r])
+        if cap is None:
+            continue
+        worst: tuple[Decimal, Workload, str] | None = None
+        for w in ctx.run.workloads:
+            if w.kind in _NOT_A_JOB_KINDS or not w.is_training:
+                continue
+            need, parts = Decimal(0), []
+            for t in w.templates:
+                if not t.replicas:
+                    continue
+                landing = ctx.run.landing(t)
+                if len(landing.pools) != 1 or landing.pools[0] is not pool:
+                    continue
+                per_pod = pod_request(t, r) if r in ("cpu", "memory") else None
+                each = per_pod.total if per_pod else (Decimal(t.device_count(r)) if r in ACCELERATORS else Decimal(0))
+                if each <= 0:
+                    continue
+                need += each * t.replicas
+                parts.append(f"{t.replicas} {t.role} x {_fmt_qty(r, each)}")
+            if need > cap and (worst is None or need > worst[0]):
+                worst = (need, w, " + ".join(parts))
+        if worst is None:
+            continue
+        need, w, how = worst
+        yield ctx.report(
+            pool_resource, ("spec", "limits", r),
+            f"NodePool limits {r} to {_fmt_qty(r, cap)} but {w.resource.ref.display()} needs "
+            f"{_fmt_qty(r, need)} ({how}) and can only land on this pool; it never fully starts",
+            related=(w.resource.location(()),),
+        )
+
+
+# =============================================================================================
+# EML608 neuron-cores-mismatch
+# =============================================================================================
+def _visible_cores_count(text: str) -> int | None:
+    """Cores named by ``NEURON_RT_VISIBLE_CORES`` ("0-31", "0,1,4-7", "3"); None if not literal."""
+    total = 0
+    for part in text.split(","):
+        part = part.strip()
+        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        if not m:
+            return None
+        lo = int(m.group(1))
+        hi = int(m.group(2)) if m.group(2) else lo
+        if hi < lo:
+            return None
+        total += hi - lo + 1
+    return total or None
+
+
+def neuron_cores_mismatch(ctx, t: PodTemplate) -> Iterator:
+    for c in t.containers:
+        if not (c.count(NEURON) or c.count(NEURONDEVICE) or c.count(NEURONCORE)):
+            continue  # no device-plugin allocation: the cores come from elsewhere
+        for name in ("NEURON_RT_NUM_CORES", "NEURON_RT_VISIBLE_CORES"):
+            value = c.env.get(name)
+            idx = c.env_index(name)
+            if value is None or idx is None:
+                continue
+            wanted = parse_int(value) if name == "NEURON_RT_NUM_CORES" else _visible_cores_count(value)
+            if wanted is None:
+                continue
+            have = neuron_cores_of(ctx, t, c)
+            if have is None or wanted <= have:
+                continue
+            path = c.path + ("env", idx, "value")
+            fix = Fix(f"Set {name} to {have}", (SetValue(path, str(have)),)) \
+                if name == "NEURON_RT_NUM_CORES" else None  # visible cores: EML803 removes it
+            yield ctx.report(
+                t.resource, path,
+                f"{name}={value} asks for {wanted} NeuronCores but container {c.name!r} is "
+                f"allocated {have} ({_neuron_summary(c)}); the Neuron runtime fails to start",
+                fix=fix,
+            )
+
+
+def _neuron_summary(c: Container) -> str:
+    parts = [f"{c.count(r)} {r}" for r in (NEURON, NEURONDEVICE, NEURONCORE) if c.count(r)]
+    return ", ".join(parts)
+
+
+# =============================================================================================
+# EML609 partial-node-collective
+# =============================================================================================
+def partial_node_collective(ctx, t: PodTemplate) -> Iterator:
+    w = t.workload
+    if not w.is_multi_pod or t not in w.collective_templates or not t.replicas:
+        return
+    types = _landing_types(ctx, t)
+    if types is None:
+        return
+    for r, n in t.accelerators.items():
+        if any(_declared(c, r) is not None and parse_count(_declared(c, r)) is None
+               for c in t.containers + t.init_containers):
+            return  # templated count: unknown
+        caps = {it.name: it.resource_capacity().get(r, 0) for it in types}
+        offering = {k: v for k, v in caps.items() if v > 0}
+        if not offering or any(n >= v for v in offering.values()):
+            continue
+        smallest = min(offering.values())
+        top = max(t.containers, key=lambda c: c.count(r), default=None)
+        if top is None:
+            continue
+        on = fmt_list(sorted(k for k, v in offering.items() if v == smallest))
+        yield ctx.report(
+            t.resource, count_path(top, r),
+            f"each of the {t.replicas} {t.role} pods of this collective uses {n} of the {smallest}"
+            f"{'+' if len(set(offering.values())) > 1 else ''} {r} of {on}; packing whole nodes keeps "
+            "collective traffic on the intra-node fabric and avoids fragmentation",
+        )
