@@ -107,3 +107,16 @@ def test_invalid_baseline_is_a_usage_error(tmp_path):
     bad = tmp_path / "b.json"
     bad.write_text("{not json")
     assert run("lint", "--baseline", str(bad), str(BAD)).exit_code == 2
+
+
+def test_code_frame_points_at_the_column():
+    from eksmllint.formatters.frames import frame
+
+    lines = ["spec:", "  containers:", "    - name: pytorch"]
+    assert frame(lines, 3, 7) == ["  3 |     - name: pytorch", "    |       ^"]
+    assert frame(lines, 9, 1) == []
+
+
+def test_no_frames_in_pipes():
+    out = run("lint", str(BAD))
+    assert " | " not in out.output  # CliRunner is not a TTY

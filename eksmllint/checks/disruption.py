@@ -142,7 +142,7 @@ def accelerator_pool_reason(view: NodePoolView) -> str | None:
     if types and all(not it.family.startswith("inf") for it in types):
         names = sorted(it.name for it in types)
         shown = ", ".join(names[:3]) + (" ..." if len(names) > 3 else "")
-        return f"it offers only accelerated instance types ({shown})"
+        return f"it offers only accelerated instance types: {shown}"
     if types is not None and types:
         return None  # inf* only
     limits = view.resource.get(("spec", "limits"))
@@ -156,7 +156,7 @@ def accelerator_pool_reason(view: NodePoolView) -> str | None:
     return None
 
 
-def training_use(run, view: NodePoolView) -> str | None:
+def training_use(run, view: NodePoolView, by_definition: bool = True) -> str | None:
     """Why ``view`` serves training, or None.
 
     1. A training pod template of the run lands on it.
@@ -171,7 +171,7 @@ def training_use(run, view: NodePoolView) -> str | None:
             return f"training pods of {t.display()} land on it"
         if t.workload.kind in SERVICE_KINDS and t.workload.kind != "DaemonSet" and t.accelerator_total:
             services = True
-    if services:
+    if services or not by_definition:
         return None
     return accelerator_pool_reason(view)
 
@@ -197,7 +197,7 @@ def nodepool_disruption_budget(ctx, pool: Resource):
     exp = exposure(pool)
     if not exp.disruptable:
         return
-    why = training_use(ctx.run, _view(ctx.run, pool))
+    why = training_use(ctx.run, _view(ctx.run, pool), bool(ctx.options.get("unused-accelerator-pools", True)))
     if why is None:
         return
     reasons = " and ".join({"Underutilized": "consolidate underutilized nodes",
@@ -210,7 +210,7 @@ def nodepool_disruption_budget(ctx, pool: Resource):
         path = ("spec", "disruption", "budgets")
         policy = f"consolidationPolicy {exp.policy}"
     budget = "no disruption budget with nodes \"0\" covers " + "/".join(exp.uncovered) + (
-        "" if exp.has_budgets else " (without budgets Karpenter allows 10%)")
+        "" if exp.has_budgets else " (the default budget allows 10%)")
     yield ctx.report(
         pool, path,
         f"NodePool {pool.name!r} serves training ({why}) but may {reasons} while jobs run: "
@@ -249,9 +249,10 @@ def training_pod_disruptable(ctx, t: PodTemplate):
     verbs = "/".join({"Underutilized": "consolidation", "Drifted": "drift"}[r] for r in exp.uncovered)
     current = t.annotations.get(DO_NOT_DISRUPT)
     has = f" ({DO_NOT_DISRUPT} is {current!r})" if current is not None else ""
+    who = "its pods" if t.role in ("pod", "replica") else f"its {t.role} pods"
     yield ctx.report(
         t.resource, t.path + ("metadata", "annotations"),
-        f"{t.role} pods land on NodePool {pool.name!r}{more}, which allows {verbs} of busy nodes, "
+        f"{who} land on NodePool {pool.name!r}{more}, which allows {verbs} of busy nodes, "
         f"and are not annotated {DO_NOT_DISRUPT}: \"true\"{has}; Karpenter may evict them mid-run",
         fix=Fix(f"Annotate the {t.role} pod template {DO_NOT_DISRUPT}: \"true\"",
                 (SetValue(t.path + ("metadata", "annotations", DO_NOT_DISRUPT), "true"),)),

@@ -174,12 +174,16 @@ def gang_missing(ctx, w: Workload):
     accel = sum((t.replicas or 0) * t.accelerator_total for t in w.collective_templates)
     held = f"; pods that start first hold their share of the {accel} accelerators while waiting for the rest" \
         if accel else "; pods that start first wait for the rest, and two such jobs can deadlock"
+    path: tuple = ("spec",)
     if w.kind in KUBEFLOW_KINDS:
         how = "add runPolicy.schedulingPolicy.minAvailable (with the operator's gang scheduler) or a Kueue queue"
-        path = ("spec", "runPolicy") if isinstance(r.get(("spec", "runPolicy")), dict) else ("spec",)
+        path = ("spec", "runPolicy") if isinstance(r.get(("spec", "runPolicy")), dict) else path
+    elif w.kind in ("RayCluster", "RayJob"):
+        how = "set the ray.io/scheduler-name label for KubeRay's batch scheduler (volcano, yunikorn) or use a Kueue queue"
+    elif w.is_batch_job:
+        how = "use a Volcano Job, a Kueue queue or a coscheduling PodGroup (scheduling.x-k8s.io/pod-group)"
     else:
-        how = "use a Volcano Job, coscheduling PodGroup, Kueue queue or exclusive placement"
-        path = ("spec",)
+        how = "use a Kueue queue, a coscheduling PodGroup (scheduling.x-k8s.io/pod-group) or exclusive placement"
     yield ctx.report(
         r, path,
         f"{r.kind} runs {pods} pods in one collective ({pod_breakdown(w, w.collective_templates)}) "

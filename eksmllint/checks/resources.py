@@ -29,6 +29,7 @@ from eksmllint.core.finding import DocPath, Fix, SetValue
 from eksmllint.launch.model import ArgPosition, Invocation, Option, Source, canonical_name, parse_int
 from eksmllint.quantity import format_mib, parse_count, parse_quantity, to_mib
 from eksmllint.resource import Resource
+from eksmllint.scheduling import instance_types_for, pod_requirement_terms
 from eksmllint.workload import (
     ACCELERATORS, DEVICE_PLUGIN_RESOURCES, EFA, GPU, NEURON, NEURONCORE, NEURONDEVICE,
     Container, PodTemplate, Workload,
@@ -120,10 +121,26 @@ def pod_request(t: PodTemplate, r: str) -> PodRequest | None:
     return PodRequest(total, top, exact)
 
 
+def pod_pinned_types(t: PodTemplate) -> tuple[InstanceType, ...] | None:
+    """Instance types the pod's own node selector / required affinity allow, whatever the
+    NodePools; None when the pod does not pin the type (or names types the catalogue lacks)."""
+    found: dict[str, InstanceType] = {}
+    for term in pod_requirement_terms(t):
+        types = instance_types_for(term)
+        if types is None:
+            return None
+        found.update((it.name, it) for it in types)
+    return tuple(found.values()) or None
+
+
 def _landing_types(ctx, t: PodTemplate) -> tuple[InstanceType, ...] | None:
-    """Instance types ``t`` can land on, or None when unknown *or* empty (EML702's business)."""
+    """Instance types ``t`` can land on. When no NodePool of the run can take the pod (an empty
+    landing: EML701/EML702 report why), the types the pod pins itself still bound where it could
+    ever run, so those are used; None when neither is known."""
     types = ctx.run.landing(t).instance_types
-    return types or None
+    if types is None:
+        return None
+    return types or pod_pinned_types(t)
 
 
 def _names(types: Iterable[InstanceType]) -> str:
@@ -147,7 +164,7 @@ def neuron_cores_of(ctx, t: PodTemplate, c: Container) -> int | None:
     x cores per device of the landing types. None when the container has none or it is unknown."""
     cores = c.count(NEURONCORE)
     devices = c.count(NEURON) + c.count(NEURONDEVICE)
-    types = ctx.run.landing(t).instance_types
+    types = _landing_types(ctx, t)
     if types and any(it.neuron_core_version in LNC_CORE_VERSIONS for it in types):
         return None
     if devices:
@@ -471,7 +488,7 @@ def cpu_memory_exceeds_node(ctx, t: PodTemplate) -> Iterator:
             else "the pod"
         yield ctx.report(
             t.resource, request_path(req.container, r),
-            f"{whose} requests {asked} {r} but {_names(biggest)} allocates at most {shown} "
+            f"{whose} requests {asked} {r} but at most {shown} is allocatable on {_names(biggest)} "
             "after kubelet and system reserves; the pod never schedules",
         )
 
