@@ -175,6 +175,7 @@ def explain(rule):
     click.echo(explain_text(found), nl=False)
 
 
+from eksmllint.fix.cli import fix_command; cli.add_command(fix_command, "fix")
 def main() -> None:
     try:
         cli.main(standalone_mode=False)

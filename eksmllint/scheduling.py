@@ -9,7 +9,7 @@ when the NodePool's template sets it. Startup taints need no toleration.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Iterable
 
 from eksmllint.catalogue import InstanceType, get_catalogue
@@ -142,10 +142,15 @@ class NodePoolView:
         return instance_types_for(self.requirements)
 
 
-def instance_types_for(reqs: list[Requirement]) -> tuple[InstanceType, ...] | None:
+def instance_types_for(reqs: Iterable[Requirement]) -> tuple[InstanceType, ...] | None:
     """Catalogue types satisfying ``reqs``; None when the constraint is not closed over the catalogue
-    (nothing pins the type, or it names types the catalogue does not know): rules stay silent."""
-    instance_reqs = [r for r in reqs if r[0] in INSTANCE_KEYS]
+    (nothing pins the type, or it names types the catalogue does not know): rules stay silent.
+    Cached on the instance-relevant requirements: pods x NodePools repeat the same few sets."""
+    return _instance_types_for(tuple(sorted(r for r in reqs if r[0] in INSTANCE_KEYS)))
+
+
+@lru_cache(maxsize=4096)
+def _instance_types_for(instance_reqs: tuple[Requirement, ...]) -> tuple[InstanceType, ...] | None:
     if not instance_reqs:
         return None
     cat = get_catalogue()
@@ -160,7 +165,7 @@ def instance_types_for(reqs: list[Requirement]) -> tuple[InstanceType, ...] | No
             pinned = pinned or op in ("Gt", "Gte", "Exists", "In")
     if not pinned:
         return None
-    return tuple(cat.matching(instance_reqs))
+    return tuple(cat.matching(list(instance_reqs)))
 
 
 _KNOWN_CACHE: dict[str, set[str]] = {}

@@ -17,9 +17,10 @@ import re
 from dataclasses import dataclass
 from typing import Iterator
 
+from eksmllint.catalogue import get_catalogue
 from eksmllint.core.finding import AppendItem, Fix, SetValue
 from eksmllint.resource import Resource
-from eksmllint.scheduling import NodePoolView
+from eksmllint.scheduling import INSTANCE_TYPE, NodePoolView
 from eksmllint.workload import ACCELERATORS, PodTemplate, Workload
 
 DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"
@@ -56,15 +57,19 @@ def parse_go_duration(text: object) -> float | None:
 
 
 def format_seconds(seconds: float) -> str:
-    """Compact human form for messages: 3600 -> '1h', 5400 -> '1h30m', 3888000 -> '1080h (45d)'."""
+    """Go-duration form for messages: 3600 -> '1h', 5400 -> '1h30m', 90 -> '1m30s'."""
     s = int(seconds)
     h, rem = divmod(s, 3600)
     m, sec = divmod(rem, 60)
-    out = (f"{h}h" if h else "") + (f"{m}m" if m else "") + (f"{sec}s" if sec or not (h or m) else "")
-    if h >= 48:
-        days = s / 86400
-        out += f" ({days:g}d)" if days == int(days) else f" ({days:.1f}d)"
-    return out
+    return (f"{h}h" if h else "") + (f"{m}m" if m else "") + (f"{sec}s" if sec or not (h or m) else "")
+
+
+def human_duration(seconds: float) -> str:
+    """'40 days' from two days on, else the Go-duration form ('36h', '90m')."""
+    days = seconds / 86400
+    if days >= 2:
+        return f"{days:g} days" if days == int(days) else f"{days:.1f} days"
+    return format_seconds(seconds)
 
 
 # --------------------------------------------------------------------------------------------
@@ -84,6 +89,7 @@ class Exposure:
     consolidates_underutilized: bool
     uncovered: tuple[str, ...]  # reasons (Underutilized, Drifted) no always-on zero budget blocks
     has_budgets: bool
+    scheduled_zero: bool = False  # some zero budget exists but only inside a schedule window
 
     @property
     def disruptable(self) -> bool:
@@ -107,15 +113,19 @@ def exposure(pool: Resource) -> Exposure:
     underutilized = policy != "WhenEmpty" and not never
     needed = (["Underutilized"] if underutilized else []) + ["Drifted"]
     covered: set[str] = set()
+    scheduled_zero = False
     budgets = disruption.get("budgets")
     budgets = [b for b in budgets if isinstance(b, dict)] if isinstance(budgets, list) else []
     for b in budgets:
-        if "schedule" in b or not _is_zero(b.get("nodes", "10%")):
+        if not _is_zero(b.get("nodes", "10%")):
+            continue
+        if "schedule" in b:
+            scheduled_zero = True
             continue
         reasons = b.get("reasons")
         covered |= set(REASONS) if not isinstance(reasons, list) else {str(x) for x in reasons}
     uncovered = tuple(r for r in needed if r not in covered)
-    return Exposure(policy, underutilized, uncovered, bool(budgets))
+    return Exposure(policy, underutilized, uncovered, bool(budgets), scheduled_zero)
 
 
 def is_training_pod(t: PodTemplate) -> bool:
@@ -125,6 +135,36 @@ def is_training_pod(t: PodTemplate) -> bool:
     if t.workload.kind in SERVICE_KINDS:
         return False
     return t.is_training
+
+
+#: Requirement keys whose ``In`` values name instance types completely (the catalogue holds
+#: every accelerated type, so a value it does not know is a type without accelerators).
+_CLOSED_KEYS = frozenset({
+    INSTANCE_TYPE, "beta.kubernetes.io/instance-type", "karpenter.k8s.aws/instance-family",
+    "karpenter.k8s.aws/instance-category", "karpenter.k8s.aws/instance-gpu-name",
+    "karpenter.k8s.aws/instance-accelerator-name",
+})
+
+
+def can_host(view: NodePoolView, t: PodTemplate) -> bool:
+    """Can ``view`` launch a node for the pod's accelerators? Label matching alone lets a GPU pod
+    "land" on a CPU-only pool; Karpenter would never pick it. False only when the pool's ``In``
+    requirements on instance keys admit no catalogue type with enough devices."""
+    if not t.accelerators:
+        return True
+    if not any(k in _CLOSED_KEYS and op == "In" for k, op, _ in view.requirements):
+        return True  # unconstrained: Karpenter can launch an accelerated type
+    for it in get_catalogue().matching(view.requirements):
+        capacity = it.resource_capacity()
+        if all(capacity.get(res, 0) >= n for res, n in t.accelerators.items()):
+            return True
+    return False
+
+
+def hosting_pools(run, t: PodTemplate) -> list[NodePoolView]:
+    """Karpenter NodePools of the run that can run ``t``: compatible, tolerated, and offering its
+    accelerators."""
+    return [p for p in run.landing(t).pools if p.resource.group == KARPENTER_GROUP and can_host(p, t)]
 
 
 def _view(run, pool: Resource) -> NodePoolView:
@@ -139,12 +179,12 @@ def accelerator_pool_reason(view: NodePoolView) -> str | None:
     when no pod of the run shows what it serves); None when nothing says so. Inference-only
     families (inf*) do not count: nobody trains there."""
     types = view.instance_types
-    if types and all(not it.family.startswith("inf") for it in types):
-        names = sorted(it.name for it in types)
-        shown = ", ".join(names[:3]) + (" ..." if len(names) > 3 else "")
+    if types:  # closed over the catalogue, which holds only accelerated types
+        trainable = sorted(it.name for it in types if not it.family.startswith("inf"))
+        if not trainable:
+            return None  # Inferentia only
+        shown = ", ".join(trainable[:3]) + (" ..." if len(trainable) > 3 else "")
         return f"it offers only accelerated instance types: {shown}"
-    if types is not None and types:
-        return None  # inf* only
     limits = view.resource.get(("spec", "limits"))
     if isinstance(limits, dict):
         for key in ACCELERATORS:
@@ -159,15 +199,16 @@ def accelerator_pool_reason(view: NodePoolView) -> str | None:
 def training_use(run, view: NodePoolView, by_definition: bool = True) -> str | None:
     """Why ``view`` serves training, or None.
 
-    1. A training pod template of the run lands on it.
+    1. A training pod template of the run that requests accelerators lands on it (a CPU-only
+       head or launcher without constraints lands on every untainted pool: weak evidence).
     2. Otherwise, if accelerator services (a GPU Deployment ...) land on it, it serves those: no.
     3. Otherwise it is judged by its own definition (:func:`accelerator_pool_reason`), so a lone
        NodePool linted on its own is still checked."""
     services = False
     for t in run.templates:
-        if not any(p is view or p.resource is view.resource for p in run.landing(t).pools):
+        if not any(p.resource is view.resource for p in hosting_pools(run, t)):
             continue
-        if is_training_pod(t):
+        if is_training_pod(t) and t.accelerator_total:
             return f"training pods of {t.display()} land on it"
         if t.workload.kind in SERVICE_KINDS and t.workload.kind != "DaemonSet" and t.accelerator_total:
             services = True
@@ -181,14 +222,28 @@ def training_use(run, view: NodePoolView, by_definition: bool = True) -> str | N
 # --------------------------------------------------------------------------------------------
 
 
+#: What Karpenter uses when a NodePool defines no budgets, and the defaulted consolidateAfter of
+#: a NodePool without ``spec.disruption`` (facts section 3).
+DEFAULT_BUDGET = "10%"
+DEFAULT_CONSOLIDATE_AFTER = "0s"
+
+
 def _budget_fix(pool: Resource, exp: Exposure) -> Fix:
+    """Append a zero budget for the uncovered reasons. Without budgets Karpenter's implicit 10%
+    budget applies to every reason; it is written out first so Empty consolidation keeps its
+    pace. Without a disruption block its defaulted consolidateAfter is written too, because the
+    CRD requires it once the block exists."""
+    path = ("spec", "disruption", "budgets")
     budget: dict = {"nodes": "0"}
     if not pool.api_version.endswith("v1beta1"):  # budget reasons arrived with karpenter.sh/v1
         budget["reasons"] = list(exp.uncovered)
-    return Fix(
-        f"Add a disruption budget nodes \"0\" for {', '.join(exp.uncovered)}",
-        (AppendItem(("spec", "disruption", "budgets"), budget),),
-    )
+    ops: list = []
+    if not isinstance(pool.get(("spec", "disruption")), dict):
+        ops.append(SetValue(("spec", "disruption", "consolidateAfter"), DEFAULT_CONSOLIDATE_AFTER))
+    if not isinstance(pool.get(path), list) or not pool.get(path):
+        ops.append(AppendItem(path, {"nodes": DEFAULT_BUDGET}))
+    ops.append(AppendItem(path, budget))
+    return Fix(f"Add a disruption budget nodes \"0\" for {', '.join(exp.uncovered)}", tuple(ops))
 
 
 def nodepool_disruption_budget(ctx, pool: Resource):
@@ -209,8 +264,11 @@ def nodepool_disruption_budget(ctx, pool: Resource):
     else:
         path = ("spec", "disruption", "budgets")
         policy = f"consolidationPolicy {exp.policy}"
-    budget = "no disruption budget with nodes \"0\" covers " + "/".join(exp.uncovered) + (
-        "" if exp.has_budgets else " (the default budget allows 10%)")
+    budget = "no always-active disruption budget with nodes \"0\" covers " + "/".join(exp.uncovered)
+    if not exp.has_budgets:
+        budget += " (the default budget allows 10%)"
+    elif exp.scheduled_zero:
+        budget += " (a budget with a schedule protects only during its window)"
     yield ctx.report(
         pool, path,
         f"NodePool {pool.name!r} serves training ({why}) but may {reasons} while jobs run: "
@@ -236,11 +294,11 @@ def _protected(t: PodTemplate) -> bool:
 
 
 def training_pod_disruptable(ctx, t: PodTemplate):
-    if not is_training_pod(t) or _protected(t):
+    # A RayJob submitter only submits and tails the job; the run itself lives in the Ray cluster.
+    if not is_training_pod(t) or t.role == "submitter" or _protected(t):
         return
-    landing = ctx.run.landing(t)
-    exposed = [(p, exposure(p.resource)) for p in landing.pools if p.resource.group == KARPENTER_GROUP
-               and p.resource.get(("spec", "replicas")) is None]
+    exposed = [(p, exposure(p.resource)) for p in hosting_pools(ctx.run, t)
+               if p.resource.get(("spec", "replicas")) is None]
     exposed = [(p, e) for p, e in exposed if e.disruptable]
     if not exposed:
         return
@@ -321,9 +379,9 @@ def expire_before_finish(ctx, w: Workload):
         for t in templates:
             if not is_training_pod(t):
                 continue
-            for pool in ctx.run.landing(t).pools:
+            for pool in hosting_pools(ctx.run, t):
                 key = (path, id(pool.resource))
-                if key in reported or pool.resource.group != KARPENTER_GROUP:
+                if key in reported:
                     continue
                 life = expire_after(pool.resource)
                 if life is None or life[0] is None:
@@ -341,10 +399,12 @@ def expire_before_finish(ctx, w: Workload):
                 bound = f"expireAfter {format_seconds(life[0])}{', the default' if defaulted else ''}"
                 if _protected(t):
                     bound += f" + terminationGracePeriod {format_seconds(grace)}"
+                lifetime = human_duration(expire)
+                lifetime = "" if lifetime == format_seconds(expire) and not _protected(t) else f"{lifetime}: "
                 yield ctx.report(
                     w.resource, path,
-                    f"activeDeadlineSeconds {seconds} ({format_seconds(seconds)}) lets the job run longer than "
-                    f"NodePool {pool.name!r} keeps a node ({bound}): expiry drains the node forcefully, "
-                    "disruption budgets do not apply, and the run is killed",
+                    f"activeDeadlineSeconds {seconds} ({human_duration(seconds)}) lets the job run longer than "
+                    f"NodePool {pool.name!r} keeps a node ({lifetime}{bound}): expiry drains "
+                    "the node forcefully, disruption budgets do not apply, and the run is killed",
                     related=(pool.resource.location(epath),),
                 )

@@ -68,36 +68,46 @@ def _instance_reqs(reqs: Iterable[Requirement]) -> list[Requirement]:
     return [r for r in reqs if r[0] in INSTANCE_KEYS]
 
 
-def types_on(t: PodTemplate, pool: NodePoolView) -> tuple[InstanceType, ...] | None:
-    """Catalogue instance types ``t`` can get on ``pool``; None when unknown.
+def fits(it: InstanceType, t: PodTemplate) -> bool:
+    """The instance type has the accelerators the pod asks for (Karpenter only launches such types)."""
+    capacity = it.resource_capacity()
+    return all(capacity.get(r, 0) >= n for r, n in t.accelerators.items())
 
-    Unlike the run-wide landing, a pod that pins catalogue types itself (nodeSelector/affinity) is
-    answered exactly even when the pool's own requirements name types outside the catalogue: the
-    intersection can only contain the pod's types."""
+
+def types_on(t: PodTemplate, pool: NodePoolView) -> tuple[InstanceType, ...] | None:
+    """Catalogue instance types ``t`` can get on ``pool`` (and that have its accelerators); None
+    when unknown.
+
+    Two refinements over the run-wide landing: a pod that pins catalogue types itself is answered
+    exactly even when the pool names types outside the catalogue (the intersection can only hold the
+    pod's types); and for a pod that requests accelerators, a pool whose instance requirements no
+    catalogue type meets (``instance-category In [c, m, r]``) offers nothing, because the catalogue
+    holds the accelerated types (the convention of ``scheduling.INSTANCE_KEYS``)."""
     found: dict[str, InstanceType] = {}
     for term in pod_requirement_terms(t):
         if not _compatible(term, pool):
             continue
         pod_reqs = _instance_reqs(term)
+        all_reqs = _instance_reqs(pool.requirements) + pod_reqs
         types = instance_types_for(pool.requirements + pod_reqs)
         if types is None:
-            if instance_types_for(pod_reqs) is None:
+            if instance_types_for(pod_reqs) is None and not (t.accelerators and all_reqs):
                 return None
-            types = get_catalogue().matching(_instance_reqs(pool.requirements) + pod_reqs)
-        found.update((it.name, it) for it in types)
+            types = get_catalogue().matching(all_reqs)
+        found.update((it.name, it) for it in types if fits(it, t))
     return tuple(found.values())
 
 
-def target_pools(run, t: PodTemplate) -> list[NodePoolView]:
-    """Pools ``t`` lands on; when a taint blocks it everywhere (EML701 reports that), the pools its
-    selectors aim at, since that is where the workload is meant to run."""
+def target_pools(run, t: PodTemplate) -> tuple[list[NodePoolView], bool]:
+    """(pools, landed): the pools ``t`` lands on; when a taint blocks it everywhere (EML701 reports
+    that), the pools its selectors aim at, since that is where the workload is meant to run."""
     landing = run.landing(t)
     if landing.pools:
-        return list(landing.pools)
+        return list(landing.pools), True
     seen: dict[int, NodePoolView] = {}
     for pool, _ in landing.blocked:
         seen.setdefault(id(pool), pool)
-    return list(seen.values())
+    return list(seen.values()), False
 
 
 def _in_values(reqs: Iterable[Requirement], keys: tuple[str, ...]) -> set[str] | None:
@@ -175,6 +185,8 @@ def efa_multi_az(ctx, resource: Resource):
     for t in ctx.run.templates:
         if t.device_count(EFA) <= 0 or pool not in ctx.run.landing(t).pools:
             continue
+        if t.workload.collective_size <= 1:
+            continue  # a single pod's EFA traffic never leaves its node
         types = types_on(t, pool)
         if types is not None and not any(it.is_efa_capable for it in types):
             continue  # no EFA node here for this pod (EML102 reports the over-request)
@@ -272,23 +284,39 @@ def efa_not_requested(ctx, t: PodTemplate):
     w = t.workload
     if not t.is_training or not w.is_multi_pod or t not in w.collective_templates:
         return
-    if t.device_count(EFA) > 0 or not t.containers:
-        return
+    if not t.containers or any(EFA in c.limits or EFA in c.requests for c in t.containers + t.init_containers):
+        return  # EFA requested (even with a value we cannot read: EML002/EML601 speak for that)
     types = ctx.run.landing(t).instance_types
     if not types or not all(it.is_efa_capable for it in types):
         return
     c = next((c for c in t.containers if any(c.count(r) for r in t.accelerators)), t.containers[0])
-    value = min(it.max_efa for it in types)
+    value = efa_share(t, types)
     path = c.path + ("resources",) if isinstance(c.data.get("resources"), dict) else c.path + ("name",)
-    ops = [SetValue(c.path + ("resources", "limits", EFA), value)]
-    if any(r in c.requests for r in DEVICE_PLUGIN_RESOURCES):
-        ops.append(SetValue(c.path + ("resources", "requests", EFA), value))
+    fix = None
+    if value:
+        ops = [SetValue(c.path + ("resources", "limits", EFA), value)]
+        if any(r in c.requests for r in DEVICE_PLUGIN_RESOURCES):
+            ops.append(SetValue(c.path + ("resources", "requests", EFA), value))
+        fix = Fix(f"Request {value} vpc.amazonaws.com/efa in container {c.name!r}", tuple(ops))
     yield ctx.report(
         t.resource, path,
         f"multi-node training pod lands only on EFA-capable instance types ({type_list(types)}) but "
         "requests no vpc.amazonaws.com/efa, so its collectives between nodes fall back to TCP sockets",
-        fix=Fix(f"Request {value} vpc.amazonaws.com/efa in container {c.name!r}", tuple(ops)),
+        fix=fix,
     )
+
+
+def efa_share(t: PodTemplate, types: tuple[InstanceType, ...]) -> int:
+    """EFA interfaces the pod can take without changing how many pods fit on a node: the instance
+    maximum scaled by the pod's share of the node's accelerators, rounded down, minimum over the
+    landing types. 0 when some type has fewer EFAs than pods per node (then no fix is offered)."""
+    values = []
+    for it in types:
+        capacity = it.resource_capacity()
+        shares = [n / capacity[r] for r, n in t.accelerators.items() if capacity.get(r)]
+        share = min(1.0, max(shares)) if shares else 1.0
+        values.append(int(it.max_efa * share + 1e-9))
+    return min(values) if values else 0
 
 
 # --- EML104 efa-env-conflict ----------------------------------------------------------------
@@ -315,7 +343,7 @@ def transport_conflict(name: str, value: str) -> str | None:
             return "forces NCCL's internal InfiniBand verbs transport, which cannot drive EFA"
         return None
     if name == "NCCL_NET_PLUGIN" and low in ("none", "0", "disabled"):
-        return "stops NCCL from loading the aws-ofi-nccl plugin, its only way to EFA"
+        return "stops NCCL from loading aws-ofi-nccl (its only way to EFA)"
     return None
 
 
@@ -338,8 +366,10 @@ def _tokens(args: list) -> Iterator[tuple[int, list[str]]]:
     for i, a in enumerate(args):
         if not isinstance(a, str):
             continue
-        try:
-            yield i, shlex.split(a, comments=False)
+        try:  # punctuation_chars: "export A=b; cmd" splits the ";" off the assignment
+            lexer = shlex.shlex(a, posix=True, punctuation_chars=True)
+            lexer.whitespace_split = True
+            yield i, list(lexer)
         except ValueError:
             yield i, a.split()
 
@@ -352,19 +382,19 @@ def argv_settings(c: Container) -> Iterator[EnvSetting]:
             continue
         flat: list[tuple[int, str]] = [(i, tok) for i, toks in _tokens(args) for tok in toks]
         for j, (i, tok) in enumerate(flat):
-            nxt = flat[j + 1][1] if j + 1 < len(flat) else None
-            path = c.path + (key, i)
+            nxt_i, nxt = flat[j + 1] if j + 1 < len(flat) else (i, None)
             if tok in ("-x", "export") and nxt:
+                path = c.path + (key, nxt_i)
                 m = _ASSIGN.match(nxt)
                 if m and m.group(1) in TRANSPORT_VARS:
                     yield EnvSetting(m.group(1), m.group(2), path, "mpirun -x" if tok == "-x" else "export")
                 elif tok == "-x" and nxt in TRANSPORT_VARS and c.env.get(nxt) is not None:
                     yield EnvSetting(nxt, c.env[nxt] or "", path, "mpirun -x")
             elif tok in ("-genv", "-env") and nxt in TRANSPORT_VARS and j + 2 < len(flat):
-                yield EnvSetting(nxt, flat[j + 2][1], path, f"mpirun {tok}")
+                yield EnvSetting(nxt, flat[j + 2][1], c.path + (key, flat[j + 2][0]), f"mpirun {tok}")
             elif tok.startswith("-x") and len(tok) > 2 and (m := _ASSIGN.match(tok[2:].lstrip("="))):
                 if m.group(1) in TRANSPORT_VARS:
-                    yield EnvSetting(m.group(1), m.group(2), path, "mpirun -x")
+                    yield EnvSetting(m.group(1), m.group(2), c.path + (key, i), "mpirun -x")
 
 
 def efa_env_conflict(ctx, t: PodTemplate):
@@ -424,6 +454,7 @@ class Gap:
     pool: NodePoolView | None
     reason: str  # taint | selector | types
     detail: tuple
+    landed: bool = True
     users: list[PodTemplate] = field(default_factory=list)
 
 
@@ -439,7 +470,7 @@ def _selector_path(t: PodTemplate) -> DocPath:
 
 
 def _coverage_gaps(run, plugins: list[PodTemplate], t: PodTemplate) -> Iterator[Gap]:
-    pools = target_pools(run, t) if run.nodepools else []
+    pools, landed = target_pools(run, t) if run.nodepools else ([], True)
     if not run.nodepools:
         needed = run.landing(t).instance_types
         if not needed:
@@ -461,20 +492,18 @@ def _coverage_gaps(run, plugins: list[PodTemplate], t: PodTemplate) -> Iterator[
             needed = tuple(it for it in needed if it.is_efa_capable)
             if not needed:
                 continue  # no EFA node for this pod on this pool
-        running = [p for p in plugins if selects_pool(p, pool) and not untolerated(p, pool)]
-        if not running:
-            first = plugins[0]
-            taints = untolerated(first, pool)
-            if taints:
-                yield Gap(first, pool, "taint", tuple(f"{x.key}={x.value}:{x.effect}" if x.value
-                                                      else f"{x.key}:{x.effect}" for x in taints))
-            else:
-                yield Gap(first, pool, "selector", ())
+        selecting = [p for p in plugins if selects_pool(p, pool)]
+        if not selecting:
+            yield Gap(plugins[0], pool, "selector", (), landed)
             continue
+        if not any(not untolerated(p, pool) for p in selecting):
+            taints = untolerated(selecting[0], pool)
+            yield Gap(selecting[0], pool, "taint", tuple(
+                f"{x.key}={x.value}:{x.effect}" if x.value else f"{x.key}:{x.effect}" for x in taints), landed)
         if needed is None:
             continue
-        covered = set()
-        for p in running:
+        covered: set[str] | None = set()
+        for p in selecting:
             types = types_on(p, pool)
             if types is None:
                 covered = None
@@ -484,7 +513,7 @@ def _coverage_gaps(run, plugins: list[PodTemplate], t: PodTemplate) -> Iterator[
             continue
         missing = tuple(sorted(it.name for it in needed if it.name not in covered))
         if missing:
-            yield Gap(running[0], pool, "types", missing)
+            yield Gap(selecting[0], pool, "types", missing, landed)
 
 
 def efa_device_plugin_coverage(ctx, run):
@@ -496,7 +525,7 @@ def efa_device_plugin_coverage(ctx, run):
         if t.device_count(EFA) <= 0 or is_efa_plugin(t):
             continue
         for gap in _coverage_gaps(run, plugins, t):
-            key = (id(gap.plugin), id(gap.pool), gap.reason, gap.detail)
+            key = (id(gap.plugin), id(gap.pool), gap.reason, gap.detail, gap.landed)
             gaps.setdefault(key, gap).users.append(t)
     for gap in gaps.values():
         d = gap.plugin
@@ -517,7 +546,8 @@ def efa_device_plugin_coverage(ctx, run):
             related.insert(0, gap.pool.resource.location(()))
         yield ctx.report(
             d.resource, path,
-            f"EFA device plugin {name} {what}, where EFA pods land ({users}); those nodes never advertise "
+            f"EFA device plugin {name} {what}, where EFA pods {'land' if gap.landed else 'are meant to land'} "
+            f"({users}); those nodes never advertise "
             "vpc.amazonaws.com/efa and the pods stay Pending",
             related=related,
         )
@@ -570,8 +600,11 @@ def spot_for_collective(ctx, resource: Resource):
         w = t.workload
         if not (t.is_training and w.is_multi_pod and t in w.collective_templates):
             continue
-        if pool in ctx.run.landing(t).pools and template_may_use_spot(t, allowed):
-            served.append(t)
+        if pool not in ctx.run.landing(t).pools or not template_may_use_spot(t, allowed):
+            continue
+        if t.accelerators and types_on(t, pool) == ():
+            continue  # no instance type of this pool has the pod's accelerators
+        served.append(t)
     if not served:
         return
     idx = pool.requirement_index(CAPACITY_TYPE)

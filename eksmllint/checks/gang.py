@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Iterator
 
-from eksmllint.core.finding import Fix, RemovePath, SetValue
+from eksmllint.core.finding import Fix, SetValue
 from eksmllint.graph import queue_references
 from eksmllint.quantity import parse_count, parse_quantity
 from eksmllint.resource import Resource
@@ -38,6 +38,8 @@ EXCLUSIVE_PLACEMENT = (
     "leaderworkerset.sigs.k8s.io/exclusive-topology",
     "leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology",
 )
+#: KubeRay's Volcano integration reads the queue of a RayCluster / RayJob from this label.
+RAY_VOLCANO_QUEUE_LABEL = "volcano.sh/queue-name"
 #: KubeRay creates a PodGroup for the cluster when one of these labels names a batch scheduler.
 RAY_GANG_LABELS = ("ray.io/scheduler-name", "ray.io/gang-scheduling-enabled")
 #: Kinds whose operator creates a PodGroup from ``spec.runPolicy.schedulingPolicy``.
@@ -45,10 +47,10 @@ KUBEFLOW_KINDS = frozenset({"PyTorchJob", "TFJob", "MPIJob"})
 SCHEDULING_POLICY = ("spec", "runPolicy", "schedulingPolicy")
 #: The Volcano scheduler creates a Queue named "default" itself.
 VOLCANO_DEFAULT_QUEUE = "default"
-DEFAULT_SCHEDULER = "default-scheduler"
 
-_LAUNCHERS = re.compile(r"\b(torchrun|torch\.distributed\.(run|launch)|mpirun|mpiexec|horovodrun|deepspeed|accelerate)\b")
+_LAUNCHERS = re.compile(r"\b(torchrun|torch\.distributed\.(run|launch)|mpirun|mpiexec|horovodrun|deepspeed|accelerate\s+launch)\b")
 _ELASTIC_NNODES = re.compile(r"--nnodes[=\s]+(\d+):(\d+)")
+_HOROVOD_ELASTIC = re.compile(r"--(min-np|max-np|host-discovery-script)\b")
 _RENDEZVOUS_ENV = ("MASTER_ADDR", "WORLD_SIZE", "PET_NNODES", "TF_CONFIG")
 
 
@@ -84,10 +86,13 @@ def _command_text(t: PodTemplate) -> str:
 
 def is_elastic(w: Workload) -> bool:
     """Elastic training tolerates fewer pods than replicas: a gang minimum below the total is
-    then deliberate (Kubeflow ``elasticPolicy``, ``torchrun --nnodes=MIN:MAX`` with MIN < MAX)."""
+    then deliberate (Kubeflow ``elasticPolicy``, ``torchrun --nnodes=MIN:MAX`` with MIN < MAX,
+    ``horovodrun --min-np/--max-np``)."""
     if isinstance(w.resource.get(("spec", "elasticPolicy")), dict):
         return True
     for t in w.templates:
+        if _HOROVOD_ELASTIC.search(_command_text(t)):
+            return True  # horovodrun elastic mode
         for m in _ELASTIC_NNODES.finditer(_command_text(t)):
             if int(m.group(1)) < int(m.group(2)):
                 return True
@@ -151,8 +156,8 @@ def gang_mechanism(w: Workload) -> str | None:
 
 
 def pod_breakdown(w: Workload, templates: list[PodTemplate] | None = None) -> str:
-    """'Master 1 + Worker 4' — how the pod count of a message was computed."""
-    parts = [f"{t.role} {t.replicas}" for t in (templates if templates is not None else w.templates)
+    """'master 1 + worker 4': how the pod count in a message was computed."""
+    parts = [f"{t.role.split(':', 1)[-1]} {t.replicas}" for t in (templates if templates is not None else w.templates)
              if t.replicas]
     return " + ".join(parts)
 
@@ -165,8 +170,8 @@ def pod_breakdown(w: Workload, templates: list[PodTemplate] | None = None) -> st
 def gang_missing(ctx, w: Workload):
     if not w.is_multi_pod or not is_collective(w):
         return
-    if w.kind in ("RayCluster", "RayJob") and ray_autoscaling(w):
-        return
+    if (w.kind in ("RayCluster", "RayJob") and ray_autoscaling(w)) or is_elastic(w):
+        return  # no fixed collective: it runs with whatever number of pods it gets
     if gang_mechanism(w) is not None:
         return
     r = w.resource
@@ -184,10 +189,11 @@ def gang_missing(ctx, w: Workload):
         how = "use a Volcano Job, a Kueue queue or a coscheduling PodGroup (scheduling.x-k8s.io/pod-group)"
     else:
         how = "use a Kueue queue, a coscheduling PodGroup (scheduling.x-k8s.io/pod-group) or exclusive placement"
+    parts = [t for t in w.collective_templates if t.replicas]
+    breakdown = f" ({pod_breakdown(w, parts)})" if len(parts) > 1 else ""
     yield ctx.report(
         r, path,
-        f"{r.kind} runs {pods} pods in one collective ({pod_breakdown(w, w.collective_templates)}) "
-        f"without gang scheduling{held}; {how}",
+        f"{r.kind} runs {pods} pods in one collective{breakdown} without gang scheduling{held}; {how}",
     )
 
 
@@ -196,12 +202,13 @@ def gang_missing(ctx, w: Workload):
 # --------------------------------------------------------------------------------------------
 
 
-def _min_message(what: str, value: int, total: int, needed: int) -> str | None:
+def _min_message(what: str, value: int, total: int, needed: int, detail: str = "") -> str | None:
+    detail = f" ({detail})" if detail else ""
     if value > total:
-        return f"{what} {value} exceeds the {total} pods the job creates: the gang can never start"
+        return f"{what} {value} exceeds the {total} pods the job creates{detail}: the gang can never start"
     if value < needed:
-        return (f"{what} {value} is below the {needed} pods of the collective: the scheduler starts a "
-                f"partial gang that waits for the rest while holding its nodes")
+        return (f"{what} {value} is below the {needed} pods of the collective{detail}: the scheduler starts "
+                "a partial gang that waits for the rest while holding its nodes")
     return None
 
 
@@ -237,9 +244,9 @@ def _volcano_min(ctx, w: Workload) -> Iterator:
     if raw is not None and job_min is None:
         return  # templated: unknown
     if job_min:  # 0 means unset: the webhook fills in the sum of the tasks' minAvailable
-        msg = _min_message("minAvailable", job_min, total, needed)
+        msg = _min_message("minAvailable", job_min, total, needed, pod_breakdown(w))
         if msg:
-            yield ctx.report(r, ("spec", "minAvailable"), f"{msg} ({pod_breakdown(w)})",
+            yield ctx.report(r, ("spec", "minAvailable"), msg,
                              fix=Fix(f"Set minAvailable to the {total} pods of the job",
                                      (SetValue(("spec", "minAvailable"), total),)))
         return
@@ -270,9 +277,9 @@ def _kubeflow_min(ctx, w: Workload) -> Iterator:
     if value is None or total is None:
         return
     needed = 0 if is_elastic(w) else w.collective_size
-    msg = _min_message("schedulingPolicy.minAvailable", value, total, needed)
+    msg = _min_message("schedulingPolicy.minAvailable", value, total, needed, pod_breakdown(w))
     if msg:
-        yield ctx.report(r, path, f"{msg} ({pod_breakdown(w)})",
+        yield ctx.report(r, path, msg,
                          fix=Fix(f"Set schedulingPolicy.minAvailable to the {total} pods of the job",
                                  (SetValue(path, total),)))
 
@@ -298,10 +305,10 @@ def _podgroup_min(ctx, pg: Resource) -> Iterator:
     collective = [t for t in members if t.role not in ("launcher", "submitter", "head")
                   and t.is_training and is_collective(t.workload) and not is_elastic(t.workload)]
     needed = sum(t.replicas or 0 for t in collective) if total > 1 else 0
-    msg = _min_message("minMember", value, total, needed)
+    names = sorted({t.resource.ref.display() for t in members})
+    msg = _min_message("minMember", value, total, needed, "members: " + ", ".join(names))
     if msg:
-        names = sorted({t.resource.ref.display() for t in members})
-        yield ctx.report(pg, ("spec", "minMember"), f"{msg} (members: {', '.join(names)})",
+        yield ctx.report(pg, ("spec", "minMember"), msg,
                          fix=Fix(f"Set minMember to the {total} pods that join the PodGroup",
                                  (SetValue(("spec", "minMember"), total),)))
 
@@ -327,12 +334,16 @@ QUEUE_KINDS = {"Queue": VOLCANO_SCHEDULING_GROUP, "LocalQueue": KUEUE_GROUP, "Cl
 
 def queue_refs(w: Workload) -> Iterator[tuple[str, str | None, str, tuple]]:
     """(kind, API group, name, path) of every queue / PodGroup ``w`` is submitted through:
-    :func:`eksmllint.graph.queue_references` plus Volcano's group-name annotation."""
+    :func:`eksmllint.graph.queue_references` plus Volcano's group-name pod annotation and
+    KubeRay's ``volcano.sh/queue-name`` label."""
     for kind, name, path in queue_references(w):
         if not isinstance(name, str):
             continue
         group = COSCHEDULING_GROUP if kind == "PodGroup" else QUEUE_KINDS.get(kind)
         yield kind, group, name, path
+    if w.kind in ("RayCluster", "RayJob") and isinstance(w.resource.labels.get(RAY_VOLCANO_QUEUE_LABEL), str):
+        yield ("Queue", VOLCANO_SCHEDULING_GROUP, w.resource.labels[RAY_VOLCANO_QUEUE_LABEL],
+               ("metadata", "labels", RAY_VOLCANO_QUEUE_LABEL))
     for t in w.templates:
         pg = t.annotations.get(VOLCANO_GROUP_ANNOTATION)
         if isinstance(pg, str):
@@ -358,10 +369,11 @@ def _missing_reference(ctx, r: Resource, kind: str, group: str | None, name: str
     elsewhere = [x for x in present if x.name == name]
     extra = f" (one exists in namespace {elsewhere[0].namespace})" if elsewhere and ns else ""
     shown = ", ".join(known[:4]) + (" ..." if len(known) > 4 else "")
+    label = {"Queue": "Volcano Queue", "PodGroup": "PodGroup"}.get(kind, f"Kueue {kind}")
     return ctx.report(
         r, path,
-        f"{kind} {name!r} is not defined{where}{extra}, although the run defines {kind}s ({shown}): "
-        "the job waits in a queue that does not exist",
+        f"{label} {name!r} is not defined{where}{extra}, although the run defines {kind}s ({shown}): "
+        "what is submitted to it waits forever",
     )
 
 
@@ -381,19 +393,8 @@ def _scheduler_mismatches(ctx, w: Workload) -> Iterator:
                 yield ctx.report(
                     r, t.spec_path + ("schedulerName",),
                     f"task template sets schedulerName {t.scheduler_name!r}, which overrides the Job's: "
-                    f"the {t.role} pods bypass Volcano and the gang",
+                    f"the {t.role.split(':', 1)[-1]} pods bypass Volcano and the gang",
                     fix=Fix("Set schedulerName to volcano", (SetValue(t.spec_path + ("schedulerName",), VOLCANO),)),
-                )
-    elif w.kind in KUBEFLOW_KINDS and isinstance(r.get(SCHEDULING_POLICY), dict):
-        for t in w.templates:
-            if t.scheduler_name == DEFAULT_SCHEDULER:
-                yield ctx.report(
-                    r, t.spec_path + ("schedulerName",),
-                    f"runPolicy.schedulingPolicy asks for gang scheduling but the {t.role} template pins "
-                    f"schedulerName {DEFAULT_SCHEDULER!r}, which the operator does not overwrite: "
-                    "its pods bypass the gang scheduler",
-                    fix=Fix("Remove schedulerName so the operator sets its gang scheduler",
-                            (RemovePath(t.spec_path + ("schedulerName",)),)),
                 )
 
 
@@ -440,7 +441,7 @@ def job_demand(w: Workload) -> Demand | None:
             return None
         for res, n in t.accelerators.items():
             totals[res] = totals.get(res, 0) + t.replicas * n
-            parts.setdefault(res, []).append(f"{t.replicas}x{n}")
+            parts.setdefault(res, []).append(f"{t.replicas} pods x {n}")
     return Demand(totals, parts) if totals else None
 
 
@@ -474,8 +475,9 @@ def cluster_queue_limit(cq: Resource, resource: str) -> tuple[Decimal, str] | No
                     return None  # may borrow without limit from its cohort
                 found = True
                 total += nominal + (borrowing or 0)
-                flavors.append(f"{f.get('name')} {_fmt(nominal)}" + (f"+{_fmt(borrowing)}" if borrowing else ""))
-    return (total, ", ".join(flavors)) if found else None
+                flavors.append(f"flavor {f.get('name')}: nominalQuota {_fmt(nominal)}"
+                               + (f" + borrowingLimit {_fmt(borrowing)}" if borrowing is not None else ""))
+    return (total, "; ".join(flavors)) if found else None
 
 
 def _volcano_capacity(ctx, w: Workload, demand: Demand, name: str, path: tuple) -> Iterator:
@@ -491,7 +493,7 @@ def _volcano_capacity(ctx, w: Workload, demand: Demand, name: str, path: tuple) 
         if limit is not None and need > limit:
             yield ctx.report(
                 w.resource, path,
-                f"the job asks for {need} {res} ({' + '.join(demand.parts[res])} pods x devices) but Volcano "
+                f"the job asks for {need} {res} ({' + '.join(demand.parts[res])}) but Volcano "
                 f"Queue {name!r} caps {res} at {limit}: it can never be admitted",
                 related=(q.location(("spec", "capability", res)),),
             )
@@ -513,9 +515,9 @@ def _kueue_capacity(ctx, w: Workload, demand: Demand, name: str, path: tuple) ->
             continue
         yield ctx.report(
             w.resource, path,
-            f"the job asks for {need} {res} ({' + '.join(demand.parts[res])} pods x devices) but ClusterQueue "
-            f"{cq_name!r} (via LocalQueue {name!r}) offers at most {_fmt(limit[0])} (nominalQuota+borrowingLimit "
-            f"per flavor: {limit[1]}): Kueue can never admit it",
+            f"the job asks for {need} {res} ({' + '.join(demand.parts[res])}) but ClusterQueue "
+            f"{cq_name!r} (via LocalQueue {name!r}) offers at most {_fmt(limit[0])} ({limit[1]}): "
+            "Kueue can never admit it",
             related=(cq.location(("spec", "resourceGroups")),),
         )
 

@@ -6,19 +6,19 @@ it can land on has (EML602, EML603, EML609), what a launcher is told against wha
 (EML607), and requests against limits of device-plugin resources (EML601).
 
 Silence policy: a number that is not a literal (a templated ``$GPUS``, ``$(VAR)`` Kubernetes
-cannot resolve from a literal env, ``auto``), an instance type that is not pinned
-(``landing().instance_types is None``) or a landing that is empty (EML702's business) makes a
-rule stay silent rather than guess.
+cannot resolve from a literal env, ``auto``) or an instance type that is not pinned
+(``landing().instance_types is None``) makes a rule stay silent rather than guess. When no
+NodePool of the run can take a pod (an empty landing: EML701/EML702 say why) the types the pod
+pins itself are used, because the pod can never run anywhere else; a resource none of the
+landing types offers at all is left to EML702.
 
-Launch commands are read through :func:`invocations`, which uses
-``eksmllint.launch.command.analyse_container`` when the launch package provides it and a small
-token scanner of this module otherwise (same :class:`~eksmllint.launch.model.Invocation` shape).
+Launch commands are read through :func:`invocations` (``eksmllint.launch.analyse_container``
+with the container's env, so ``$(VAR)`` resolves exactly as the kubelet resolves it).
 """
 
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Iterable, Iterator
@@ -26,12 +26,13 @@ from typing import Any, Iterable, Iterator
 from eksmllint.catalogue import InstanceType
 from eksmllint.checks.helpers import fmt_list
 from eksmllint.core.finding import DocPath, Fix, SetValue
-from eksmllint.launch.model import ArgPosition, Invocation, Option, Source, canonical_name, parse_int
+from eksmllint.launch.command import analyse_container, k8s_env
+from eksmllint.launch.model import Invocation, Option, canonical_name, parse_int
 from eksmllint.quantity import format_mib, parse_count, parse_quantity, to_mib
 from eksmllint.resource import Resource
 from eksmllint.scheduling import instance_types_for, pod_requirement_terms
 from eksmllint.workload import (
-    ACCELERATORS, DEVICE_PLUGIN_RESOURCES, EFA, GPU, NEURON, NEURONCORE, NEURONDEVICE,
+    ACCELERATORS, DEVICE_PLUGIN_RESOURCES, GPU, NEURON, NEURONCORE, NEURONDEVICE,
     Container, PodTemplate, Workload,
 )
 
@@ -209,18 +210,23 @@ def _fmt_qty(r: str, q: Decimal) -> str:
 # Launch commands
 # =============================================================================================
 def invocations(c: Container) -> list[Invocation]:
-    """Launcher invocations of container ``c`` (torchrun, deepspeed, mpirun ...)."""
+    """Launcher invocations of container ``c`` (torchrun, deepspeed, mpirun ...), with ``$(VAR)``
+    expanded from the container's literal env the way the kubelet does."""
     command, args = c.argv_lists()
-    try:
-        from eksmllint.launch.command import analyse_container  # type: ignore[attr-defined]
-    except ImportError:
-        analyse_container = None
-    if analyse_container is not None:
-        try:
-            return list(analyse_container(command, args, c.env))
-        except Exception:  # a launch-analysis bug must not hide this family's findings
-            pass
-    return scan_container(command, args, c.env)
+    if command is None and args is None:
+        return []
+    env = k8s_env([(str(e.get("name")), None if "valueFrom" in e else str(e.get("value", "") or ""))
+                   for e in c.env_list if isinstance(e.get("name"), str)])
+    return analyse_container(command, args, env)
+
+
+def is_per_node_launch(inv: Invocation) -> bool:
+    """A per-node launcher, also when mpirun starts it (``mpirun -N 1 torchrun ...``: the launch
+    analysis reports torchrun as mpirun's program there)."""
+    if inv.launcher in PER_NODE_LAUNCHERS:
+        return True
+    program = (inv.script or "").rsplit("/", 1)[-1]
+    return inv.launcher == "mpirun" and program in PER_NODE_LAUNCHERS
 
 
 def option(inv: Invocation, *names: str) -> Option | None:
@@ -267,140 +273,6 @@ def replace_flag_value(text: str, canonical: str, old: str, new: str) -> str | N
         return None
     m = matches[0]
     return text[: m.start()] + f"{m.group(1)}{m.group(2)}{m.group(3)}{new}{m.group(3)}" + text[m.end():]
-
-
-# --- fallback scanner -----------------------------------------------------------------------
-_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ash"})
-_SEPARATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")", "{", "}", "then", "do", "else", "fi", "done"})
-_WRAPPERS = frozenset({"exec", "env", "time", "nohup", "neuron_parallel_compile", "nsys", "numactl", "srun"})
-_K8S_VAR = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
-_SHELL_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
-_BOOLEAN = {
-    "torchrun": {"standalone", "m", "module", "no_python", "run_path", "use_env", "virtual_local_rank"},
-    "deepspeed": {"no_ssh_check", "no_local_rank", "force_multi", "elastic_training", "bind_cores_to_rank",
-                  "no_python", "module", "save_pid", "ssh", "no_ssh", "autotuning_run"},
-    "mpirun": {"allow_run_as_root", "oversubscribe", "nooversubscribe", "tag_output", "timestamp_output",
-               "display_map", "display_allocation", "report_bindings", "v", "verbose", "q", "quiet",
-               "noprefix", "use_hwthread_cpus", "bynode", "byslot", "bycore", "bysocket", "nolocal",
-               "merge_stderr_to_stdout", "genvall", "l", "prepend_rank", "print_rank_map",
-               "enable_recovery", "disable_recovery", "show_progress", "display_devel_map"},
-}
-_TWO_VALUES = {"mpirun": {"mca", "gmca", "genv"}}
-
-
-@dataclass(frozen=True)
-class _Tok:
-    text: str  # after Kubernetes $(VAR) expansion is *not* applied: as written, quotes removed
-    pos: ArgPosition
-
-
-def _launcher_at(toks: list[_Tok], k: int) -> tuple[str, int] | None:
-    """(launcher, index of its first option) when a launcher starts at ``toks[k]``."""
-    base = toks[k].text.rsplit("/", 1)[-1]
-    if base == "torchrun":
-        return "torchrun", k + 1
-    if base in ("deepspeed", "accelerate"):
-        if base == "accelerate":
-            return ("accelerate", k + 2) if k + 1 < len(toks) and toks[k + 1].text == "launch" else None
-        return "deepspeed", k + 1
-    if base in ("mpirun", "mpiexec", "mpiexec.hydra"):
-        return "mpirun", k + 1
-    if re.fullmatch(r"python[0-9.]*", base) and k + 2 < len(toks) and toks[k + 1].text == "-m" \
-            and toks[k + 2].text in ("torch.distributed.run", "torch.distributed.launch"):
-        return "torchrun", k + 3
-    return None
-
-
-def _resolve(text: str, env: dict[str, str | None], shell: bool, script: str) -> str | None:
-    """The literal value of ``text``: Kubernetes ``$(VAR)`` from literal env values, and in a
-    shell script ``$VAR``/``${VAR}`` from literal env when the script never assigns VAR."""
-    def k8s(m: re.Match) -> str:
-        v = env.get(m.group(1))
-        if v is None:
-            raise KeyError(m.group(1))
-        return v
-
-    try:
-        out = _K8S_VAR.sub(k8s, text)
-        if shell:
-            def sh(m: re.Match) -> str:
-                name = m.group(1) or m.group(2)
-                v = env.get(name)
-                if v is None or re.search(rf"(?<![\w$]){name}(\[[^\]]*\])?\+?=", script):
-                    raise KeyError(name)
-                return v
-            out = _SHELL_VAR.sub(sh, out)
-    except KeyError:
-        return None
-    return None if "$" in out or "`" in out else out
-
-
-def _parse_invocations(toks: list[_Tok], env: dict[str, str | None], kind: str, script: str) -> list[Invocation]:
-    out: list[Invocation] = []
-    k = 0
-    shell = kind == "shell"
-    while k < len(toks):
-        found = _launcher_at(toks, k)
-        if found is None:
-            k += 1
-            continue
-        launcher, j = found
-        options: dict[str, Option] = {}
-        booleans = _BOOLEAN.get(launcher, set())
-        while j < len(toks):
-            tok = toks[j]
-            if tok.text in _SEPARATORS:
-                break
-            if not tok.text.startswith("-") or tok.text in ("-", "--"):
-                break
-            name, eq, value = tok.text.partition("=")
-            canon = canonical_name(name)
-            vpos = tok.pos
-            if not eq:
-                value = None
-                if canon not in booleans and j + 1 < len(toks) and not toks[j + 1].text.startswith("-") \
-                        and toks[j + 1].text not in _SEPARATORS:
-                    j += 1
-                    value, vpos = toks[j].text, toks[j].pos
-                    if canon in _TWO_VALUES.get(launcher, set()) and j + 1 < len(toks):
-                        j += 1
-                        value = f"{value} {toks[j].text}"
-            resolved = _resolve(value, env, shell, script) if value is not None else None
-            options.setdefault(canon, Option(canon, value, tok.text, tok.pos, resolved, vpos))
-            j += 1
-        out.append(Invocation(launcher, options, None, {}, (), None, Source(kind, toks[k].pos, script)))
-        k = max(j, k + 1)  # the program after mpirun may itself be a launcher: keep scanning
-    return out
-
-
-def _script_tokens(script: str, pos: ArgPosition) -> list[_Tok]:
-    toks: list[_Tok] = []
-    lines = script.replace("\\\r\n", " ").replace("\\\n", " ").splitlines()
-    for no, line in enumerate(lines):
-        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")
-        lexer.whitespace_split = True
-        try:
-            words = list(lexer)
-        except ValueError:  # unbalanced quotes: fall back to whitespace words
-            words = line.split()
-        p = ArgPosition(pos.list_name, pos.index, no)
-        toks.extend(_Tok(w, p) for w in words)
-        toks.append(_Tok(";", p))
-    return toks
-
-
-def scan_container(command: list[str] | None, args: list[str] | None,
-                   env: dict[str, str | None]) -> list[Invocation]:
-    """A small, forgiving reader of a container's launch command (exec form or ``sh -c``)."""
-    items = [_Tok(s, ArgPosition("command", i)) for i, s in enumerate(command or [])]
-    items += [_Tok(s, ArgPosition("args", i)) for i, s in enumerate(args or [])]
-    for k, tok in enumerate(items[:-1]):
-        if tok.text.rsplit("/", 1)[-1] in _SHELLS and re.fullmatch(r"-[a-z]*c[a-z]*", items[k + 1].text):
-            if k + 2 < len(items):
-                script = items[k + 2]
-                return _parse_invocations(_script_tokens(script.text, script.pos), env, "shell", script.text)
-            return []
-    return _parse_invocations(items, env, "exec", " ".join(t.text for t in items))
 
 
 # =============================================================================================
@@ -484,11 +356,12 @@ def cpu_memory_exceeds_node(ctx, t: PodTemplate) -> Iterator:
         asked = _fmt_qty(r, req.total)
         if r == "memory":
             asked += f" ({to_mib(req.total):.0f}Mi)"
-        whose = f"container {req.container.name!r}" if len(t.containers) + len(t.init_containers) == 1 \
-            else "the pod"
+        alone = len(t.containers) + len(t.init_containers) == 1
+        whose = f"container {req.container.name!r}" if alone else "the pod"
+        share = "" if alone else f" (largest share: container {req.container.name!r})"
         yield ctx.report(
             t.resource, request_path(req.container, r),
-            f"{whose} requests {asked} {r} but at most {shown} is allocatable on {_names(biggest)} "
+            f"{whose} requests {asked} {r}{share} but at most {shown} is allocatable on {_names(biggest)} "
             "after kubelet and system reserves; the pod never schedules",
         )
 
@@ -498,14 +371,18 @@ def cpu_memory_exceeds_node(ctx, t: PodTemplate) -> Iterator:
 # =============================================================================================
 def per_node_devices(ctx, t: PodTemplate, c: Container) -> tuple[int, str] | None:
     """(processes one node should start, what they drive) for container ``c``: its GPUs, else its
-    NeuronCores. None when it has neither or the count is unknown."""
+    NeuronCores (with how they were counted). None when it has neither or the count is unknown."""
     gpus = c.count(GPU)
     if gpus:
         return gpus, GPU
     cores = neuron_cores_of(ctx, t, c)
-    if cores:
-        return cores, "NeuronCores"
-    return None
+    if not cores:
+        return None
+    devices = c.count(NEURON) + c.count(NEURONDEVICE)
+    if devices and cores != devices:
+        return cores, f"NeuronCores ({_neuron_summary(c)} x {cores // devices} cores per device)" \
+            if not c.count(NEURONCORE) else f"NeuronCores ({_neuron_summary(c)})"
+    return cores, "NeuronCores"
 
 
 def _nproc_options(inv: Invocation) -> Option | None:
@@ -548,8 +425,7 @@ def nproc_mismatch(ctx, resource: Resource) -> Iterator:
                 yield ctx.report(
                     resource, _option_path(c, opt),
                     f"{inv.launcher} {flag}={n} in container {c.name!r} but the container has "
-                    f"{have[0]} {have[1]}; each process drives one, so {abs(n - have[0])} "
-                    f"{'sit idle' if n < have[0] else 'have none'}",
+                    f"{have[0]} {have[1]}; each process drives one, so {_surplus(n, have[0])}",
                     fix=option_fix(c, opt, have[0], f"Set {flag} to {have[0]}"),
                 )
     if resource.kind == "PyTorchJob":
@@ -561,30 +437,32 @@ def _pytorchjob_nproc(ctx, w: Workload, explicit: set[int]) -> Iterator:
         n = _literal_int(w.resource.get(path))
         if n is None:
             continue  # absent, "auto", "gpu", "cpu" or templated
-        counts: dict[int, PodTemplate] = {}
+        counts: dict[int, tuple[PodTemplate, str]] = {}
         for t in w.templates:
             c = _main_container(t)
             if c is None or id(t) in explicit:
                 continue  # the command line's own --nproc_per_node wins over PET_NPROC_PER_NODE
             have = per_node_devices(ctx, t, c)
             if have is not None:
-                counts.setdefault(have[0], t)
+                counts.setdefault(have[0], (t, have[1]))
         wrong = {k: v for k, v in counts.items() if k != n}
         if not wrong:
             continue
-        have, t = next(iter(wrong.items()))
+        have, (t, what) = next(iter(wrong.items()))
         value: Any = str(have) if path[-1] == "nprocPerNode" else have
         fix = Fix(f"Set {path[-1]} to {have}", (SetValue(path, value),)) if len(counts) == 1 else None
         yield ctx.report(
             w.resource, path,
-            f"{path[-1]} is {n} but each {t.role} pod has {have} accelerators "
-            f"({_accel_summary(t)}); torchrun starts one process per accelerator",
+            f"{path[-1]} is {n} but each {t.role} pod has {have} {what}; torchrun starts one "
+            f"process per accelerator, so {_surplus(n, have)}",
             fix=fix,
         )
 
 
-def _accel_summary(t: PodTemplate) -> str:
-    return ", ".join(f"{n} {r}" for r, n in t.accelerators.items()) or "none"
+def _surplus(n: int, have: int) -> str:
+    if n < have:
+        return f"{have - n} sit idle"
+    return f"{n - have} processes have no device of their own"
 
 
 def _trainjob_nproc(ctx, resource: Resource) -> Iterator:
@@ -717,10 +595,11 @@ def nnodes_mismatch(ctx, w: Workload) -> Iterator:
                     continue
                 if n == expected:
                     continue
+                effect = "waits for nodes that never come" if n > expected else "closes before every pod joins"
                 yield ctx.report(
                     w.resource, path,
                     f"{flag}={n} in container {c.name!r} but the workload runs {expected} pods; "
-                    f"the rendezvous {'waits forever for pods that never come' if n > expected else 'closes before every pod joins'}",
+                    f"the rendezvous {effect}",
                     fix=option_fix(c, opt, expected, f"Set {flag} to {expected}"),
                 )
 
@@ -746,7 +625,7 @@ def mpi_slots_mismatch(ctx, w: Workload) -> Iterator:
     if slots is None or workers is None:
         return
     launches = [(c, inv) for c in (launcher.containers if launcher else []) for inv in invocations(c)]
-    per_node = any(inv.launcher in PER_NODE_LAUNCHERS for _, inv in launches)
+    per_node = any(is_per_node_launch(inv) for _, inv in launches)
     gpus = worker.device_count(GPU)
     intended = slots
     if gpus and not per_node and slots != gpus:
@@ -771,6 +650,8 @@ def mpi_slots_mismatch(ctx, w: Workload) -> Iterator:
         if n is None or n == expected:
             continue
         how = f"{workers} workers x {intended} slots" + (f" + {intended} on the launcher" if as_worker else "")
+        if intended != slots:
+            how += ", once slotsPerWorker matches the GPUs"
         yield ctx.report(
             r, _option_path(c, opt),
             f"mpirun -np {n} but the MPIJob offers {expected} slots ({how}); "
@@ -782,10 +663,6 @@ def mpi_slots_mismatch(ctx, w: Workload) -> Iterator:
 # =============================================================================================
 # EML607 nodepool-limit-too-small
 # =============================================================================================
-def _limit_quantity(r: str, value: Any) -> Decimal | None:
-    return parse_quantity(value)
-
-
 def nodepool_limit_too_small(ctx, pool_resource: Resource) -> Iterator:
     """A NodePool's ``spec.limits`` caps the capacity of the nodes it creates; a job whose pods can
     only land on this pool and request more in total can never fully start. Pod requests are a
@@ -799,7 +676,7 @@ def nodepool_limit_too_small(ctx, pool_resource: Resource) -> Iterator:
     for r in _NODEPOOL_LIMIT_RESOURCES:
         if r not in limits:
             continue
-        cap = _limit_quantity(r, limits[r])
+        cap = parse_quantity(limits[r])
         if cap is None:
             continue
         worst: tuple[Decimal, Workload, str] | None = None
@@ -818,7 +695,7 @@ def nodepool_limit_too_small(ctx, pool_resource: Resource) -> Iterator:
                 if each <= 0:
                     continue
                 need += each * t.replicas
-                parts.append(f"{t.replicas} {t.role} x {_fmt_qty(r, each)}")
+                parts.append(f"{t.replicas} {t.role} pods x {_fmt_qty(r, each)}")
             if need > cap and (worst is None or need > worst[0]):
                 worst = (need, w, " + ".join(parts))
         if worst is None:

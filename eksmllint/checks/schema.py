@@ -133,10 +133,33 @@ def schema_invalid(ctx, r: Resource):
 
 
 def _status(api: str, kind: str, target: str):
+    """The deprecation entry that speaks for this object, if any.
+
+    A table entry may cover every kind of an apiVersion (``slinky.slurm.net/v1alpha1``). It does
+    not speak for a kind the API group never had: ``SlurmCluster`` is not "deprecated", it does
+    not exist, and EML004 says so (mentioning the deprecation)."""
+    try:
+        st = api_status(api, kind, target)
+        if st is None or kind in _modelled_kinds(_group(api)) or not _modelled_kinds(_group(api)):
+            return st
+        return None if api_status(api, _PROBE_KIND, target) is not None else st
+    except ValueError:
+        return None
+
+
+_PROBE_KIND = "\x00no-such-kind"
+
+
+def _raw_status(api: str, kind: str, target: str):
     try:
         return api_status(api, kind, target)
     except ValueError:
         return None
+
+
+@lru_cache(maxsize=None)
+def _modelled_kinds(group: str) -> frozenset[str]:
+    return frozenset(k for a, k in KNOWN_CRD_KINDS if _group(a) == group)
 
 
 # --- EML003 api-deprecated ------------------------------------------------------------------
@@ -160,7 +183,7 @@ def api_deprecated(ctx, r: Resource):
         move = st.replacement + (f" {st.replacement_kind}" if st.replacement_kind else "")
         head += f"; move to {move}"
     note = st.note.strip().rstrip(".")
-    message = f"{head}: {note[:1].lower()}{note[1:]}" if note else head
+    message = f"{head}; {note}" if note else head
     fix = None
     if st.mechanical and st.replacement and not st.replacement_kind:
         fix = Fix(f"Change apiVersion to {st.replacement}", (SetValue(("apiVersion",), st.replacement),))
@@ -187,14 +210,19 @@ def unknown_kind(ctx, r: Resource):
     group = _group(api)
     if group in core_groups() or _ignored(group, ctx.options.get("ignore-groups")):
         return
-    modelled = {k for a, k in KNOWN_CRD_KINDS if _group(a) == group}
+    modelled = _modelled_kinds(group)
+    deprecated = _raw_status(api, kind, ctx.run.settings.kubernetes_version)
     if modelled:
         same = {k for a, k in KNOWN_CRD_KINDS if a == api}
         known = sorted(same or modelled)
-        hint = _did_you_mean(kind, set(known))
-        message = (f"eksmllint has no model for {kind} in {api}{hint}; it knows {', '.join(known[:8])}"
-                   f"{' ...' if len(known) > 8 else ''} there, so this object is loaded into the graph "
-                   "but not validated")
+        notes = [f"it models {', '.join(known[:8])}{' ...' if len(known) > 8 else ''} there"]
+        close = difflib.get_close_matches(kind, known, n=1, cutoff=0.6)
+        if close:
+            notes.append(f"did you mean {close[0]}?")
+        if deprecated is not None and deprecated.replacement:
+            notes.append(f"{api} itself is {deprecated.state}, use {deprecated.replacement}")
+        message = (f"eksmllint has no model for {kind} in {api} ({'; '.join(notes)}), so this object is "
+                   "loaded into the graph but not validated")
     else:
         message = (f"eksmllint has no model for {api} {kind}; it is loaded into the graph but its "
                    "fields are not validated")

@@ -113,7 +113,7 @@ class _Spec:
         return self.aliases.get(c, c)
 
     def kind(self, canon: str) -> str | None:
-        if canon in self.values or canon.startswith(self.value_prefixes or ("\0",)):
+        if canon in self.values or (self.value_prefixes and canon.startswith(self.value_prefixes)):
             return "value"
         if canon in self.flags:
             return "flag"
@@ -195,6 +195,9 @@ _PYTHON_RE = re.compile(r"python(\d+(\.\d+)?)?[mtu]?$")
 _TORCHRUN_MODULES = frozenset({"torch.distributed.run", "torch.distributed.launch"})
 _DEEPSPEED_MODULES = frozenset({"deepspeed.launcher.runner", "deepspeed"})
 _ACCELERATE_MODULES = frozenset({"accelerate.commands.launch"})
+# ``python -m MODULE`` tools that are not training programs
+_TOOL_MODULES = frozenset({"pip", "venv", "ensurepip", "virtualenv", "http.server", "json.tool", "site", "pydoc", "compileall", "zipfile", "tarfile", "timeit"})
+_MPI4PY = frozenset({"mpi4py", "mpi4py.futures"})  # ``python -m mpi4py script.py`` runs the script
 _MPIRUN_NAMES = frozenset({"mpirun", "mpiexec", "orterun", "mpiexec.hydra", "prterun", "oshrun"})
 _PROGRAMS = frozenset({"torchrun", "deepspeed", "accelerate", "srun", "mpirun", "mpiexec", "env"}) | _SHELLS
 _NUMBER_RE = re.compile(r"-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?")
@@ -417,6 +420,10 @@ def _program_of(args: Sequence[Arg], i: int) -> tuple[str | None, bool, ArgPosit
     base = posixpath.basename(a.text)
     if _PYTHON_RE.match(base) and not a.opaque:
         kind, j, mod = _python_opts(args, i + 1)
+        if kind == "module" and mod is not None and mod.text in _MPI4PY and j < len(args):
+            k = _skip_wrapper_options(args, j, frozenset())
+            if k < len(args):
+                return args[k].text, False, args[k].position, k + 1
         if kind == "module" and mod is not None:
             return mod.text, True, mod.position, j
         if kind == "script":
@@ -450,6 +457,8 @@ def _skip_wrapper_options(args: Sequence[Arg], i: int, with_value: frozenset[str
 class _Analyser:
     def __init__(self, ctx: AnalysisContext) -> None:
         self.ctx = ctx
+        # index (in the args last passed to analyse) of a program that is no launcher
+        self.stopped_at: int | None = None
 
     def source(self, a: Arg) -> Source:
         return Source(self.ctx.kind, a.position, self.ctx.text)
@@ -571,12 +580,18 @@ class _Analyser:
                 outer = _Launch(list(st.wrappers), st.srun, dict(st.env))
                 st.srun = SrunInfo(opts, a.position)
                 st.wrappers.append("srun")
+                self.stopped_at = None
                 inner = self.analyse(args[j:], st)
                 if inner:
                     return inner
-                # srun running something that is not a launcher: record it as an srun step
-                return [self.make("srun", a, "srun", opts, _program_of(args, j), args, outer)]
+                if self.stopped_at is None:
+                    return []
+                # srun running a program that is no launcher: record it as an srun step
+                return [self.make("srun", a, "srun", opts, _program_of(args, j + self.stopped_at), args, outer)]
             if base in _SHELLS:
+                if not self._has_c(args, i):
+                    self.stopped_at = i  # ``bash script.sh``: a program we cannot see
+                    return []
                 return self._shell(args, i, st)
             if _PYTHON_RE.match(base):
                 return self._python(args, i, st, program_head=a)
@@ -590,6 +605,7 @@ class _Analyser:
                 return [self._accelerate(args, i + 2, st, a, f"{t} launch")]
             if base == "accelerate-launch":
                 return [self._accelerate(args, i + 1, st, a, t)]
+            self.stopped_at = i
             return []
         return []
 
@@ -634,6 +650,16 @@ class _Analyser:
                 continue
             i += 2 if t in ("-p", "-w") else 1
         return i
+
+    @staticmethod
+    def _has_c(args: Sequence[Arg], i: int) -> bool:
+        for a in args[i + 1:]:
+            t = a.text
+            if a.opaque or not t.startswith(("-", "+")) or len(t) < 2 or t == "--":
+                return False
+            if not t.startswith("--") and "c" in t[1:]:
+                return True
+        return False
 
     def _shell(self, args: Sequence[Arg], i: int, st: _Launch) -> list[Invocation]:
         """``bash [-lxe] -c SCRIPT``: analyse the script's commands."""
@@ -714,11 +740,13 @@ class _Analyser:
                 return [self._deepspeed(args, j, st, head, written)]
             if module in _ACCELERATE_MODULES:
                 return [self._accelerate(args, j, st, head, written)]
-            if module in ("mpi4py", "mpi4py.futures"):
+            if module in _MPI4PY:
                 st.wrappers.append(f"python -m {module}")
                 k = _skip_wrapper_options(args, j, frozenset())
                 if k < len(args):
                     return [self.make("python", head, written, {}, (args[k].text, False, args[k].position, k + 1), args, st)]
+                return []
+            if module in _TOOL_MODULES:
                 return []
             return [self.make("python", head, written, {}, (module, True, mod.position, j), args, st)]
         if kind == "script" and j < len(args):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
 
 __all__ = ["DeepSpeedConfig", "DeepSpeedError", "parse_deepspeed", "looks_like_deepspeed"]
 
@@ -61,8 +61,17 @@ class DeepSpeedConfig(_Lenient):
     gradient_accumulation_steps: int | Auto | None = None
     gradient_clipping: float | Auto | None = None
 
-    filename: str = Field(default="", exclude=True)
-    key_lines: dict[str, int] = Field(default_factory=dict, exclude=True)
+    _filename: str = PrivateAttr(default="")
+    _key_lines: dict[str, int] = PrivateAttr(default_factory=dict)
+
+    @property
+    def filename(self) -> str:
+        return self._filename
+
+    @property
+    def key_lines(self) -> dict[str, int]:
+        """Dotted key path (``zero_optimization.stage``) -> 1-based line."""
+        return self._key_lines
 
     # -- helpers ---------------------------------------------------------------
     def precision(self) -> set[str]:
@@ -284,7 +293,7 @@ def parse_deepspeed(text: str, filename: str = "") -> DeepSpeedConfig | DeepSpee
     obj, lines = loaded
     if not isinstance(obj, dict):
         return DeepSpeedError(filename, "a DeepSpeed config must be a mapping (JSON object)", 1, 1)
-    data = {str(k): v for k, v in obj.items() if k not in ("filename", "key_lines")}
+    data = {str(k): v for k, v in obj.items()}
     try:
         cfg = DeepSpeedConfig.model_validate(data)
     except ValidationError as exc:
@@ -299,8 +308,8 @@ def parse_deepspeed(text: str, filename: str = "") -> DeepSpeedConfig | DeepSpee
         )
     except (RecursionError, ValueError, TypeError) as exc:
         return DeepSpeedError(filename, f"invalid config: {exc}")
-    cfg.filename = filename
-    cfg.key_lines = lines
+    cfg._filename = filename
+    cfg._key_lines = lines
     return cfg
 
 

@@ -17,9 +17,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Literal
-
-ListName = Literal["command", "args", "script"]
 
 _INT_RE = re.compile(r"[+-]?\d+")
 _TRUE = frozenset({"", "true", "1", "yes", "y", "on"})

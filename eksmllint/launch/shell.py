@@ -660,12 +660,15 @@ class ShellState:
         return ShellState(dict(self.vars), set(self.exported), self.protected)
 
     def assign(self, name: str, value: VarValue, conditional: bool, is_array: bool = False) -> None:
+        del is_array  # arrays and scalars merge alike (kept for call-site clarity)
         if conditional:
             old = self.vars.get(name)
             if old is None:
-                # arrays cannot come from the environment, so an unset array is empty
-                old = KnownArray(()) if is_array else Unknown(False)
-            if old != value:
+                # First assignment is conditional (typically if/else branches).  The value
+                # stays unknown, but it counts as option-like when what the script assigns
+                # is: ``FLAG="-x NCCL_DEBUG=INFO"`` / ``FLAG=""`` in two branches.
+                value = Unknown(_value_option_like(value))
+            elif old != value:
                 value = Unknown(_value_option_like(old) and _value_option_like(value))
         self.vars[name] = value
 
@@ -1097,6 +1100,7 @@ def walk_script(
     ``make_pos`` turns a 0-based line of ``text`` into an ArgPosition; with ``index_args``
     each argument's ``index`` is set to its index within its command (Slurm scripts),
     otherwise the factory's index is kept (the container list item holding the script)."""
+    text = text.replace("\r\n", "\n")  # CRLF scripts: same lines, no stray \r in words
     tokens, errors, _ = lex(text)
     log = assignments if assignments is not None else []
     out: list[CommandLine] = []

@@ -1,0 +1,25 @@
+"""The autofix engine: apply rules' :class:`~eksmllint.core.finding.Fix` data to manifests.
+
+- :func:`fix_text` / :func:`fix_sources`: the fixed-point loop (lint, apply non-conflicting
+  fixes, re-lint) in memory;
+- :func:`apply_fix`: one fix spliced into text, byte-identical outside the edited node, verified;
+- :func:`to_json_patch`: the same fix as an RFC 6902 JSON Patch (admission webhook);
+- :mod:`eksmllint.fix.writer`: atomic writes; :mod:`eksmllint.fix.cli`: ``eksmllint fix``.
+"""
+
+from eksmllint.fix.apply import apply_fix, select_fixes
+from eksmllint.fix.engine import FileOutcome, FixReport, FixSource, fix_sources, fix_text
+from eksmllint.fix.jsonpatch import to_json_patch
+from eksmllint.fix.spans import FixError
+
+__all__ = [
+    "FileOutcome",
+    "FixError",
+    "FixReport",
+    "FixSource",
+    "apply_fix",
+    "fix_sources",
+    "fix_text",
+    "select_fixes",
+    "to_json_patch",
+]

@@ -1,0 +1,354 @@
+"""Unit tests for the 1xx EFA rules and the EML002-EML004 schema rules beyond their fixtures:
+severities, fix operations and values, option handling, and the boundaries of each check."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from eksmllint.checks.efa import allowed_capacity, transport_conflict
+from eksmllint.config import parse_config
+from eksmllint.core.engine import lint_text
+from eksmllint.core.finding import Applicability, SetValue, Severity
+
+
+def lint(text: str, *codes: str, **cfg):
+    data = {"select": list(codes)} | cfg
+    result = lint_text(textwrap.dedent(text), parse_config(data, "test"), name="m.yaml")
+    crashes = [f for f in result.findings if f.code in ("EML000", "EML001")]
+    assert not crashes, crashes
+    return [f for f in result.active if f.code in codes]
+
+
+ON_DEMAND = 'operator: In\n          values: ["on-demand"]'
+
+
+def pool(name="gpu", types=("p4d.24xlarge",), zones=("us-west-2a",), capacity=ON_DEMAND,
+         extra_reqs="", taints="", node_class="gpu"):
+    reqs = f"""
+        - key: node.kubernetes.io/instance-type
+          operator: In
+          values: [{", ".join(types)}]"""
+    if capacity is not None:
+        reqs += f"""
+        - key: karpenter.sh/capacity-type
+          {capacity}"""
+    if zones:
+        reqs += f"""
+        - key: topology.kubernetes.io/zone
+          operator: In
+          values: [{", ".join(zones)}]"""
+    reqs += extra_reqs
+    return f"""
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: {name}
+spec:
+  template:
+    spec:
+      requirements:{reqs}
+      nodeClassRef:
+        group: karpenter.k8s.aws
+        kind: EC2NodeClass
+        name: {node_class}
+{taints}
+"""
+
+
+def pytorchjob(replicas=2, gpus=8, efa=None, selector="", env="", requests=""):
+    efa_line = f"\n                  vpc.amazonaws.com/efa: {efa}" if efa is not None else ""
+    return f"""
+---
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: job
+  namespace: ml
+spec:
+  pytorchReplicaSpecs:
+    Worker:
+      replicas: {replicas}
+      template:
+        spec:{selector}
+          containers:
+            - name: pytorch
+              image: pytorch:2.3.0{env}
+              resources:{requests}
+                limits:
+                  nvidia.com/gpu: {gpus}{efa_line}
+"""
+
+
+def _ops(finding):
+    return finding.fix.ops if finding.fix else ()
+
+
+# --- EML101 ---------------------------------------------------------------------------------
+
+
+def test_efa_multi_az_fix_pins_first_zone_unsafely():
+    found = lint(pool(zones=("us-west-2b", "us-west-2a")) + pytorchjob(efa=4), "EML101")
+    assert len(found) == 1
+    fix = found[0].fix
+    assert fix.applicability is Applicability.UNSAFE
+    assert fix.ops == (SetValue(("spec", "template", "spec", "requirements", 2, "values"), ["us-west-2b"]),)
+
+
+def test_efa_multi_az_silent_without_efa_pods_or_with_pod_zone_pin():
+    assert not lint(pool(zones=()) + pytorchjob(efa=None), "EML101")
+    assert not lint(pool(zones=()) + pytorchjob(replicas=1, efa=4), "EML101")  # one pod, one node
+    selector = """
+          nodeSelector:
+            topology.kubernetes.io/zone: us-west-2a"""
+    assert not lint(pool(zones=("us-west-2a", "us-west-2b")) + pytorchjob(efa=4, selector=selector), "EML101")
+
+
+def test_efa_multi_az_no_fix_when_no_zone_listed():
+    found = lint(pool(zones=()) + pytorchjob(efa=4), "EML101")
+    assert len(found) == 1 and found[0].fix is None
+    assert "does not pin a zone" in found[0].message
+
+
+def test_efa_multi_az_ignores_pool_without_the_pods_accelerators():
+    # A CPU pool (instance-category c/m) cannot give a GPU pod its GPUs, so it is not "serving" it.
+    cpu = pool(name="cpu", types=(), zones=(), extra_reqs="""
+        - key: karpenter.k8s.aws/instance-category
+          operator: In
+          values: [c, m]""").replace("""
+        - key: node.kubernetes.io/instance-type
+          operator: In
+          values: []""", "")
+    assert not lint(cpu + pytorchjob(efa=4), "EML101")
+
+
+# --- EML102 ---------------------------------------------------------------------------------
+
+
+def test_efa_over_request_sets_min_instance_maximum_in_limits_and_requests():
+    requests = """
+                requests:
+                  nvidia.com/gpu: 8
+                  vpc.amazonaws.com/efa: 32"""
+    found = lint(pool(types=("p4d.24xlarge", "p5.48xlarge")) + pytorchjob(efa=40, requests=requests), "EML102")
+    assert len(found) == 1 and "at most 32" in found[0].message
+    c = ("spec", "pytorchReplicaSpecs", "Worker", "template", "spec", "containers", 0, "resources")
+    assert set(_ops(found[0])) == {SetValue(c + ("limits", "vpc.amazonaws.com/efa"), 4),
+                                   SetValue(c + ("requests", "vpc.amazonaws.com/efa"), 4)}
+
+
+def test_efa_over_request_silent_when_it_fits_or_types_unknown():
+    assert not lint(pool() + pytorchjob(efa=4), "EML102")
+    assert not lint(pytorchjob(efa=64), "EML102")  # nothing pins the instance type
+
+
+def test_efa_over_request_on_types_without_efa_has_no_fix():
+    found = lint(pool(types=("g5.12xlarge",)) + pytorchjob(gpus=4, efa=2), "EML102")
+    assert len(found) == 1 and "at most 1" in found[0].message and [op.value for op in _ops(found[0])] == [1]
+    found = lint(pool(types=("g5.4xlarge",)) + pytorchjob(gpus=1, efa=1), "EML102")
+    assert len(found) == 1 and found[0].fix is None and "none of the instance types" in found[0].message
+
+
+# --- EML103 ---------------------------------------------------------------------------------
+
+
+def test_efa_not_requested_fix_uses_instance_maximum():
+    found = lint(pool(types=("p5.48xlarge",)) + pytorchjob(), "EML103")
+    assert len(found) == 1
+    path = ("spec", "pytorchReplicaSpecs", "Worker", "template", "spec", "containers", 0, "resources",
+            "limits", "vpc.amazonaws.com/efa")
+    assert _ops(found[0]) == (SetValue(path, 32),)
+
+
+def test_efa_not_requested_adds_requests_when_device_requests_exist():
+    requests = """
+                requests:
+                  nvidia.com/gpu: 8"""
+    found = lint(pool() + pytorchjob(requests=requests), "EML103")
+    assert [op.path[-2] for op in _ops(found[0])] == ["limits", "requests"]
+    assert all(op.value == 4 for op in _ops(found[0]))
+
+
+def test_efa_not_requested_partial_node_share():
+    # 2 of 8 GPUs on p4d (4 EFAs): one EFA per pod keeps four pods per node.
+    found = lint(pool() + pytorchjob(replicas=4, gpus=2), "EML103")
+    assert [op.value for op in _ops(found[0])] == [1]
+    # 1 of 4 GPUs on g5.12xlarge (1 EFA): any EFA request would change the packing, so no fix.
+    found = lint(pool(types=("g5.12xlarge",)) + pytorchjob(replicas=8, gpus=1), "EML103")
+    assert len(found) == 1 and found[0].fix is None
+
+
+def test_efa_not_requested_silent_cases():
+    assert not lint(pool() + pytorchjob(replicas=1), "EML103")  # single pod
+    assert not lint(pool() + pytorchjob(efa=4), "EML103")
+    assert not lint(pool(types=("p4d.24xlarge", "g5.2xlarge")) + pytorchjob(gpus=1), "EML103")  # g5.2xlarge: no EFA
+    assert not lint(pytorchjob(), "EML103")  # landing unknown
+
+
+# --- EML104 ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name,value,conflict", [
+    ("FI_PROVIDER", "efa", False),
+    ("FI_PROVIDER", "efa,tcp", False),
+    ("FI_PROVIDER", "tcp", True),
+    ("FI_PROVIDER", "^efa", True),
+    ("FI_PROVIDER", "^tcp", False),
+    ("FI_PROVIDER", "", False),
+    ("NCCL_NET", "Socket", True),
+    ("NCCL_NET", "IB", True),
+    ("NCCL_NET", "AWS Libfabric", False),
+    ("NCCL_NET_PLUGIN", "none", True),
+    ("NCCL_NET_PLUGIN", "aws-ofi-nccl", False),
+])
+def test_transport_conflict(name, value, conflict):
+    assert (transport_conflict(name, value) is not None) is conflict
+
+
+def test_efa_env_conflict_only_with_efa_requested():
+    env = """
+              env:
+                - name: NCCL_NET
+                  value: Socket"""
+    assert len(lint(pytorchjob(efa=4, env=env), "EML104")) == 1
+    assert not lint(pytorchjob(env=env), "EML104")
+
+
+def test_efa_env_conflict_reads_genv_and_value_from_is_ignored():
+    text = pytorchjob(efa=4, env="""
+              command: ["mpirun", "-genv", "FI_PROVIDER", "sockets", "python", "t.py"]
+              env:
+                - name: NCCL_NET
+                  valueFrom:
+                    configMapKeyRef: {name: nccl, key: net}""")
+    found = lint(text, "EML104")
+    assert len(found) == 1 and "FI_PROVIDER=sockets" in found[0].message
+    assert found[0].location.path[-2:] == ("command", 3)
+
+
+# --- EML105 ---------------------------------------------------------------------------------
+
+
+def plugin(node_selector="", tolerations=""):
+    return f"""
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: efa-plugin
+  namespace: kube-system
+spec:
+  selector:
+    matchLabels: {{name: efa}}
+  template:
+    metadata:
+      labels: {{name: efa}}
+    spec:{node_selector}{tolerations}
+      containers:
+        - name: plugin
+          image: 602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/aws-efa-k8s-device-plugin:v0.5.6
+"""
+
+
+def test_device_plugin_coverage_without_nodepools_compares_pinned_types():
+    selector = """
+          nodeSelector:
+            node.kubernetes.io/instance-type: p4de.24xlarge"""
+    ds = plugin(node_selector="""
+      nodeSelector:
+        node.kubernetes.io/instance-type: p4d.24xlarge""")
+    found = lint(ds + pytorchjob(efa=4, selector=selector), "EML105")
+    assert len(found) == 1 and "p4de.24xlarge" in found[0].message
+    assert not lint(plugin() + pytorchjob(efa=4, selector=selector), "EML105")  # plugin runs everywhere
+
+
+def test_device_plugin_coverage_needs_a_plugin_and_checks_taints():
+    taints = """
+      taints:
+        - key: dedicated
+          value: ml
+          effect: NoSchedule"""
+    tol = """
+          tolerations:
+            - {key: dedicated, operator: Exists}"""
+    job = pytorchjob(efa=4, selector=tol)
+    assert not lint(pool(taints=taints) + job, "EML105")  # no plugin DaemonSet in the run
+    found = lint(pool(taints=taints) + job + plugin(), "EML105")
+    assert len(found) == 1 and "dedicated=ml:NoSchedule" in found[0].message
+    ok = plugin(tolerations="""
+      tolerations:
+        - operator: Exists""")
+    assert not lint(pool(taints=taints) + job + ok, "EML105")
+
+
+# --- EML106 ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("reqs,expected", [
+    ([], None),
+    ([("karpenter.sh/capacity-type", "In", ("spot", "on-demand"))], {"spot", "on-demand"}),
+    ([("karpenter.sh/capacity-type", "NotIn", ("spot",))], {"on-demand", "reserved"}),
+    ([("karpenter.sh/capacity-type", "Exists", ())], {"on-demand", "reserved", "spot"}),
+])
+def test_allowed_capacity(reqs, expected):
+    assert allowed_capacity(reqs, None) == expected
+
+
+def test_spot_for_collective_cases():
+    spot = 'operator: In\n          values: ["spot", "on-demand"]'
+    found = lint(pool(capacity=spot) + pytorchjob(efa=4), "EML106")
+    assert len(found) == 1 and found[0].fix.applicability is Applicability.UNSAFE
+    assert _ops(found[0]) == (SetValue(("spec", "template", "spec", "requirements", 1, "values"), ["on-demand"]),)
+    exists = lint(pool(capacity="operator: Exists") + pytorchjob(efa=4), "EML106")
+    assert [op.value for op in _ops(exists[0])] == ["In", ["reserved", "on-demand"]]
+    assert not lint(pool(capacity=None) + pytorchjob(efa=4), "EML106")  # Karpenter default: on-demand
+    assert not lint(pool(capacity=spot) + pytorchjob(replicas=1, efa=4), "EML106")  # not multi-node
+    on_demand = """
+          nodeSelector:
+            karpenter.sh/capacity-type: on-demand"""
+    assert not lint(pool(capacity=spot) + pytorchjob(efa=4, selector=on_demand), "EML106")
+
+
+# --- EML002 / EML003 / EML004 ---------------------------------------------------------------
+
+
+def test_api_deprecated_severity_and_fix():
+    removed = lint("apiVersion: batch/v1beta1\nkind: CronJob\nmetadata: {name: a}\n", "EML003")
+    assert removed[0].severity is Severity.ERROR
+    assert _ops(removed[0]) == (SetValue(("apiVersion",), "batch/v1"),)
+    pdb = lint("apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: a}\n", "EML003")
+    assert pdb[0].severity is Severity.ERROR and pdb[0].fix is None  # not a pure rename
+    mpi = lint("apiVersion: kubeflow.org/v1\nkind: MPIJob\nmetadata: {name: a}\n", "EML003")
+    assert mpi[0].severity is Severity.WARNING and mpi[0].fix is None
+    # Karpenter v1beta1 is served up to Kubernetes 1.31 (Karpenter 1.0), not from 1.32.
+    np = "apiVersion: karpenter.sh/v1beta1\nkind: NodePool\nmetadata: {name: a}\n"
+    assert lint(np, "EML003", **{"kubernetes-version": "1.31"})[0].severity is Severity.WARNING
+    assert lint(np, "EML003", **{"kubernetes-version": "1.32"})[0].severity is Severity.ERROR
+
+
+def test_schema_rules_give_one_verdict_per_object():
+    codes = ("EML002", "EML003", "EML004")
+    removed = lint("apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: a}\n", *codes)
+    assert [f.code for f in removed] == ["EML003"]
+    invented = lint("apiVersion: slinky.slurm.net/v1alpha1\nkind: SlurmCluster\nmetadata: {name: a}\n", *codes)
+    assert [f.code for f in invented] == ["EML004"] and "deprecated" in invented[0].message
+    typo = lint("apiVersion: v1\nkind: ConfigMapp\nmetadata: {name: a}\n", *codes)
+    assert [f.code for f in typo] == ["EML002"] and "did you mean ConfigMap" in typo[0].message
+
+
+def test_schema_invalid_missing_api_version_and_out_of_range_version():
+    found = lint("kind: ConfigMap\nmetadata: {name: a}\n", "EML002")
+    assert len(found) == 1 and "no apiVersion" in found[0].message
+    old = lint("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\nbogus: 1\n", "EML002",
+               **{"kubernetes-version": "1.20"})
+    assert len(old) == 1 and "bogus" in old[0].message  # validated against the nearest bundled schema
+
+
+def test_unknown_kind_ignore_groups_option():
+    argo = "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a}\n"
+    assert not lint(argo, "EML004")
+    found = lint(argo, "EML004", rules={"EML004": {"ignore-groups": []}})
+    assert len(found) == 1 and found[0].severity is Severity.INFO
+

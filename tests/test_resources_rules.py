@@ -1,0 +1,320 @@
+"""Family 6xx (accelerator and resource math): fix round-trips, edge cases and silence rules.
+
+The fixture tests prove each rule fires on its bad example; these tests pin down what the
+fixtures cannot show: that every safe fix, applied by the real fixer, makes the finding go
+away with the value computed from facts, and that unknown facts keep the rules silent.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from decimal import Decimal
+
+import pytest
+import yaml
+
+from eksmllint.checks.resources import pod_request, replace_flag_value
+from eksmllint.config import Config
+from eksmllint.core.engine import lint_text
+from eksmllint.fix import fix_text
+from eksmllint.paths import rule_fixtures_dir
+
+CODES = [f"EML60{i}" for i in range(1, 10)]
+FIXABLE = ["EML601", "EML604", "EML605", "EML606", "EML608"]
+
+
+def lint(text: str, code: str):
+    result = lint_text(textwrap.dedent(text), Config(select=(code,)))
+    return [f for f in result.active if f.code == code]
+
+
+def fixture_bad(code: str) -> str:
+    (case,) = [d for d in rule_fixtures_dir().iterdir() if d.name.startswith(code + "-")]
+    return (case / "bad.yaml").read_text(encoding="utf-8")
+
+
+def pytorchjob(container: str, *, worker_replicas: int = 1, spec_extra: str = "", pod_extra: str = "") -> str:
+    """A PyTorchJob with one Worker template; ``container`` is the YAML of its container body."""
+    body = textwrap.indent(textwrap.dedent(container).strip(), " " * 14)
+    extra = textwrap.indent(textwrap.dedent(spec_extra).strip(), "  ") if spec_extra else ""
+    pod = textwrap.indent(textwrap.dedent(pod_extra).strip(), " " * 10) if pod_extra else ""
+    return (
+        "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: j\n  namespace: t\nspec:\n"
+        + (extra + "\n" if extra else "")
+        + "  pytorchReplicaSpecs:\n    Worker:\n"
+        + f"      replicas: {worker_replicas}\n      template:\n        spec:\n"
+        + (pod + "\n" if pod else "")
+        + "          containers:\n            - name: pytorch\n              image: img:1.0\n"
+        + body + "\n"
+    )
+
+
+# --- fixes, applied by the real fixer ---------------------------------------------------------
+@pytest.mark.parametrize("code", FIXABLE)
+def test_safe_fixes_remove_the_finding(code):
+    before = lint_text(fixture_bad(code), Config(select=(code,)))
+    fixable = [f for f in before.active if f.code == code and f.fix is not None]
+    assert fixable, f"{code} bad fixture offers no fix"
+    out = fix_text(fixture_bad(code), Config(select=(code,)), name="bad.yaml")
+    assert out.fixed is not None and out.fixed != out.original, out.error or out.failed
+    after = [f for f in lint_text(out.fixed, Config(select=(code,))).active if f.code == code]
+    assert len(after) == len([f for f in before.active if f.code == code]) - len(fixable)
+
+
+def test_eml601_copies_request_into_limits():
+    out = fix_text(fixture_bad("EML601"), Config(select=("EML601",)), name="bad.yaml")
+    docs = list(yaml.safe_load_all(out.fixed))
+    res = docs[0]["spec"]["template"]["spec"]["containers"][0]["resources"]
+    assert res["limits"]["nvidia.com/gpu"] == res["requests"]["nvidia.com/gpu"] == 1
+    assert res["limits"]["vpc.amazonaws.com/efa"] == 1
+
+
+def test_eml604_fix_values_come_from_the_pod():
+    out = fix_text(fixture_bad("EML604"), Config(select=("EML604",)), name="bad.yaml")
+    docs = list(yaml.safe_load_all(out.fixed))
+    assert docs[0]["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["command"][1] \
+        == "--nproc_per_node=8"  # the --flag= form is kept
+    assert docs[1]["spec"]["nprocPerNode"] == "4"  # a string field stays a string
+    assert docs[2]["spec"]["template"]["spec"]["containers"][0]["command"][2] == "4"
+    script = docs[3]["spec"]["template"]["spec"]["containers"][0]["command"][2]
+    assert "torchrun --nproc_per_node 32 train_llama.py" in script  # 16 devices x 2 cores
+    assert docs[4]["spec"]["trainer"]["numProcPerNode"] == 8
+
+
+def test_eml606_fix_uses_the_corrected_slot_count():
+    out = fix_text(fixture_bad("EML606"), Config(select=("EML606",)), name="bad.yaml")
+    docs = list(yaml.safe_load_all(out.fixed))
+    assert docs[0]["spec"]["slotsPerWorker"] == 8
+    assert docs[0]["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["command"][3] == "16"
+    assert docs[1]["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["command"][3] == "12"
+
+
+def test_replace_flag_value_spellings_and_ambiguity():
+    assert replace_flag_value("torchrun --nproc-per-node=8 x", "nproc_per_node", "8", "4") == \
+        "torchrun --nproc-per-node=4 x"
+    assert replace_flag_value("torchrun --nproc_per_node '8' x", "nproc_per_node", "8", "4") == \
+        "torchrun --nproc_per_node '4' x"
+    two = "torchrun --nnodes=2 a.py\ntorchrun --nnodes=2 b.py"
+    assert replace_flag_value(two, "nnodes", "2", "4") is None  # which one? no fix
+    assert replace_flag_value("torchrun --nnodes=2:4 x", "nnodes", "2", "3") is None
+
+
+# --- EML601 -----------------------------------------------------------------------------------
+def test_eml601_equal_counts_in_other_spellings_are_fine():
+    text = pytorchjob("""
+        resources:
+          requests: {nvidia.com/gpu: "2"}
+          limits: {nvidia.com/gpu: 2}
+    """)
+    assert lint(text, "EML601") == []
+
+
+def test_eml601_templated_values_are_not_compared():
+    text = pytorchjob("""
+        resources:
+          requests: {nvidia.com/gpu: $GPUS}
+          limits: {nvidia.com/gpu: $GPUS_MAX}
+    """)
+    assert lint(text, "EML601") == []
+
+
+# --- EML602 / EML603 --------------------------------------------------------------------------
+def test_eml602_silent_without_a_pinned_instance_type():
+    text = pytorchjob("resources: {limits: {nvidia.com/gpu: 64}}")
+    assert lint(text, "EML602") == []
+
+
+def test_eml602_reports_only_beyond_the_largest_type():
+    pin = """
+        affinity:
+          nodeAffinity:
+            requiredDuringSchedulingIgnoredDuringExecution:
+              nodeSelectorTerms:
+                - matchExpressions:
+                    - {key: node.kubernetes.io/instance-type, operator: In, values: [g5.2xlarge, g5.48xlarge]}
+    """
+    assert lint(pytorchjob("resources: {limits: {nvidia.com/gpu: 8}}", pod_extra=pin), "EML602") == []
+    found = lint(pytorchjob("resources: {limits: {nvidia.com/gpu: 9}}", pod_extra=pin), "EML602")
+    assert len(found) == 1 and "g5.48xlarge" in found[0].message and "has 8" in found[0].message
+
+
+def test_eml603_boundary_is_karpenter_allocatable():
+    pin = "nodeSelector: {node.kubernetes.io/instance-type: p4d.24xlarge}"
+    ok = pytorchjob("resources: {requests: {cpu: 95690m, memory: 1082712Mi}}", pod_extra=pin)
+    assert lint(ok, "EML603") == []
+    over = pytorchjob("resources: {requests: {cpu: 95691m, memory: 1082713Mi}}", pod_extra=pin)
+    assert len(lint(over, "EML603")) == 2
+
+
+def test_pod_request_formula_with_sidecar_init_and_overhead():
+    text = pytorchjob(
+        "resources: {requests: {cpu: '4'}}",
+        pod_extra="""
+            overhead: {cpu: 250m}
+            initContainers:
+              - {name: proxy, image: p:1, restartPolicy: Always, resources: {requests: {cpu: '1'}}}
+              - {name: fetch, image: f:1, resources: {requests: {cpu: '8'}}}
+        """,
+    )
+    result = lint_text(text, Config(select=("EML603",)))
+    (t,) = result.run.templates
+    req = pod_request(t, "cpu")
+    # max(4 + 1 sidecar, 8 init + 1 sidecar started before it) + 0.25 overhead
+    assert req is not None and req.total == Decimal("9.25") and req.container.name == "fetch"
+
+
+# --- EML604 -----------------------------------------------------------------------------------
+def test_eml604_unresolved_and_symbolic_values_are_silent():
+    for cmd in ('["torchrun", "--nproc_per_node=$(NPROC)", "t.py"]',
+                '["torchrun", "--nproc_per_node=gpu", "t.py"]',
+                '["torchrun", "--nproc_per_node=$GPUS", "t.py"]'):
+        text = pytorchjob(f"""
+            command: {cmd}
+            env: [{{name: NPROC, valueFrom: {{fieldRef: {{fieldPath: metadata.name}}}}}}]
+            resources: {{limits: {{nvidia.com/gpu: 8}}}}
+        """)
+        assert lint(text, "EML604") == [], cmd
+
+
+def test_eml604_resolves_kubelet_variables_but_offers_no_blind_fix():
+    text = pytorchjob("""
+        command: ["torchrun", "--nproc_per_node=$(NPROC)", "t.py"]
+        env: [{name: NPROC, value: "4"}]
+        resources: {limits: {nvidia.com/gpu: 8}}
+    """)
+    (f,) = lint(text, "EML604")
+    assert f.fix is None  # the value lives in env, not in the argument
+
+
+def test_eml604_trainium2_depends_on_lnc_and_stays_silent():
+    text = pytorchjob("""
+        command: ["torchrun", "--nproc_per_node=7", "t.py"]
+        resources: {limits: {aws.amazon.com/neuron: 16}}
+    """, pod_extra="nodeSelector: {node.kubernetes.io/instance-type: trn2.48xlarge}")
+    assert lint(text, "EML604") == []
+
+
+def test_eml604_cpu_only_torchrun_is_not_checked():
+    text = pytorchjob('command: ["torchrun", "--nproc_per_node=4", "t.py"]\nresources: {limits: {cpu: "4"}}')
+    assert lint(text, "EML604") == []
+
+
+def test_eml604_nprocpernode_ignored_when_command_passes_the_flag():
+    text = pytorchjob("""
+        command: ["torchrun", "--nproc_per_node=8", "t.py"]
+        resources: {limits: {nvidia.com/gpu: 8}}
+    """, spec_extra='nprocPerNode: "4"')
+    assert lint(text, "EML604") == []
+
+
+# --- EML605 -----------------------------------------------------------------------------------
+def test_eml605_templated_replicas_are_unknown():
+    text = pytorchjob('command: ["torchrun", "--nnodes=4", "t.py"]').replace("replicas: 1", "replicas: $NUM_NODES")
+    assert lint(text, "EML605") == []
+
+
+def test_eml605_elastic_pytorchjob_accepts_values_in_range():
+    elastic = "elasticPolicy: {minReplicas: 2, maxReplicas: 8}"
+    inside = pytorchjob('command: ["torchrun", "--nnodes=3", "t.py"]', worker_replicas=4, spec_extra=elastic)
+    outside = pytorchjob('command: ["torchrun", "--nnodes=9", "t.py"]', worker_replicas=4, spec_extra=elastic)
+    assert lint(inside, "EML605") == []
+    (f,) = lint(outside, "EML605")
+    assert "2:8" in f.message and f.fix is None
+
+
+def test_eml605_leaderworkerset_counts_one_group():
+    text = textwrap.dedent("""
+        apiVersion: leaderworkerset.x-k8s.io/v1
+        kind: LeaderWorkerSet
+        metadata: {name: vllm, namespace: t}
+        spec:
+          replicas: 3
+          leaderWorkerTemplate:
+            size: 2
+            workerTemplate:
+              spec:
+                containers:
+                  - name: w
+                    image: w:1
+                    command: ["torchrun", "--nnodes=2", "t.py"]
+    """)
+    assert lint(text, "EML605") == []
+    assert len(lint(text.replace("--nnodes=2", "--nnodes=6"), "EML605")) == 1
+
+
+# --- EML606 -----------------------------------------------------------------------------------
+def test_eml606_seed_style_mpijob_is_consistent():
+    text = textwrap.dedent("""
+        apiVersion: kubeflow.org/v2beta1
+        kind: MPIJob
+        metadata: {name: m, namespace: t}
+        spec:
+          slotsPerWorker: 8
+          mpiReplicaSpecs:
+            Launcher:
+              replicas: 1
+              template:
+                spec:
+                  containers:
+                    - {name: l, image: l:1, command: [mpirun, -np, "32", python, t.py]}
+            Worker:
+              replicas: 4
+              template:
+                spec:
+                  containers:
+                    - {name: w, image: w:1, resources: {limits: {nvidia.com/gpu: 8}}}
+    """)
+    assert lint(text, "EML606") == []
+    (f,) = lint(text.replace("  slotsPerWorker: 8\n", ""), "EML606")  # default 1 slot, 8 GPUs
+    assert "default 1" in f.message
+
+
+# --- EML607 -----------------------------------------------------------------------------------
+def test_eml607_ignores_jobs_that_can_use_another_pool():
+    bad = fixture_bad("EML607")
+    other = bad.split("---")[0].replace("name: a100-training", "name: a100-overflow")
+    other = other.replace("# expect: EML607", "").replace("nvidia.com/gpu: 16", "nvidia.com/gpu: 64")
+    assert lint(bad + "---\n" + other, "EML607") == []
+
+
+# --- EML608 / EML609 --------------------------------------------------------------------------
+def test_eml608_silent_when_cores_per_device_unknown():
+    text = pytorchjob("""
+        env: [{name: NEURON_RT_NUM_CORES, value: "64"}]
+        resources: {limits: {aws.amazon.com/neuron: 16}}
+    """)
+    assert lint(text, "EML608") == []
+
+
+def test_eml609_single_pod_and_whole_node_are_silent():
+    pin = "nodeSelector: {node.kubernetes.io/instance-type: p4d.24xlarge}"
+    one = pytorchjob("resources: {limits: {nvidia.com/gpu: 4}}", worker_replicas=1, pod_extra=pin)
+    whole = pytorchjob("resources: {limits: {nvidia.com/gpu: 8}}", worker_replicas=4, pod_extra=pin)
+    part = pytorchjob("resources: {limits: {nvidia.com/gpu: 4}}", worker_replicas=4, pod_extra=pin)
+    assert lint(one, "EML609") == [] and lint(whole, "EML609") == []
+    assert len(lint(part, "EML609")) == 1
+
+
+# --- robustness -------------------------------------------------------------------------------
+GARBAGE = [
+    "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: x}\nspec: [1, 2]\n",
+    "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: x}\nspec:\n  nprocPerNode: [8]\n"
+    "  pytorchReplicaSpecs: {Worker: {replicas: x, template: {spec: {containers: [oops, {name: pytorch,"
+    " command: torchrun, args: [1, null, {a: b}], env: [1, {name: 3}], resources: {limits: [1],"
+    " requests: {nvidia.com/gpu: {}}}}]}}}}\n",
+    "apiVersion: kubeflow.org/v2beta1\nkind: MPIJob\nmetadata: {name: x}\nspec:\n  slotsPerWorker: '8'\n"
+    "  runLauncherAsWorker: yes\n  mpiReplicaSpecs: {Launcher: {template: {spec: {containers: [{name: l,"
+    " command: [mpirun, -np]}]}}}, Worker: {replicas: 2, template: {spec: {containers: [{name: w,"
+    " resources: {limits: {nvidia.com/gpu: 1.5}}}]}}}}\n",
+    "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: p}\nspec:\n  limits: {nvidia.com/gpu: lots,"
+    " cpu: []}\n  template: {spec: {requirements: [{key: node.kubernetes.io/instance-type, operator: In,"
+    " values: [p5.48xlarge]}]}}\n",
+    "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: x}\nspec:\n  trainer:"
+    " {numProcPerNode: auto, resourcesPerNode: {limits: 4}}\n",
+]
+
+
+@pytest.mark.parametrize("text", GARBAGE)
+def test_malformed_input_never_crashes(text):
+    result = lint_text(text, Config(select=tuple(CODES)))
+    assert not [f for f in result.findings if f.code == "EML000"], [f.message for f in result.findings]

@@ -1,0 +1,400 @@
+"""Rule families 7xx (scheduling graph, references) and 9xx (storage, platform versions):
+behaviour the bad/good fixtures do not pin down — noise guards, options, webhook mode, fixes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from eksmllint.checks.storage import capacity_increment_ok, round_up_capacity
+from eksmllint.config import Config
+from eksmllint.core.engine import lint_loaded, lint_paths, lint_text
+from eksmllint.fix.apply import apply_fix
+from eksmllint.loader import LoadResult, parse_source
+from eksmllint.resource import SourceFile
+
+GIB = 2**30
+SEED = Path("/work/shared/seed/manifests")
+
+NODEPOOL = """\
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: {name}
+spec:
+  template:
+    spec:
+      requirements:
+        - key: node.kubernetes.io/instance-type
+          operator: In
+          values: [{types}]
+        - key: topology.kubernetes.io/zone
+          operator: In
+          values: ["us-west-2a"]
+{taints}      nodeClassRef:
+        group: karpenter.k8s.aws
+        kind: EC2NodeClass
+        name: default
+"""
+GPU_TAINT = """\
+      taints:
+        - key: nvidia.com/gpu
+          value: "true"
+          effect: NoSchedule
+"""
+
+
+def pool(name: str, types: str, tainted: bool = True) -> str:
+    return NODEPOOL.format(name=name, types=types, taints=GPU_TAINT if tainted else "")
+
+
+def job(name: str, body: str, namespace: str | None = "ml", kind: str = "Job", api: str = "batch/v1") -> str:
+    ns = f"\n  namespace: {namespace}" if namespace else ""
+    spec = "\n".join("      " + line if line else line for line in body.strip("\n").splitlines())
+    return f"""\
+apiVersion: {api}
+kind: {kind}
+metadata:
+  name: {name}{ns}
+spec:
+  template:
+    spec:
+{spec}
+"""
+
+
+GPU_POD = """\
+restartPolicy: Never
+containers:
+  - name: c
+    image: example.com/train:1.0
+    resources:
+      limits:
+        nvidia.com/gpu: 1
+"""
+CPU_POD = """\
+restartPolicy: Never
+containers:
+  - name: c
+    image: example.com/launcher:1.0
+"""
+
+
+def docs(*parts: str) -> str:
+    return "---\n".join(parts)
+
+
+def findings(text: str, code: str, cfg: Config | None = None):
+    cfg = (cfg or Config()).model_copy(update={"select": (code,)})
+    result = lint_text(text, cfg, name="test.yaml")
+    assert not [f for f in result.active if f.code == "EML000"], [f.message for f in result.active]
+    return [f for f in result.active if f.code == code]
+
+
+# --- EML701 -------------------------------------------------------------------------------------
+def test_701_reports_gpu_pod_and_fix_tolerates_the_taint():
+    text = docs(pool("gpu", '"g5.2xlarge"'), job("train", GPU_POD))
+    [f] = findings(text, "EML701")
+    assert "nvidia.com/gpu=true:NoSchedule" in f.message
+    fixed = apply_fix(text, f.fix, doc_index=1)
+    assert "operator: Equal" in fixed and findings(fixed, "EML701") == []
+
+
+def test_701_ignores_cpu_pod_without_selector_even_if_every_pool_is_tainted():
+    """The MPIJob-launcher case: it may run on a managed node group the run does not describe."""
+    text = docs(pool("gpu", '"g5.2xlarge"'), pool("trn", '"trn1.32xlarge"'), job("launcher", CPU_POD))
+    assert findings(text, "EML701") == []
+
+
+def test_701_only_counts_pools_that_can_serve_the_devices():
+    """A GPU pod is not 'blocked' by a Trainium pool: the fix names the GPU pool's taint only."""
+    trn = pool("trn", '"trn1.32xlarge"').replace("nvidia.com/gpu", "aws.amazon.com/neuron")
+    text = docs(trn, pool("gpu", '"g5.2xlarge"'), job("train", GPU_POD))
+    [f] = findings(text, "EML701")
+    assert "NodePool gpu" in f.message and "neuron" not in f.message
+    assert [op.value["key"] for op in f.fix.ops] == ["nvidia.com/gpu"]
+
+
+def test_701_silent_when_an_untainted_pool_serves_the_pod():
+    text = docs(pool("gpu", '"g5.2xlarge"'), pool("gpu-open", '"g5.4xlarge"', tainted=False), job("train", GPU_POD))
+    assert findings(text, "EML701") == []
+
+
+def test_701_skips_daemonsets_and_non_karpenter_selectors():
+    ds = job("plugin", GPU_POD.replace("restartPolicy: Never\n", ""), kind="DaemonSet", api="apps/v1")
+    mng = job("mng", "nodeSelector:\n  eks.amazonaws.com/nodegroup: gpu\n" + GPU_POD)
+    assert findings(docs(pool("gpu", '"g5.2xlarge"'), ds, mng), "EML701") == []
+
+
+# --- EML702 -------------------------------------------------------------------------------------
+def test_702_unknown_nodepool_name_is_reported_at_the_selector():
+    body = "nodeSelector:\n  karpenter.sh/nodepool: gpu-large\n" + CPU_POD
+    [f] = findings(docs(pool("gpu", '"g5.2xlarge"', tainted=False), job("j", body)), "EML702")
+    assert f.location.path[-1] == "karpenter.sh/nodepool" and "gpu-large" in f.message
+
+
+def test_702_silent_without_nodepools_and_for_hyperpod_instance_types():
+    pinned = "nodeSelector:\n  node.kubernetes.io/instance-type: ml.g5.8xlarge\n" + GPU_POD
+    assert findings(job("j", pinned), "EML702") == []
+    assert findings(docs(pool("gpu", '"g5.2xlarge"', tainted=False), job("j", pinned)), "EML702") == []
+
+
+def test_702_not_reported_when_only_taints_or_zone_are_the_problem():
+    zoned = "nodeSelector:\n  topology.kubernetes.io/zone: us-west-2b\n" + GPU_POD
+    text = docs(pool("gpu", '"g5.2xlarge"'), job("tainted", GPU_POD), job("zoned", zoned))
+    assert findings(text, "EML702") == []
+    assert len(findings(text, "EML701")) == 1 and len(findings(text, "EML705")) == 1
+
+
+# --- EML703 -------------------------------------------------------------------------------------
+CM_JOB = job("j", CPU_POD + "    envFrom:\n      - configMapRef:\n          name: settings\n")
+A_CONFIGMAP = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n  namespace: ml\n"
+
+
+def test_703_lone_job_is_not_checked_until_the_run_holds_the_kind():
+    assert findings(CM_JOB, "EML703") == []
+    assert len(findings(docs(CM_JOB, A_CONFIGMAP), "EML703")) == 1
+
+
+@pytest.mark.parametrize("cfg", [
+    {"rules": {"EML703": {"kinds": ["ConfigMap"]}}},
+    {"rules": {"dangling-reference": {"kinds": ["configmap"]}}},
+    {"reference-kinds": ["ConfigMap"]},
+])
+def test_703_explicit_kinds_check_absent_kinds(cfg):
+    assert len(findings(CM_JOB, "EML703", Config.model_validate(cfg))) == 1
+
+
+def test_703_exclude_kinds_opts_out():
+    cfg = Config.model_validate({"rules": {"EML703": {"exclude-kinds": ["ConfigMap"]}}})
+    assert findings(docs(CM_JOB, A_CONFIGMAP), "EML703", cfg) == []
+
+
+def _webhook(text: str, context: str | None):
+    src = SourceFile("admission.yaml", text)
+    resources, problems = parse_source(src)
+    ctx = None
+    if context is not None:
+        csrc = SourceFile("cluster.yaml", context)
+        cres, _ = parse_source(csrc)
+        ctx = LoadResult([csrc], cres, [])
+    cfg = Config.model_validate({"select": ["EML703"], "rules": {"EML703": {"kinds": ["ConfigMap", "Secret"]}}})
+    result = lint_loaded(LoadResult([src], resources, problems), cfg, context=ctx, mode="webhook")
+    return [f for f in result.active if f.code == "EML703"]
+
+
+def test_703_webhook_is_silent_without_context_and_limited_to_context_kinds():
+    text = job("j", CPU_POD + "    envFrom:\n      - configMapRef:\n          name: settings\n"
+               "      - secretRef:\n          name: token\n")
+    assert _webhook(text, None) == []
+    [f] = _webhook(text, A_CONFIGMAP)  # Secret is configured but the context holds none
+    assert "ConfigMap 'settings'" in f.message
+
+
+def test_703_builtins_generated_secrets_placeholders_and_optional_refs_never_dangle():
+    body = CPU_POD + """\
+    envFrom:
+      - secretRef:
+          name: hf-token
+      - secretRef:
+          name: maybe
+          optional: true
+serviceAccountName: default
+volumes:
+  - name: ca
+    configMap:
+      name: kube-root-ca.crt
+  - name: data
+    persistentVolumeClaim:
+      claimName: __PVC_NAME__
+"""
+    others = """\
+apiVersion: v1
+kind: Secret
+metadata:
+  name: unrelated
+  namespace: ml
+---
+apiVersion: external-secrets.io/v1beta1
+kind: ExternalSecret
+metadata:
+  name: hf
+  namespace: ml
+spec:
+  target:
+    name: hf-token
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: trainer
+  namespace: ml
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: data
+  namespace: ml
+"""
+    assert findings(docs(job("j", body), A_CONFIGMAP, others), "EML703") == []
+
+
+def test_703_leaves_cross_namespace_pvc_to_704():
+    pvc = "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: data\n  namespace: storage\n"
+    body = CPU_POD + "volumes:\n  - name: d\n    persistentVolumeClaim:\n      claimName: data\n"
+    text = docs(job("j", body), pvc)
+    assert findings(text, "EML703") == []
+    [f] = findings(text, "EML704")
+    assert "namespace storage" in f.message
+
+
+def test_seed_manifests():
+    if not SEED.is_dir():
+        pytest.skip("seed manifests not available")
+    result = lint_paths([str(SEED)], Config(select=("EML7", "EML9")))
+    got = {(Path(f.location.file).name, f.code) for f in result.active}
+    msgs = " ".join(f.message for f in result.active if f.code == "EML703")
+    assert "bionemo-models-pvc" in msgs and "molecule-data-pvc" in msgs
+    assert ("18-fsx-lustre-filesystem-storageclass-pvc.yaml", "EML901") in got
+    assert ("04-karpenter-gpu-a100-nodepool.yaml", "EML903") in got
+    assert ("12-karpenter-trainium-nodepool.yaml", "EML903") in got
+    assert ("10-llama3-lora-trainium-job.yaml", "EML902") in got
+    launcher = [f for f in result.active if f.code == "EML701" and "launcher" in f.message]
+    assert launcher == []
+
+
+# --- EML705 -------------------------------------------------------------------------------------
+def test_705_storage_class_allowed_topologies_conflict_with_pod_zone():
+    sc = """\
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: ebs-2b
+provisioner: ebs.csi.aws.com
+allowedTopologies:
+  - matchLabelExpressions:
+      - key: topology.ebs.csi.aws.com/zone
+        values: ["us-west-2b"]
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: data
+  namespace: ml
+spec:
+  storageClassName: ebs-2b
+"""
+    body = ("nodeSelector:\n  topology.kubernetes.io/zone: us-west-2a\n" + CPU_POD
+            + "volumes:\n  - name: d\n    persistentVolumeClaim:\n      claimName: data\n")
+    [f] = findings(docs(sc, job("j", body)), "EML705")
+    assert "us-west-2b" in f.message and f.location.path[-1] == "claimName"
+    assert findings(docs(sc.replace("us-west-2b", "us-west-2a"), job("j", body)), "EML705") == []
+
+
+# --- EML901 -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("request_gib,deployment,storage,throughput,expected", [
+    (1000, "SCRATCH_1", "SSD", None, 1200),
+    (2500, "SCRATCH_1", "SSD", None, 3600),
+    (3700, "SCRATCH_1", "SSD", None, 7200),
+    (2000, "SCRATCH_2", "SSD", None, 2400),
+    (2500, "PERSISTENT_2", "SSD", None, 4800),
+    (100, "PERSISTENT_1", "HDD", 12, 6000),
+    (2000, "PERSISTENT_1", "HDD", 40, 3600),
+])
+def test_fsx_capacity_rounding_matches_the_driver(request_gib, deployment, storage, throughput, expected):
+    rounded = round_up_capacity(request_gib * GIB, deployment, storage, throughput)
+    assert rounded == expected
+    assert capacity_increment_ok(rounded, deployment, storage, throughput)
+    assert not capacity_increment_ok(request_gib, deployment, storage, throughput)
+
+
+FILESYSTEM = """\
+apiVersion: fsx.services.k8s.aws/v1alpha1
+kind: FileSystem
+metadata:
+  name: fs
+spec:
+  fileSystemType: LUSTRE
+  storageCapacity: {cap}
+  lustreConfiguration:
+    deploymentType: {dt}
+{extra}"""
+
+
+def test_901_filesystem_valid_and_missing_throughput():
+    ok = FILESYSTEM.format(cap=4800, dt="PERSISTENT_2", extra="    perUnitStorageThroughput: 250\n")
+    assert findings(ok, "EML901") == []
+    [f] = findings(FILESYSTEM.format(cap=2400, dt="PERSISTENT_1", extra=""), "EML901")
+    assert "requires perUnitStorageThroughput" in f.message
+    scratch = FILESYSTEM.format(cap=2400, dt="SCRATCH_1", extra="")
+    assert findings(scratch, "EML901") == []
+
+
+def test_901_storage_class_sharing_an_existing_filesystem_is_not_checked():
+    sc = """\
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: shared
+provisioner: fsx.csi.aws.com
+parameters:
+  fileSystemId: fs-0123456789abcdef0
+  deploymentType: SCRATCH_2
+  perUnitStorageThroughput: "200"
+"""
+    assert findings(sc, "EML901") == []
+
+
+# --- EML903 / EML904 -----------------------------------------------------------------------------
+NODECLASS = """\
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata:
+  name: nc
+spec:
+  amiFamily: AL2
+  amiSelectorTerms:
+    - alias: al2@latest
+  role: r
+"""
+
+
+def test_903_depends_on_the_target_version_and_fixes_family_and_alias():
+    assert findings(NODECLASS, "EML903", Config.model_validate({"kubernetes-version": "1.32"})) == []
+    [f] = findings(NODECLASS, "EML903", Config.model_validate({"kubernetes-version": "1.34"}))
+    assert f.fix.applicability.value == "unsafe"
+    fixed = apply_fix(NODECLASS, f.fix)
+    assert "amiFamily: AL2023" in fixed and "alias: al2023@latest" in fixed
+    assert findings(fixed, "EML903") == []
+
+
+def test_904_fix_sets_encrypted():
+    text = NODECLASS.replace("AL2\n", "AL2023\n").replace("al2@", "al2023@") + """\
+  blockDeviceMappings:
+    - deviceName: /dev/xvda
+      ebs:
+        volumeSize: 100Gi
+"""
+    [f] = findings(text, "EML904")
+    fixed = apply_fix(text, f.fix)
+    assert "encrypted: true" in fixed and findings(fixed, "EML904") == []
+
+
+# --- robustness ------------------------------------------------------------------------------------
+MALFORMED = [
+    "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: p}\nspec: {template: {spec: {taints: 3, requirements: [1, {key: 5}]}}}\n",
+    "apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: n}\nspec: {amiFamily: 7, amiSelectorTerms: [x, {alias: 3}], blockDeviceMappings: [1, {ebs: 2}, {ebs: {encrypted: [1]}}]}\n",
+    "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: s}\nprovisioner: fsx.csi.aws.com\nparameters: {deploymentType: [1], perUnitStorageThroughput: {a: 1}}\n",
+    "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: c}\nspec: {storageClassName: s, resources: {requests: {storage: lots}}}\n",
+    "apiVersion: fsx.services.k8s.aws/v1alpha1\nkind: FileSystem\nmetadata: {name: f}\nspec: {lustreConfiguration: 5, storageCapacity: x}\n",
+    "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: ml}\nspec: {template: {spec: {nodeSelector: {topology.kubernetes.io/zone: z}, tolerations: 5, affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [1, {matchExpressions: [2, {key: k}]}]}}}, volumes: [1, {persistentVolumeClaim: 2}, {persistentVolumeClaim: {claimName: c}}, {ephemeral: 3}], containers: [{name: c, args: [--output_dir, /x], env: [1, {name: CKPT_DIR, value: 3}], volumeMounts: [1, {name: 2, mountPath: 3}]}]}}}\n",
+]
+
+
+def test_malformed_input_never_crashes_the_rules():
+    text = docs(*MALFORMED)
+    cfg = Config(select=("EML7", "EML9"))
+    result = lint_text(text, cfg, name="bad.yaml")
+    crashes = [f.message for f in result.findings if f.code == "EML000"]
+    assert crashes == []

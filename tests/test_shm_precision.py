@@ -1,0 +1,318 @@
+"""Unit tests for EML302-EML304 (shared memory) and EML401-EML404 (precision): fix values,
+the command-line scanner, and robustness on malformed input."""
+
+from __future__ import annotations
+
+import textwrap
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from eksmllint.checks.precision import FP16, BF16, combine_edits, flag_uses, script_words, Edit
+from eksmllint.config import Config
+from eksmllint.core.engine import lint_text
+from eksmllint.core.finding import RemovePath, SetValue
+
+SHM_AND_PRECISION = ("EML302", "EML303", "EML304", "EML401", "EML402", "EML403", "EML404")
+
+
+def lint(text: str, *codes: str):
+    cfg = Config(select=codes or SHM_AND_PRECISION)
+    result = lint_text(textwrap.dedent(text), cfg)
+    return [f for f in result.active if f.code in (codes or SHM_AND_PRECISION) or f.code == "EML000"]
+
+
+def job(container: str, volumes: str = "", spec_extra: str = "") -> str:
+    """A batch Job whose pod spec has one container (indented YAML snippets)."""
+    return (
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: ns}\nspec:\n  template:\n    spec:\n"
+        "      restartPolicy: Never\n"
+        + textwrap.indent(textwrap.dedent(spec_extra), " " * 6)
+        + "      containers:\n"
+        + textwrap.indent(textwrap.dedent(container), " " * 8)
+        + ("      volumes:\n" + textwrap.indent(textwrap.dedent(volumes), " " * 8) if volumes else "")
+    )
+
+
+GPU4 = """\
+- name: c
+  image: repo/img:1.0
+  command: ["python", "train.py", "--num_workers", "4"]
+  resources:
+    limits: {nvidia.com/gpu: 4, cpu: "40", memory: MEM}
+  volumeMounts:
+    - {name: dshm, mountPath: /dev/shm}
+"""
+
+
+def gpu4(mem: str = "160Gi") -> str:
+    return GPU4.replace("MEM", mem)
+
+
+# --- shared memory ------------------------------------------------------------------------------
+
+
+def test_eml302_fix_sets_quarter_of_memory_limit():
+    found = lint(job(gpu4("160Gi"), "- name: dshm\n  emptyDir: {medium: Memory}\n"), "EML302")
+    assert len(found) == 1
+    (op,) = found[0].fix.ops
+    assert isinstance(op, SetValue) and op.path[-1] == "sizeLimit" and op.value == "40Gi"
+
+
+def test_eml302_silent_with_size_limit_and_for_disk_emptydir():
+    assert not lint(job(gpu4(), "- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 8Gi}\n"), "EML302")
+    assert not lint(job(gpu4(), "- name: dshm\n  emptyDir: {}\n"), "EML302")  # EML304's case
+
+
+def test_eml302_no_fix_without_memory():
+    container = gpu4().replace(', memory: MEM', '').replace(", memory: 160Gi", "")
+    found = lint(job(container, "- name: dshm\n  emptyDir: {medium: Memory}\n"), "EML302")
+    assert len(found) == 1 and found[0].fix is None
+    assert "node's allocatable memory" in found[0].message
+
+
+def test_eml302_kuberay_with_request_only_is_bounded():
+    ray = """\
+    apiVersion: ray.io/v1
+    kind: RayCluster
+    metadata: {name: r}
+    spec:
+      headGroupSpec:
+        rayStartParams: {}
+        template:
+          spec:
+            containers:
+              - name: head
+                image: rayproject/ray:2.34.0
+                resources: {requests: {cpu: "2", memory: 8Gi}}
+    """
+    assert not lint(ray, "EML302")
+    assert len(lint(ray.replace(", memory: 8Gi", ""), "EML302")) == 1
+    plasma = ray.replace("rayStartParams: {}", "rayStartParams: {plasma-directory: /tmp}").replace(", memory: 8Gi", "")
+    assert not lint(plasma, "EML302")
+
+
+def test_eml303_fix_scales_proportionally_to_half_the_limit():
+    vols = ("- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 48Gi}\n"
+            "- name: cache\n  emptyDir: {medium: Memory, sizeLimit: 16Gi}\n")
+    container = gpu4("48Gi") + "    - {name: cache, mountPath: /cache}\n"
+    found = lint(job(container, vols), "EML303")
+    assert len(found) == 1
+    values = {op.path[-3]: op.value for op in found[0].fix.ops}
+    assert values == {0: "18Gi", 1: "6Gi"}  # 24Gi budget split 3:1
+    assert "64Gi" in found[0].message and "48Gi" in found[0].message
+
+
+def test_eml303_option_changes_budget():
+    cfg = Config(select=("EML303",), rules={"EML303": {"budget-fraction": 0.25}})
+    vols = "- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 64Gi}\n"
+    result = lint_text(job(gpu4("32Gi"), vols), cfg)
+    (f,) = [f for f in result.active if f.code == "EML303"]
+    assert f.fix.ops[0].value == "8Gi"
+
+
+def test_eml303_silent_when_a_container_has_no_limit_or_fits():
+    vols = "- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 64Gi}\n"
+    assert not lint(job(gpu4("64Gi"), vols), "EML303")  # equal: not more than the limit
+    no_limit = gpu4().replace(", memory: MEM", "").replace(", memory: 160Gi", "")
+    assert not lint(job(no_limit, vols), "EML303")
+
+
+def test_eml303_uses_pod_level_limit():
+    vols = "- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 64Gi}\n"
+    found = lint(job(gpu4("128Gi"), vols, spec_extra="resources: {limits: {memory: 32Gi}}\n"), "EML303")
+    assert len(found) == 1 and "32Gi" in found[0].message
+
+
+def test_eml304_hostpath_fix_replaces_source():
+    found = lint(job(gpu4("1000Gi"), "- name: dshm\n  hostPath: {path: /dev/shm}\n"), "EML304")
+    assert len(found) == 1
+    ops = found[0].fix.ops
+    assert isinstance(ops[0], RemovePath) and ops[0].path[-1] == "hostPath"
+    assert isinstance(ops[1], SetValue) and ops[1].value == {"medium": "Memory", "sizeLimit": "250Gi"}
+    assert found[0].location.path[-1] == "hostPath"
+
+
+def test_eml304_disk_emptydir_and_memory_ok():
+    found = lint(job(gpu4(), "- name: dshm\n  emptyDir: {sizeLimit: 10Gi}\n"), "EML304")
+    assert len(found) == 1 and found[0].fix.ops == (
+        SetValue(found[0].fix.ops[0].path, {"medium": "Memory", "sizeLimit": "40Gi"}),)
+    assert not lint(job(gpu4(), "- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 10Gi}\n"), "EML304")
+
+
+# --- precision: the scanner ---------------------------------------------------------------------
+
+
+def test_script_words_lines_commands_and_comments():
+    script = "set -e  # --fp16 in a comment\nexport A=1 && \\\n  torchrun x.py --bf16 'quoted arg'\n"
+    words = script_words(script, ("args", 0), {})
+    texts = [w.text for w in words]
+    assert "--fp16" not in texts and "quoted arg" in texts
+    bf16 = next(w for w in words if w.text == "--bf16")
+    assert bf16.line == 2 and script[bf16.start:bf16.start + len(bf16.raw)] == "--bf16"
+    export = next(w for w in words if w.text == "export")
+    assert bf16.command != export.command  # split by &&
+
+
+def test_flag_spellings():
+    words = script_words(
+        "x --fp16 false --bf16=True --mixed_precision fp16 --precision 16-mixed trainer.precision=bf16 "
+        "--fp16_full_eval --precision 3", ("c", 0), {})
+    got = [(u.precision, u.text) for u in flag_uses(None, words)]  # type: ignore[arg-type]
+    assert got == [(BF16, "--bf16=True"), (FP16, "--mixed_precision fp16"), (FP16, "--precision 16-mixed"),
+                   (BF16, "trainer.precision=bf16")]
+
+
+def test_combine_edits_applies_all_edits_of_one_script():
+    class T:  # minimal template stand-in: only .resource.get is used
+        class resource:
+            @staticmethod
+            def get(path):
+                return "a --fp16 b --mixed_precision=fp16\n"
+
+    e1 = Edit(("args", 0), "--bf16", 2, "--fp16")
+    e2 = Edit(("args", 0), "--mixed_precision=bf16", 11, "--mixed_precision=fp16")
+    (op,) = combine_edits([e1, e2], T)  # type: ignore[arg-type]
+    assert op.value == "a --bf16 b --mixed_precision=bf16\n"
+
+
+# --- precision: the rules -----------------------------------------------------------------------
+
+
+NEURON = """\
+- name: c
+  image: repo/neuron:1.0
+  command: CMD
+  env: ENV
+  resources:
+    limits: {aws.amazon.com/neuron: 1, cpu: "7", memory: 28Gi}
+"""
+
+
+def test_eml401_neuron_needs_no_pinned_instance_but_gpu_does():
+    neuron = NEURON.replace("CMD", '["python", "t.py", "--fp16"]').replace("ENV", "[]")
+    found = lint(job(neuron), "EML401")
+    assert len(found) == 1 and found[0].fix.ops[0].value == "--bf16"
+    gpu = gpu4().replace('"--num_workers", "4"', '"--fp16"')
+    assert not lint(job(gpu), "EML401")
+    pinned = job(gpu, spec_extra="nodeSelector: {node.kubernetes.io/instance-type: p5.48xlarge}\n")
+    assert len(lint(pinned, "EML401")) == 1
+
+
+def test_eml401_mixed_landing_is_unknown():
+    gpu = gpu4().replace('"--num_workers", "4"', '"--fp16"')
+    affinity = """\
+    affinity:
+      nodeAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          nodeSelectorTerms:
+            - matchExpressions:
+                - {key: node.kubernetes.io/instance-type, operator: In, values: [p3.8xlarge, g5.12xlarge]}
+    """
+    assert not lint(job(gpu, spec_extra=affinity), "EML401", "EML402")
+
+
+def test_eml401_value_from_env_reference_is_reported_without_fix():
+    neuron = NEURON.replace("CMD", '["accelerate", "launch", "--mixed_precision=$(MP)", "t.py"]').replace(
+        "ENV", "[{name: MP, value: fp16}]")
+    (f,) = lint(job(neuron), "EML401")
+    assert f.fix is None and "--mixed_precision=fp16" in f.message
+
+
+def test_mpijob_launcher_flags_use_worker_accelerators():
+    mpi = """\
+    apiVersion: kubeflow.org/v2beta1
+    kind: MPIJob
+    metadata: {name: m}
+    spec:
+      mpiReplicaSpecs:
+        Launcher:
+          replicas: 1
+          template:
+            spec:
+              containers:
+                - name: l
+                  image: repo/img:1.0
+                  command: ["mpirun", "-np", "16", "python", "t.py", "--bf16"]
+        Worker:
+          replicas: 2
+          template:
+            spec:
+              nodeSelector: {node.kubernetes.io/instance-type: p3dn.24xlarge}
+              containers:
+                - name: w
+                  image: repo/img:1.0
+                  resources: {limits: {nvidia.com/gpu: 8}}
+    """
+    (f,) = lint(mpi, "EML402")
+    assert f.fix is not None and f.fix.applicability.value == "unsafe"
+    assert f.fix.ops[0].value == "--fp16" and f.location.path[-2:] == ("command", 5)
+
+
+def test_eml403_and_eml404_cross_sources():
+    neuron = NEURON.replace("CMD", '["bash", "-c", "export XLA_USE_BF16=1\\npython t.py --fp16"]').replace("ENV", "[]")
+    codes = sorted(f.code for f in lint(job(neuron)))
+    assert codes == ["EML401", "EML404"]
+    both = NEURON.replace("CMD", '["python", "t.py", "--fp16"]').replace(
+        "ENV", "[{name: ACCELERATE_MIXED_PRECISION, value: bf16}]")
+    codes = sorted(f.code for f in lint(job(both)))
+    assert codes == ["EML403"]
+
+
+def test_seed_style_bf16_with_xla_use_bf16_is_consistent():
+    neuron = NEURON.replace("CMD", '["torchrun", "--nproc_per_node=2", "t.py", "--bf16"]').replace(
+        "ENV", '[{name: XLA_USE_BF16, value: "1"}]')
+    assert not lint(job(neuron))
+
+
+def test_deepspeed_config_found_without_reference_when_unique():
+    cm = ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ds, namespace: ns}\ndata:\n"
+          "  a.json: '{\"fp16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 2}}'\n"
+          "  notes.txt: hello\n---\n")
+    container = NEURON.replace("CMD", '["deepspeed", "t.py"]').replace("ENV", "[]") + \
+        "  volumeMounts: [{name: cfg, mountPath: /cfg}]\n"
+    found = lint(cm + job(container, "- name: cfg\n  configMap: {name: ds}\n"), "EML401")
+    assert len(found) == 1 and found[0].location.path == ("data", "a.json") and found[0].fix is None
+
+
+# --- robustness ---------------------------------------------------------------------------------
+
+
+def test_malformed_input_never_crashes():
+    weird = """\
+    apiVersion: batch/v1
+    kind: Job
+    metadata: {name: w}
+    spec:
+      template:
+        spec:
+          containers:
+            - name: c
+              command: "python t.py --fp16"
+              args: [null, {a: 1}, 16, true, "--precision"]
+              env: [{name: XLA_USE_BF16}, {value: 1}, "x", {name: ACCELERATE_MIXED_PRECISION, value: 7}]
+              resources: {limits: {aws.amazon.com/neuron: "x", nvidia.com/gpu: 2}}
+              volumeMounts: [{name: v, mountPath: /dev/shm}, {name: 3}, "m", {name: cm, mountPath: 5}]
+          volumes:
+            - {name: v, emptyDir: null}
+            - {name: cm, configMap: {name: [1]}}
+            - {name: v2, emptyDir: {medium: Memory, sizeLimit: lots}}
+            - {name: p, projected: {sources: [null, {configMap: {name: x, items: [{key: 1}]}}]}}
+    ---
+    apiVersion: v1
+    kind: ConfigMap
+    metadata: {name: x}
+    data: ["not", "a", "map"]
+    """
+    found = lint(weird)
+    assert all(f.code != "EML000" for f in found), [f.message for f in found]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(list("ab -=\"'\\\n;&|#$(){}") + ["--fp16", "--bf16", "XLA_USE_BF16=1", "$X"]),
+                max_size=40).map("".join))
+def test_script_scanner_never_raises(script):
+    words = script_words(script, ("args", 0), {"X": "fp16"})
+    for w in words:
+        assert script[w.start:w.start + len(w.raw)] == w.raw
+    flag_uses(None, words)  # type: ignore[arg-type]
