@@ -286,10 +286,9 @@ def allowed_lines(text: str, doc_index: int, ops) -> set[int]:
 
 
 def assert_only_targets_changed(original: str, fixed: str, allowed: set[int]) -> None:
-    a = original.splitlines(keepends=True)
-    b = fixed.splitlines(keepends=True)
-    if a and not a[-1].endswith("\n"):
-        allowed = allowed | {len(a) - 1}  # appending after an unterminated last line adds its break
+    assert original.endswith("\n") == fixed.endswith("\n"), "the final newline (or its absence) changed"
+    a = (original + "\n").splitlines(keepends=True)  # compare lines, not the file's last break
+    b = (fixed + "\n").splitlines(keepends=True)
     sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
     for tag, i1, i2, _, _ in sm.get_opcodes():
         if tag in ("replace", "delete"):
