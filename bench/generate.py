@@ -118,6 +118,7 @@ spec:{sched}
       template:
         spec:
           nodeSelector: {{node.kubernetes.io/instance-type: p4d.24xlarge}}
+          tolerations: [{{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}}]
           containers:
 {container(rnd, gpus, bad)}{volumes(bad)}
     Worker:
@@ -125,6 +126,7 @@ spec:{sched}
       template:
         spec:
           nodeSelector: {{node.kubernetes.io/instance-type: p4d.24xlarge}}
+          tolerations: [{{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}}]
           containers:
 {container(rnd, gpus, bad)}{volumes(bad)}
 """
@@ -150,6 +152,7 @@ spec:
       template:
         spec:
           restartPolicy: Never
+          tolerations: [{{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}}]
           containers:
 {container(rnd, 8, bad)}{volumes(bad)}
 """

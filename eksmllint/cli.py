@@ -176,6 +176,7 @@ def explain(rule):
 
 
 from eksmllint.fix.cli import fix_command; cli.add_command(fix_command, "fix")
+from eksmllint.render.cli import graph_command; cli.add_command(graph_command, "graph")
 def main() -> None:
     try:
         cli.main(standalone_mode=False)

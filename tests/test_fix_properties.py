@@ -65,6 +65,8 @@ def container(draw, gpus: int, shm: str) -> dict:
     command = ["torchrun", f"--nproc_per_node={nproc}", "train.py"]
     if draw(st.booleans()):
         command += ["--num_workers", str(draw(st.sampled_from([2, 8])))]
+    if draw(st.integers(0, 3)) == 0:  # a shell script: printed as a literal block scalar
+        command = ["/bin/bash", "-c", "set -euo pipefail\n" + " ".join(command) + "\n"]
     c: dict = {"name": "trainer", "image": IMAGE, "command": command,
                "resources": draw(shuffled({"limits": draw(shuffled(limits)), **({"requests": requests} if requests else {})}))}
     if shm != "none":
@@ -187,6 +189,8 @@ class Printer:
         return True
 
     def flow(self, v) -> str:
+        if isinstance(v, str) and "\n" in v:
+            return json.dumps(v)
         if isinstance(v, dict):
             return "{" + ", ".join(f"{self.scalar(k, True)}: {self.flow(x)}" for k, x in v.items()) + "}"
         if isinstance(v, list):
@@ -201,7 +205,9 @@ class Printer:
                 if (i or first_comment_ok) and self.coin(0.08):
                     lines.append(f"{pad}# {'about ' + str(k)}")
                 key = self.scalar(k, False)
-                if isinstance(v, (dict, list)) and v and not (self.small(v) and self.coin(0.3)):
+                if isinstance(v, str) and "\n" in v:
+                    lines.append(f"{pad}{key}: {self.literal(v, col + self.indent)}")
+                elif isinstance(v, (dict, list)) and v and not (self.small(v) and self.coin(0.3)):
                     lines.append(f"{pad}{key}:{self.comment()}")
                     lines += self.block(v, col + (self.indent if isinstance(v, dict) else self.seq_indent))
                 else:
@@ -212,15 +218,25 @@ class Printer:
                 sub = self.block(item, col + 2, first_comment_ok=False)
                 lines.append(f"{pad}- {sub[0][col + 2:]}")
                 lines += sub[1:]
+            elif isinstance(item, str) and "\n" in item:
+                lines.append(f"{pad}- {self.literal(item, col + 2)}")
             else:
                 lines.append(f"{pad}- {self.flow(item)}{self.comment()}")
         return lines
+
+    def literal(self, text: str, col: int) -> str:
+        """A ``|`` block scalar (the caller's line holds the header)."""
+        body = text[:-1] if text.endswith("\n") else text
+        header = ("|" if text.endswith("\n") else "|-") + self.comment()
+        return header + "".join("\n" + " " * col + line for line in body.split("\n"))
 
 
 @st.composite
 def manifests(draw) -> tuple[str, list]:
     instance = draw(st.sampled_from([None, *INSTANCES]))
     docs = [draw(workload(instance))]
+    if draw(st.integers(0, 5)) == 0:  # a kind: List holding the workload (fix paths get a base path)
+        docs = [{"apiVersion": "v1", "kind": "List", "items": [docs[0], draw(workload(instance))]}]
     if instance and draw(st.booleans()):
         docs += draw(nodepool(instance))
     docs = draw(st.permutations(docs))
@@ -234,6 +250,8 @@ def manifests(draw) -> tuple[str, list]:
     text = "".join(parts)
     if draw(st.integers(0, 9)) == 0:
         text = text[:-1]  # no final newline
+    if draw(st.integers(0, 9)) == 0:
+        text = text.replace("\n", "\r\n")  # Windows line breaks
     return text, list(docs)
 
 
@@ -287,8 +305,9 @@ def allowed_lines(text: str, doc_index: int, ops) -> set[int]:
 
 def assert_only_targets_changed(original: str, fixed: str, allowed: set[int]) -> None:
     assert original.endswith("\n") == fixed.endswith("\n"), "the final newline (or its absence) changed"
-    a = (original + "\n").splitlines(keepends=True)  # compare lines, not the file's last break
-    b = (fixed + "\n").splitlines(keepends=True)
+    nl = "\r\n" if "\r\n" in original else "\n"
+    a = (original + nl).splitlines(keepends=True)  # compare lines, not the file's last break
+    b = (fixed + nl).splitlines(keepends=True)
     sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
     for tag, i1, i2, _, _ in sm.get_opcodes():
         if tag in ("replace", "delete"):

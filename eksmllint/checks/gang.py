@@ -48,7 +48,8 @@ SCHEDULING_POLICY = ("spec", "runPolicy", "schedulingPolicy")
 #: The Volcano scheduler creates a Queue named "default" itself.
 VOLCANO_DEFAULT_QUEUE = "default"
 
-_LAUNCHERS = re.compile(r"\b(torchrun|torch\.distributed\.(run|launch)|mpirun|mpiexec|horovodrun|deepspeed|accelerate\s+launch)\b")
+_LAUNCHERS = re.compile(
+    r"\b(torchrun|torch\.distributed\.(run|launch)|mpirun|mpiexec|horovodrun|deepspeed|accelerate\s+launch)\b")
 _ELASTIC_NNODES = re.compile(r"--nnodes[=\s]+(\d+):(\d+)")
 _HOROVOD_ELASTIC = re.compile(r"--(min-np|max-np|host-discovery-script)\b")
 _RENDEZVOUS_ENV = ("MASTER_ADDR", "WORLD_SIZE", "PET_NNODES", "TF_CONFIG")
@@ -184,7 +185,8 @@ def gang_missing(ctx, w: Workload):
         how = "add runPolicy.schedulingPolicy.minAvailable (with the operator's gang scheduler) or a Kueue queue"
         path = ("spec", "runPolicy") if isinstance(r.get(("spec", "runPolicy")), dict) else path
     elif w.kind in ("RayCluster", "RayJob"):
-        how = "set the ray.io/scheduler-name label for KubeRay's batch scheduler (volcano, yunikorn) or use a Kueue queue"
+        how = ("set the ray.io/scheduler-name label for KubeRay's batch scheduler (volcano, yunikorn) "
+               "or use a Kueue queue")
     elif w.is_batch_job:
         how = "use a Volcano Job, a Kueue queue or a coscheduling PodGroup (scheduling.x-k8s.io/pod-group)"
     else:
@@ -347,7 +349,8 @@ def queue_refs(w: Workload) -> Iterator[tuple[str, str | None, str, tuple]]:
     for t in w.templates:
         pg = t.annotations.get(VOLCANO_GROUP_ANNOTATION)
         if isinstance(pg, str):
-            yield "PodGroup", VOLCANO_SCHEDULING_GROUP, pg, t.path + ("metadata", "annotations", VOLCANO_GROUP_ANNOTATION)
+            yield ("PodGroup", VOLCANO_SCHEDULING_GROUP, pg,
+                   t.path + ("metadata", "annotations", VOLCANO_GROUP_ANNOTATION))
 
 
 def _namespaced(kind: str) -> bool:

@@ -30,6 +30,7 @@ FORMATTERS: dict[str, str] = {
     "github": "eksmllint.formatters.github:render",
     "gitlab": "eksmllint.formatters.gitlab:render",
     "junit": "eksmllint.formatters.junit:render",
+    "html": "eksmllint.formatters.html:render",
 }
 
 

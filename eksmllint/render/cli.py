@@ -1,0 +1,68 @@
+"""``eksmllint graph``: the resource graph of the manifests, as DOT, Mermaid, JSON or HTML.
+
+The rules run first (with the usual config, ``--select`` and ``--ignore``) so that nodes are
+coloured by their worst finding. Exit codes: 0 graph written (findings do not fail it: this is a
+picture, not a gate); 2 usage error, unknown ``--focus``, or a path that does not exist.
+
+Import note: like ``eksmllint.fix.cli``, this imports ``eksmllint.cli`` for the shared options and
+is registered by it; import ``eksmllint.cli`` first, as the entry point does.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from eksmllint.cli import EXIT_OK, EXIT_USAGE, _registry, common_options, make_config
+from eksmllint.config import ConfigError
+
+FORMATS = ("dot", "mermaid", "json", "html")
+
+
+@click.command("graph")
+@click.argument("paths", nargs=-1)
+@common_options
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="dot", show_default=True,
+              help="dot (Graphviz), mermaid (Markdown), json (nodes and edges), html (a page with the drawing).")
+@click.option("--focus", "focus_on", metavar="KIND/NAME",
+              help="Only this resource's neighbourhood (KIND/NAME or KIND/NAMESPACE/NAME), e.g. PyTorchJob/llama3-pretrain.")
+@click.option("--output", "output", type=click.Path(dir_okay=False), help="Write to FILE instead of stdout.")
+@click.option("--instance-types", is_flag=True, help="Also draw the instance types each device-plugin DaemonSet covers.")
+def graph_command(paths, config, select, ignore, k8s_version, context, fmt, focus_on, output, instance_types):
+    """Export the resource graph: workloads, pod templates, NodePools, EC2NodeClasses, queues,
+    volumes and config, with typed edges; nodes with findings are coloured by worst severity."""
+    from eksmllint.core.engine import lint_paths
+    from eksmllint.render.graph_export import FocusError, export_graph, focus, to_dot, to_json, to_mermaid
+
+    if not paths:
+        raise click.UsageError("give at least one path (or - for stdin)")
+    cfg = make_config(config, select, ignore, k8s_version, context)
+    registry = _registry()
+    try:
+        result = lint_paths(list(paths), cfg, registry)
+    except ConfigError as err:
+        raise click.UsageError(str(err)) from None
+    for missing in result.missing:
+        click.echo(f"eksmllint: error: path does not exist: {missing}", err=True)
+    graph = export_graph(result, include_instance_types=instance_types)
+    if focus_on:
+        try:
+            graph = focus(graph, focus_on)
+        except FocusError as err:
+            raise click.UsageError(str(err)) from None
+    if fmt == "html":
+        from eksmllint.render.html import render_graph_page
+
+        text = render_graph_page(graph, result, registry)
+    else:
+        text = {"dot": to_dot, "mermaid": to_mermaid, "json": to_json}[fmt](graph)
+    if output:
+        try:
+            Path(output).write_text(text, encoding="utf-8")
+        except OSError as err:
+            raise click.ClickException(f"cannot write {output}: {err.strerror or err}") from None
+    else:
+        click.echo(text, nl=False)
+    sys.exit(EXIT_USAGE if result.missing else EXIT_OK)

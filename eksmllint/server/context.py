@@ -1,0 +1,199 @@
+"""Cluster context for admission requests: NodePools, EC2NodeClasses, queues, DaemonSets, PVCs...
+
+An admission request carries one object, but many rules judge it against others (the NodePools it
+can land on, the Queue it is submitted to, the device-plugin DaemonSets). Two sources feed a
+:class:`ContextSnapshot`:
+
+- a directory of manifests (``--context-dir``, typically a mounted ConfigMap), re-read when a
+  file's identity or content changes;
+- optionally the live cluster (:mod:`eksmllint.server.cluster`), through list+watch.
+
+Requests read the *current* snapshot, an immutable value replaced by a single reference
+assignment, so a reload never exposes a half-built context to a request in flight. Without any
+context the snapshot is empty and the rules that need context stay silent.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Protocol
+
+from eksmllint.core.context import KARPENTER_GROUP
+from eksmllint.loader import LoadResult, discover, load
+from eksmllint.resource import Resource, SourceFile
+
+log = logging.getLogger("eksmllint.server.context")
+
+#: Kubernetes' ConfigMap/Secret volumes keep the real files in ``..<timestamp>/`` and expose them
+#: through ``..data`` symlinks; walking both would load every manifest twice.
+CONFIGMAP_EXCLUDES = ("..*",)
+
+
+@dataclass(frozen=True)
+class ContextSnapshot:
+    files: list[SourceFile] = field(default_factory=list)
+    resources: list[Resource] = field(default_factory=list)
+    nodepool_views: list = field(default_factory=list)
+    generation: int = 0
+    counts: dict[str, int] = field(default_factory=dict)  # resources per kind (metrics, /readyz)
+
+    @classmethod
+    def build(cls, parts: list[LoadResult], generation: int) -> "ContextSnapshot":
+        from eksmllint.scheduling import NodePoolView
+
+        files = [f for p in parts for f in p.files]
+        for f in files:
+            f.context_only = True
+        # The same object from two sources (a manifest in the directory and the live cluster):
+        # the later source (the cluster) wins.
+        by_key: dict[tuple, Resource] = {}
+        unnamed: list[Resource] = []
+        for p in parts:
+            for r in p.resources:
+                if r.name is None:
+                    unnamed.append(r)
+                else:
+                    by_key.pop(r.key, None)
+                    by_key[r.key] = r
+        resources = list(by_key.values()) + unnamed
+        counts: dict[str, int] = {}
+        for r in resources:
+            counts[r.kind] = counts.get(r.kind, 0) + 1
+        views = [NodePoolView(r) for r in resources if r.kind == "NodePool" and r.group == KARPENTER_GROUP]
+        return cls(files, resources, views, generation, counts)
+
+
+class ContextSource(Protocol):
+    name: str
+
+    def poll(self) -> LoadResult | None:
+        """A new LoadResult when the source changed since the last call, else None."""
+
+    def ready(self) -> bool: ...
+
+    def stop(self) -> None: ...
+
+
+class DirectoryContext:
+    """Manifests under a directory; re-read when the set of files or any file's content changes."""
+
+    name = "directory"
+
+    def __init__(self, path: str, max_bytes: int = 5 * 1024 * 1024) -> None:
+        self.path = path
+        self.max_bytes = max_bytes
+        self._signature: tuple | None = None
+        self._loaded = False
+
+    def signature(self) -> tuple:
+        files, _missing = discover([self.path], CONFIGMAP_EXCLUDES)
+        sig = []
+        for f in files:
+            try:
+                st = os.stat(f)  # follows the ConfigMap symlinks: a flip changes inode and mtime
+            except OSError:
+                continue
+            sig.append((f, st.st_ino, st.st_mtime_ns, st.st_size))
+        return tuple(sig)
+
+    def poll(self) -> LoadResult | None:
+        sig = self.signature()
+        if sig == self._signature:
+            return None
+        loaded = load([self.path], exclude=CONFIGMAP_EXCLUDES, max_bytes=self.max_bytes, context_only=True)
+        for p in loaded.problems:
+            log.warning("context %s:%s: %s", p.file, p.line, p.message)
+        if loaded.missing:
+            log.warning("context directory %s does not exist (yet)", self.path)
+        self._signature = sig
+        self._loaded = True
+        return loaded
+
+    def ready(self) -> bool:
+        return self._loaded
+
+    def stop(self) -> None:
+        return None
+
+
+class ContextStore:
+    """Combines the sources and polls them from one background thread."""
+
+    def __init__(self, sources: list[ContextSource], interval: float = 5.0,
+                 on_reload: Callable[[ContextSnapshot], None] | None = None) -> None:
+        self.sources = sources
+        self.interval = interval
+        self.on_reload = on_reload
+        self._parts: dict[str, LoadResult] = {}
+        self._snapshot = ContextSnapshot()
+        self._generation = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def snapshot(self) -> ContextSnapshot:
+        return self._snapshot
+
+    def refresh(self) -> bool:
+        """Poll every source once; rebuild and swap the snapshot if any changed."""
+        with self._lock:
+            changed = False
+            for src in self.sources:
+                try:
+                    fresh = src.poll()
+                except Exception:  # a broken source must not stop the others or the server
+                    log.exception("context source %s failed to refresh", src.name)
+                    continue
+                if fresh is not None:
+                    self._parts[src.name] = fresh
+                    changed = True
+            if not changed:
+                return False
+            self._generation += 1
+            snap = ContextSnapshot.build(list(self._parts.values()), self._generation)
+            self._snapshot = snap  # one reference assignment: requests see old or new, never half
+        log.info("context reloaded (generation %d): %s", snap.generation,
+                 ", ".join(f"{n} {k}" for k, n in sorted(snap.counts.items())) or "empty")
+        if self.on_reload:
+            self.on_reload(snap)
+        return True
+
+    def ready(self) -> bool:
+        return all(src.ready() for src in self.sources)
+
+    def start(self) -> None:
+        self.refresh()
+        if not self.sources or self._thread is not None:
+            return
+        self._thread = threading.Thread(target=self._loop, name="eksmllint-context", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.refresh()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        for src in self.sources:
+            try:
+                src.stop()
+            except Exception:
+                log.exception("context source %s failed to stop", src.name)
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float, step: float = 0.05) -> bool:
+    """Poll ``predicate`` until true or ``timeout`` seconds passed (bounded; tests and startup)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(step)
+    return predicate()

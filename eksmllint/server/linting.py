@@ -1,0 +1,278 @@
+"""Lint one admitted object against a (possibly large) context, and compute its safe-fix patch.
+
+Why not :func:`eksmllint.core.engine.lint_loaded`? It dispatches every rule over every resource of
+the run, context included, and only afterwards drops the findings that point into context files.
+With 50 NodePools of context that is ~20 ms of wasted work per admission request (schema checks,
+per-NodePool rules...). Here the per-resource targets (``templates``, ``workloads``,
+``resources``) are restricted to the admitted object; ``run`` rules still see the whole run. The
+rest (severity overrides, suppression, mandatory rules, crash isolation) follows the engine
+exactly; ``tests/test_server_linting.py`` checks the two give the same findings.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Protocol
+
+from eksmllint.config import Config
+from eksmllint.core import suppression
+from eksmllint.core.context import KARPENTER_GROUP, LintRun, RuleContext, RunSettings
+from eksmllint.core.engine import _internal_error, select_rules
+from eksmllint.core.finding import Applicability, Finding, Severity
+from eksmllint.core.registry import Registry
+from eksmllint.core.rule import Rule
+from eksmllint.resource import Document, Resource, SourceFile
+from eksmllint.yamlpos import YList, YMap
+
+ADMISSION_FILE = "<admission>"
+INTERNAL_ERROR_CODE = "EML000"
+#: A resource annotation that exempts the object from the webhook entirely (value "true" or a
+#: reason; "false" or "" does not exempt). Per-rule exemptions use ``eksmllint.io/ignore``.
+EXEMPT_ANNOTATION = "eksmllint.io/exempt"
+MAX_FIX_PASSES = 5
+
+
+class ContextView(Protocol):
+    """What the linter needs from a context snapshot (see :mod:`eksmllint.server.context`)."""
+
+    files: list[SourceFile]
+    resources: list[Resource]
+
+
+@dataclass
+class ObjectLint:
+    """The findings on one admitted object (suppressed ones kept, with ``suppressed_by``)."""
+
+    findings: list[Finding]
+    resource: Resource
+
+    @property
+    def active(self) -> list[Finding]:
+        return [f for f in self.findings if f.suppressed_by is None]
+
+    @property
+    def internal_errors(self) -> list[Finding]:
+        return [f for f in self.active if f.code == INTERNAL_ERROR_CODE]
+
+
+@dataclass
+class MutationResult:
+    patch: list[dict]
+    applied: list[Finding] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # fixes that could not be lowered
+    internal_errors: list[Finding] = field(default_factory=list)
+    patched: Any = None  # the object with the patch applied
+
+
+def to_ymap(value: Any) -> Any:
+    """Plain JSON data to the loader's position-aware containers (all positions 1:1: there is no
+    file). Iterative, so a deeply nested object cannot exhaust the stack."""
+    def make(v: Any) -> Any:
+        if isinstance(v, dict):
+            m = YMap()
+            m.start = (1, 1)
+            return m
+        if isinstance(v, list):
+            seq = YList()
+            seq.start = (1, 1)
+            return seq
+        return v
+
+    root = make(value)
+    stack = [(value, root)]
+    while stack:
+        src, dst = stack.pop()
+        if isinstance(src, dict):
+            for k, v in src.items():
+                child = make(v)
+                dst[k] = child
+                dst.pos[k] = (1, 1)
+                if child is not v:
+                    stack.append((v, child))
+        else:
+            for v in src:
+                child = make(v)
+                dst.append(child)
+                dst.pos.append((1, 1))
+                if child is not v:
+                    stack.append((v, child))
+    return root
+
+
+def is_exempt(obj: dict) -> str | None:
+    """The exemption reason when the object carries :data:`EXEMPT_ANNOTATION`, else None."""
+    meta = obj.get("metadata")
+    ann = meta.get("annotations") if isinstance(meta, dict) else None
+    raw = ann.get(EXEMPT_ANNOTATION) if isinstance(ann, dict) else None
+    if not isinstance(raw, str):
+        return None
+    value = raw.strip()
+    if not value or value.lower() == "false":
+        return None
+    return value
+
+
+class AdmissionLinter:
+    """Stateless apart from its immutable configuration: safe to call from several threads."""
+
+    def __init__(self, cfg: Config, registry: Registry, mutate: Iterable[str] = ()) -> None:
+        self.cfg = cfg
+        self.registry = registry
+        self.rules: list[Rule] = select_rules(registry, cfg)
+        self.settings = RunSettings(cfg.kubernetes_version, "webhook", cfg.reference_kinds)
+        self.mandatory = frozenset(r.code for r in registry if r.spec.mandatory)
+        self.enabled = frozenset(r.code for r in self.rules)
+        self.overrides = {}
+        for name, sev in cfg.severity.items():
+            rule = registry.get(name)
+            if rule:
+                self.overrides[rule.code] = Severity.parse(sev)
+        self.mutate_codes = self.resolve_codes(mutate)
+
+    def resolve_codes(self, selectors: Iterable[str]) -> frozenset[str]:
+        """Rule codes named by selectors (code, slug, family, prefix); unknown names raise
+        ``ValueError``; rules without a safe fix are refused (they can never mutate)."""
+        codes: set[str] = set()
+        for sel in selectors:
+            sel = sel.strip()
+            if not sel:
+                continue
+            found = self.registry.select(sel)
+            if not found:
+                raise ValueError(f"--mutate: no such rule {sel!r}")
+            codes.update(r.code for r in found if r.spec.fix == "safe")
+            if len(found) == 1 and found[0].spec.fix != "safe":
+                raise ValueError(f"--mutate: {found[0].code} ({found[0].slug}) has no safe fix")
+        return frozenset(codes)
+
+    # -- linting -----------------------------------------------------------------------------
+    def lint(self, obj: dict, context: ContextView | None = None, namespace: str | None = None) -> ObjectLint:
+        """Run the enabled rules on ``obj`` (a decoded Kubernetes object), with ``context``."""
+        data = to_ymap(obj)
+        meta = data.get("metadata")
+        if namespace and isinstance(meta, dict) and not meta.get("namespace"):
+            # The API server may not have filled metadata.namespace in yet: the request says it.
+            meta["namespace"] = namespace
+            meta.pos["namespace"] = (1, 1)
+        src = SourceFile(ADMISSION_FILE, "", "json")
+        doc = Document(src, 0, data, 1)
+        src.documents.append(doc)
+        res = Resource(doc, data)
+        files: list[SourceFile] = [src]
+        resources: list[Resource] = [res]
+        if context is not None:
+            files += context.files
+            # The stored version of the object being updated is replaced by the new one.
+            resources += [r for r in context.resources if r.key != res.key]
+        run = LintRun(resources, files, self.settings)
+        views = getattr(context, "nodepool_views", None)
+        if views is not None:
+            # NodePool views are pure functions of their resource: the snapshot builds them once
+            # instead of once per request (LintRun.nodepools is a cached_property: seed it).
+            from eksmllint.scheduling import NodePoolView
+
+            own = [NodePoolView(res)] if res.kind == "NodePool" and res.group == KARPENTER_GROUP else []
+            run.__dict__["nodepools"] = own + [v for v in views if v.resource.key != res.key]
+        findings: list[Finding] = []
+        for rule in self.rules:
+            rctx = RuleContext(rule, run)
+            for target, resource in self._targets(rule, run, res):
+                try:
+                    findings.extend(rule.check(rctx, target) or ())
+                except Exception as exc:  # a broken rule is a finding, never a failed request
+                    findings.append(_internal_error(rule, resource, target, exc))
+        findings = [f for f in findings if f.location.file == ADMISSION_FILE]
+        if self.overrides:
+            findings = [f.with_(severity=self.overrides[f.code]) if f.code in self.overrides else f
+                        for f in findings]
+        scope = suppression.collect(self.registry, [res], [src],
+                                    {k: list(v) for k, v in self.cfg.per_path_ignores.items()})
+        findings = suppression.apply(findings, scope, self.mandatory)
+        if suppression.UNUSED_CODE in self.enabled:
+            findings += suppression.unused(scope)
+        return ObjectLint(sorted(set(findings), key=Finding.sort_key), res)
+
+    @staticmethod
+    def _targets(rule: Rule, run: LintRun, res: Resource) -> Iterable[tuple[object, Resource | None]]:
+        target = rule.spec.target
+        if target == "templates":
+            return ((t, t.resource) for t in run.templates if t.resource is res)
+        if target == "workloads":
+            return ((w, w.resource) for w in run.workloads if w.resource is res)
+        if target == "resources":
+            kinds = rule.spec.kinds
+            return [(res, res)] if not kinds or res.kind in kinds else []
+        if target == "files":
+            return ((f, None) for f in run.files if not f.context_only)
+        return [(run, None)]
+
+    # -- mutation ----------------------------------------------------------------------------
+    def mutate(self, obj: dict, context: ContextView | None = None, namespace: str | None = None,
+               codes: frozenset[str] | None = None) -> MutationResult:
+        """The RFC 6902 patch made of the safe fixes of ``codes`` (default: ``--mutate``).
+
+        Fixes are applied in passes like ``eksmllint fix`` (non-conflicting fixes together, then
+        re-lint), each pass's patch computed against the object as the previous passes left it,
+        so the concatenated patch applies to the original in order. Re-running on the patched
+        object yields an empty patch (the fixed rules no longer fire), which is what makes the
+        webhook safe under ``reinvocationPolicy: IfNeeded``."""
+        from eksmllint.fix import FixError, select_fixes, to_json_patch
+        from eksmllint.fix.jsonpatch import apply_json_patch
+
+        codes = self.mutate_codes if codes is None else codes
+        result = MutationResult([], patched=obj)
+        if not codes:
+            return result
+        doc = copy.deepcopy(obj)
+        seen = {_canonical(doc)}
+        for _ in range(MAX_FIX_PASSES):
+            lint = self.lint(doc, context, namespace)
+            result.internal_errors += lint.internal_errors
+            fixable = [f for f in lint.active if f.code in codes and f.fix is not None
+                       and f.fix.applicability == Applicability.SAFE]
+            if not fixable:
+                break
+            chosen, _ = select_fixes(fixable)
+            step: list[dict] = []
+            for f in chosen:
+                try:
+                    ops = to_json_patch(f.fix, doc, f.base_path)
+                    doc = apply_json_patch(doc, ops)
+                except (FixError, KeyError, IndexError, TypeError, ValueError) as err:
+                    result.errors.append(f"{f.code} {f.slug}: {err}")
+                    continue
+                if ops:
+                    step += ops
+                    result.applied.append(f)
+            if not step:
+                break
+            key = _canonical(doc)
+            if key in seen:  # two fixes undo each other: give up rather than oscillate
+                result.errors.append("fixes do not converge; no patch")
+                return MutationResult([], [], result.errors, result.internal_errors, obj)
+            seen.add(key)
+            result.patch += step
+        result.patched = doc
+        return result
+
+
+def _canonical(doc: Any) -> str:
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def format_path(path: Iterable[Any]) -> str:
+    """``spec.containers[0].resources.limits[nvidia.com/gpu]``: dotted, with list indices and
+    keys that contain dots or slashes in brackets (what users can find in their manifest)."""
+    out = ""
+    for elem in path:
+        if isinstance(elem, int) and not isinstance(elem, bool):
+            out += f"[{elem}]"
+        else:
+            text = str(elem)
+            if not text or any(ch in text for ch in "./[]"):
+                out += f"[{text}]"
+            else:
+                out += f".{text}" if out else text
+    return out or "<object>"

@@ -1,0 +1,94 @@
+"""Server TLS that follows certificate rotation without a restart.
+
+cert-manager renews the serving certificate by rewriting the Secret, which the kubelet swaps into
+the mounted volume (an atomic symlink flip). The listening socket keeps the :class:`ssl.SSLContext`
+it was created with, so instead of mutating that context in place (a half-written key/cert pair
+would break every new handshake) each new pair is loaded into a *fresh* context, and only once it
+loaded cleanly is it swapped in: the listening context's SNI callback, which OpenSSL calls for
+every ClientHello (with ``server_name=None`` when the client sends no SNI), moves each new
+connection onto the current context. A pair that fails to load is logged and retried on the next
+poll; the old certificate keeps serving meanwhile.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import ssl
+import threading
+from dataclasses import dataclass
+
+log = logging.getLogger("eksmllint.server.tls")
+
+
+def make_context(certfile: str, keyfile: str) -> ssl.SSLContext:
+    """A server context: TLS 1.2 minimum, HTTP/1.1 only, the library's default cipher suites."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    ctx.options |= ssl.OP_NO_COMPRESSION | ssl.OP_CIPHER_SERVER_PREFERENCE
+    ctx.set_alpn_protocols(["http/1.1"])
+    ctx.load_cert_chain(certfile, keyfile)
+    return ctx
+
+
+def _digest(*paths: str) -> str:
+    h = hashlib.sha256()
+    for p in paths:
+        with open(p, "rb") as fh:
+            h.update(fh.read())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+@dataclass
+class ReloadResult:
+    changed: bool
+    error: str | None = None
+
+
+class ReloadingTLS:
+    """Owns the listening context and the current serving context."""
+
+    def __init__(self, certfile: str, keyfile: str) -> None:
+        self.certfile = certfile
+        self.keyfile = keyfile
+        self._lock = threading.Lock()
+        self._current = make_context(certfile, keyfile)  # fails loudly at startup: no silent default
+        self._digest = _digest(certfile, keyfile)
+        self.reloads = 0
+        self.failures = 0
+        self.listening = make_context(certfile, keyfile)
+        self.listening.sni_callback = self._select
+
+    def _select(self, sslobj: ssl.SSLObject, server_name: str | None, _ctx: ssl.SSLContext) -> None:
+        current = self._current
+        if sslobj.context is not current:
+            sslobj.context = current
+        return None
+
+    @property
+    def current(self) -> ssl.SSLContext:
+        return self._current
+
+    def reload_if_changed(self) -> ReloadResult:
+        """Re-read the files; swap in a new context when their content changed and loads."""
+        try:
+            digest = _digest(self.certfile, self.keyfile)
+        except OSError as err:
+            self.failures += 1
+            log.warning("cannot read TLS files (keeping the current certificate): %s", err)
+            return ReloadResult(False, str(err))
+        if digest == self._digest:
+            return ReloadResult(False)
+        try:
+            fresh = make_context(self.certfile, self.keyfile)
+        except (ssl.SSLError, OSError, ValueError) as err:
+            self.failures += 1
+            log.warning("new TLS certificate/key do not load (keeping the current one): %s", err)
+            return ReloadResult(False, str(err))
+        with self._lock:
+            self._current = fresh
+            self._digest = digest
+            self.reloads += 1
+        log.info("TLS certificate reloaded from %s", self.certfile)
+        return ReloadResult(True)
