@@ -177,6 +177,7 @@ def explain(rule):
 
 from eksmllint.fix.cli import fix_command; cli.add_command(fix_command, "fix")
 from eksmllint.render.cli import graph_command; cli.add_command(graph_command, "graph")
+from eksmllint.server.cli import serve_command, webhook_manifests_command; cli.add_command(serve_command, "serve"); cli.add_command(webhook_manifests_command, "webhook-manifests")
 def main() -> None:
     try:
         cli.main(standalone_mode=False)

@@ -316,3 +316,13 @@ def test_script_scanner_never_raises(script):
     for w in words:
         assert script[w.start:w.start + len(w.raw)] == w.raw
     flag_uses(None, words)  # type: ignore[arg-type]
+
+
+def test_accelerate_config_file_in_configmap_conflicts_with_flag():
+    cm = ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: acc, namespace: ns}\ndata:\n"
+          "  default.yaml: |\n    distributed_type: MULTI_GPU\n    mixed_precision: fp16\n---\n")
+    container = NEURON.replace(
+        "CMD", '["accelerate", "launch", "--config_file", "/etc/acc/default.yaml", "t.py", "--bf16"]'
+    ).replace("ENV", "[]") + "  volumeMounts: [{name: acc, mountPath: /etc/acc, readOnly: true}]\n"
+    found = lint(cm + job(container, "- name: acc\n  configMap: {name: acc}\n"), "EML403")
+    assert len(found) == 1 and "accelerate mixed_precision: fp16" in found[0].message

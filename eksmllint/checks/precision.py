@@ -40,8 +40,8 @@ NEURON_RESOURCES = (NEURON, NEURONCORE, NEURONDEVICE)
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ash", "ksh"})
 
 # Origins, in the order findings prefer to point at them.
-FLAG, ACCEL_ENV, XLA_ENV, CONFIG = "flag", "accelerate-env", "xla-env", "config"
-_ORIGIN_ORDER = {FLAG: 0, ACCEL_ENV: 1, XLA_ENV: 2, CONFIG: 3}
+FLAG, ACCEL_ENV, XLA_ENV, CONFIG, DS_CONFIG = "flag", "accelerate-env", "xla-env", "config", "deepspeed-config"
+_ORIGIN_ORDER = {FLAG: 0, ACCEL_ENV: 1, XLA_ENV: 2, CONFIG: 3, DS_CONFIG: 4}
 
 _VALUE_PRECISION = {
     **dict.fromkeys(("fp16", "16", "16-mixed", "16_mixed", "16-true", "16_true", "float16", "half"), FP16),
@@ -211,7 +211,7 @@ class Use:
     """One place that selects a precision."""
 
     precision: str  # fp16 | bf16 | fp32
-    origin: str  # flag | accelerate-env | xla-env | config
+    origin: str  # flag | accelerate-env | xla-env | config (accelerate) | deepspeed-config
     text: str  # as shown in messages
     resource: Resource = field(repr=False)
     path: DocPath
@@ -525,7 +525,7 @@ def config_uses(run, c: Container, words: list[Word]) -> list[Use]:
                 section = data.get(key)
                 enabled = section.get("enabled") if isinstance(section, dict) else None
                 if enabled is True or (isinstance(enabled, str) and enabled.strip().lower() == "true"):
-                    uses.append(Use(prec, CONFIG, f"DeepSpeed {key}.enabled: true {where}", f.configmap, path))
+                    uses.append(Use(prec, DS_CONFIG, f"DeepSpeed {key}.enabled: true {where}", f.configmap, path))
         else:
             mp = data.get("mixed_precision")
             prec = _VALUE_PRECISION.get(mp.strip().lower()) if isinstance(mp, str) else None
@@ -731,11 +731,11 @@ def precision_conflict(ctx, t: PodTemplate):
         return
     for c in t.containers:
         p = analyse(ctx.run, c)
-        launch = [u for u in p.requested() if not (u.origin == CONFIG and u.text.startswith("DeepSpeed"))]
+        launch = [u for u in p.requested() if u.origin != DS_CONFIG]
         groups = [launch]
         by_config: dict[tuple, list[Use]] = {}
         for u in p.uses:
-            if u.origin == CONFIG and u.text.startswith("DeepSpeed"):
+            if u.origin == DS_CONFIG:
                 by_config.setdefault((u.resource.key, u.path), []).append(u)
         groups += list(by_config.values())
         for group in groups:

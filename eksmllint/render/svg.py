@@ -221,8 +221,10 @@ def _node_svg(p: Placed, linked: bool) -> str:
         parts.append(f'<text x="{x + 12:.1f}" y="{y + 15:.1f}" class="k">{escape(_truncate("pod template", text_w))}</text>')
         parts.append(f'<text x="{x + 12:.1f}" y="{y + 30:.1f}" class="n">{escape(_truncate(n.title, text_w, 6.6))}</text>')
     else:
-        parts.append(f'<text x="{x + 12:.1f}" y="{y + 17:.1f}" class="k">{escape(_truncate(n.kind_label, text_w))}</text>')
-        parts.append(f'<text x="{x + 12:.1f}" y="{y + 34:.1f}" class="n">{escape(_truncate(n.title, text_w, 6.6))}</text>')
+        # namespace on the kind line: the name gets the whole bold line
+        kind_line = f"{n.kind_label} \u00b7 {n.namespace}" if n.namespace else n.kind_label
+        parts.append(f'<text x="{x + 12:.1f}" y="{y + 17:.1f}" class="k">{escape(_truncate(kind_line, text_w))}</text>')
+        parts.append(f'<text x="{x + 12:.1f}" y="{y + 34:.1f}" class="n">{escape(_truncate(n.name, text_w, 6.6))}</text>')
     if n.findings:
         cx, cy = x + NODE_W - 17, y + h / 2
         parts.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="11" fill="{stroke}"/>')

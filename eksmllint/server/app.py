@@ -1,0 +1,338 @@
+"""The webhook as a plain ASGI application (no framework: five routes do not need one).
+
+Routes: ``POST /validate`` and ``POST /mutate`` (admission.k8s.io/v1 AdmissionReview), ``GET
+/healthz`` (the process answers), ``GET /readyz`` (rules loaded, context loaded once, not
+draining), ``GET /metrics`` (Prometheus).
+
+Linting is CPU-bound and runs on a small thread pool so that the event loop keeps answering
+probes and can enforce the per-request time budget: a request whose lint overruns the budget is
+answered per ``--failure-mode`` (the stray lint finishes in the background; the pool is bounded,
+so a pathological object cannot pile up threads). Identical objects (the validating and the
+mutating webhook both see each object; dry runs, retries and reinvocations repeat them) are
+answered from a small decision cache keyed by the object's content and the context generation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import time
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable
+
+from eksmllint.core.finding import Finding, Severity
+from eksmllint.server import admission as adm
+from eksmllint.server.context import ContextSnapshot, ContextStore
+from eksmllint.server.linting import AdmissionLinter, is_exempt
+from eksmllint.server.metrics import Metrics
+
+log = logging.getLogger("eksmllint.server")
+
+#: The API server refuses request bodies over 3 MiB, so one object is at most that; an UPDATE
+#: review carries object and oldObject, plus the envelope.
+DEFAULT_MAX_BODY = 7 * 1024 * 1024
+DEFAULT_TIME_BUDGET = 3.0  # seconds; the manifests' webhook timeoutSeconds is 5
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict]]
+Send = Callable[[dict], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    deny_on: Severity = Severity.ERROR
+    failure_mode: str = "open"  # open: admit on internal errors; closed: deny
+    time_budget: float = DEFAULT_TIME_BUDGET
+    max_body: int = DEFAULT_MAX_BODY
+    cache_size: int = 1024
+    lint_threads: int = 2
+
+
+class _Reply(Exception):
+    """Answer the HTTP request with ``status`` and a plain-text ``message`` (never a traceback)."""
+
+    def __init__(self, status: int, message: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.headers = headers or []
+
+
+@dataclass
+class _Decision:
+    response: dict
+    result: str
+    findings: tuple[Finding, ...] = ()
+    cacheable: bool = True
+
+
+class WebhookApp:
+    def __init__(self, linter: AdmissionLinter, settings: ServerSettings | None = None,
+                 store: ContextStore | None = None, metrics: Metrics | None = None,
+                 background: list[Callable[[], Awaitable[None]]] | None = None) -> None:
+        self.linter = linter
+        self.settings = settings or ServerSettings()
+        self.store = store
+        self.metrics = metrics or Metrics()
+        self.executor = ThreadPoolExecutor(max_workers=max(1, self.settings.lint_threads),
+                                           thread_name_prefix="eksmllint-lint")
+        self.draining = False
+        self.started = False
+        self._background = background or []
+        self._tasks: list[asyncio.Task] = []
+        self._cache: OrderedDict[tuple, _Decision] = OrderedDict()
+        if store is not None:
+            prev = store.on_reload
+
+            def on_reload(snap: ContextSnapshot) -> None:
+                self.metrics.set_context(snap.counts, snap.generation)
+                if prev:
+                    prev(snap)
+
+            store.on_reload = on_reload
+            self.metrics.set_context(store.snapshot.counts, store.snapshot.generation)
+
+    # -- ASGI --------------------------------------------------------------------------------
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        path, method = scope.get("path", ""), scope.get("method", "GET")
+        try:
+            if path in ("/validate", "/mutate"):
+                if method != "POST":
+                    raise _Reply(405, "use POST", [(b"allow", b"POST")])
+                await self._admission(path[1:], scope, receive, send)
+            elif path == "/healthz":
+                await _text(send, 200, "ok")
+            elif path == "/readyz":
+                ready, why = self.ready()
+                await _text(send, 200 if ready else 503, why)
+            elif path == "/metrics":
+                await _respond(send, 200, self.metrics.render(), self.metrics.content_type.encode())
+            else:
+                raise _Reply(404, "not found: use /validate, /mutate, /healthz, /readyz or /metrics")
+        except _Reply as reply:
+            await _text(send, reply.status, reply.message, reply.headers)
+
+    def ready(self) -> tuple[bool, str]:
+        if self.draining:
+            return False, "shutting down"
+        if not self.started:
+            return False, "starting"
+        if self.store is not None and not self.store.ready():
+            return False, "context not loaded yet"
+        return True, "ready"
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    await self.startup()
+                except Exception as err:  # report, so the server exits instead of serving half-ready
+                    log.exception("startup failed")
+                    await send({"type": "lifespan.startup.failed", "message": str(err)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.shutdown()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def startup(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self.store is not None:
+            await loop.run_in_executor(None, self.store.start)
+        for factory in self._background:
+            self._tasks.append(asyncio.create_task(factory()))
+        self.started = True
+
+    async def shutdown(self) -> None:
+        self.draining = True
+        for t in self._tasks:
+            t.cancel()
+        for t in self._tasks:
+            try:
+                await t
+            except (asyncio.CancelledError, Exception):
+                pass
+        if self.store is not None:
+            await asyncio.get_running_loop().run_in_executor(None, self.store.stop)
+        self.executor.shutdown(wait=False, cancel_futures=True)
+
+    # -- admission ---------------------------------------------------------------------------
+    async def _admission(self, endpoint: str, scope: Scope, receive: Receive, send: Send) -> None:
+        started = time.perf_counter()
+        self.metrics.in_flight.inc()
+        result = "error"
+        try:
+            try:
+                body = await _read_body(scope, receive, self.settings.max_body)
+                request = adm.parse_review(body)
+            except adm.AdmissionError as err:
+                result = "bad_request"
+                raise _Reply(err.status, err.message) from None
+            decision = await self._decide(endpoint, request)
+            result = decision.result
+            if decision.findings and not request.dry_run:
+                for f in decision.findings:
+                    self.metrics.findings.labels(f.code, f.slug, str(f.severity)).inc()
+            payload = json.dumps(adm.review(request, decision.response), separators=(",", ":")).encode()
+            await _respond(send, 200, payload, b"application/json")
+        finally:
+            self.metrics.in_flight.dec()
+            self.metrics.requests.labels(endpoint, result).inc()
+            self.metrics.latency.labels(endpoint).observe(time.perf_counter() - started)
+
+    async def _decide(self, endpoint: str, request: adm.AdmissionRequest) -> _Decision:
+        skip = self._skip_reason(request)
+        if skip is not None:
+            return skip
+        if endpoint == "mutate" and not self.linter.mutate_codes:
+            return _Decision(adm.allow(), "allowed", cacheable=False)
+        snapshot = self.store.snapshot if self.store is not None else None
+        key = None
+        if self.settings.cache_size > 0:
+            digest = hashlib.sha256(json.dumps(request.object, sort_keys=True, separators=(",", ":"),
+                                               default=str).encode()).digest()
+            key = (endpoint, request.namespace, digest, snapshot.generation if snapshot else 0)
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._cache.move_to_end(key)
+                self.metrics.cache.labels("hit").inc()
+                return hit
+            self.metrics.cache.labels("miss").inc()
+        work = self._validate if endpoint == "validate" else self._mutate
+        loop = asyncio.get_running_loop()
+        future = loop.run_in_executor(self.executor, work, request, snapshot)
+        try:
+            decision = await asyncio.wait_for(future, self.settings.time_budget)
+        except asyncio.TimeoutError:
+            self.metrics.internal_errors.labels("<timeout>").inc()
+            log.error("%s %s: no answer within the %.1fs time budget (failure-mode %s)",
+                      endpoint, request.subject, self.settings.time_budget, self.settings.failure_mode)
+            return self._failure(f"eksmllint did not finish within its {self.settings.time_budget:g}s budget",
+                                 "timeout")
+        except Exception as err:  # a bug outside the rules: still an answer, never a 500
+            self.metrics.internal_errors.labels("<server>").inc()
+            log.exception("%s %s: internal error", endpoint, request.subject)
+            return self._failure(f"eksmllint internal error: {type(err).__name__}: {err}", "error")
+        if key is not None and decision.cacheable:
+            self._cache[key] = decision
+            if len(self._cache) > self.settings.cache_size:
+                self._cache.popitem(last=False)
+        return decision
+
+    def _skip_reason(self, request: adm.AdmissionRequest) -> _Decision | None:
+        if request.operation not in ("CREATE", "UPDATE"):
+            return _Decision(adm.allow(), "skipped", cacheable=False)
+        if request.sub_resource:  # status, scale...: not the spec the rules judge
+            return _Decision(adm.allow(), "skipped", cacheable=False)
+        obj = request.object or {}
+        meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        if meta.get("deletionTimestamp"):  # finalizers being removed: never block a deletion
+            return _Decision(adm.allow(), "skipped", cacheable=False)
+        reason = is_exempt(obj)
+        if reason is not None:
+            log.info("%s exempt from eksmllint (%s)", request.subject, reason)
+            return _Decision(adm.allow([adm._truncate(f"eksmllint: checks skipped (eksmllint.io/exempt: {reason})",
+                                                      adm.WARNING_MAX)]), "exempt", cacheable=False)
+        return None
+
+    def _failure(self, message: str, result: str) -> _Decision:
+        if self.settings.failure_mode == "closed":
+            return _Decision(adm.deny(message, code=500, reason="InternalError"), result, cacheable=False)
+        return _Decision(adm.allow([adm._truncate(f"{message}; admitted (failure-mode open)", adm.WARNING_MAX)]),
+                         result, cacheable=False)
+
+    def _internal(self, errors: list[Finding], subject: str) -> None:
+        for f in errors:
+            rule = f.message.split(" ", 2)[1] if f.message.startswith("rule ") else "<unknown>"
+            self.metrics.internal_errors.labels(rule).inc()
+            log.error("%s: %s", subject, f.message)
+
+    # Both run on the lint thread pool.
+    def _validate(self, request: adm.AdmissionRequest, snapshot: ContextSnapshot | None) -> _Decision:
+        lint = self.linter.lint(request.object or {}, snapshot, request.namespace)
+        active = lint.active
+        internal = [f for f in active if f.code == "EML000"]
+        others = [f for f in active if f.code != "EML000"]
+        threshold = self.settings.deny_on
+        blocking = [f for f in others if f.severity >= threshold]
+        lower = [f for f in others if f.severity < threshold]
+        if internal:
+            self._internal(internal, request.subject)
+        if blocking or (internal and self.settings.failure_mode == "closed"):
+            message = adm.denial_message(request.subject, blocking + (internal if self.settings.failure_mode == "closed" else []),
+                                         threshold)
+            extra = [adm.finding_line(f) for f in internal] if self.settings.failure_mode == "open" else []
+            log.info("denied %s%s: %s", request.subject, " (dry run)" if request.dry_run else "",
+                     ", ".join(f.code for f in blocking + internal))
+            return _Decision(adm.deny(message, adm.warnings_for(lower, extra)), "denied", tuple(active),
+                             cacheable=not internal)
+        extra = [f"eksmllint internal error, admitted (failure-mode open): {adm.finding_line(f)}" for f in internal]
+        return _Decision(adm.allow(adm.warnings_for(lower, extra)), "allowed", tuple(active), cacheable=not internal)
+
+    def _mutate(self, request: adm.AdmissionRequest, snapshot: ContextSnapshot | None) -> _Decision:
+        m = self.linter.mutate(request.object or {}, snapshot, request.namespace)
+        if m.internal_errors:
+            self._internal(m.internal_errors, request.subject)
+            if self.settings.failure_mode == "closed":
+                return self._failure("eksmllint internal error while computing fixes: "
+                                     + "; ".join(f.message for f in m.internal_errors[:3]), "error")
+        for err in m.errors:
+            log.warning("%s: fix not applied: %s", request.subject, err)
+        if not m.patch:
+            return _Decision(adm.allow(), "allowed", cacheable=not m.internal_errors)
+        notes = [f"eksmllint mutated: {f.code} {f.slug}: {f.fix.title}" for f in m.applied if f.fix]
+        log.info("patched %s%s: %s", request.subject, " (dry run)" if request.dry_run else "",
+                 ", ".join(f.code for f in m.applied))
+        return _Decision(adm.allow(adm.warnings_for([], notes), m.patch), "patched", tuple(m.applied),
+                         cacheable=not m.internal_errors)
+
+
+async def _read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
+    for name, value in scope.get("headers", ()):
+        if name == b"content-length":
+            try:
+                declared = int(value)
+            except ValueError:
+                raise adm.AdmissionError(400, "invalid Content-Length") from None
+            if declared > limit:
+                raise adm.AdmissionError(413, f"request body of {declared} bytes exceeds the {limit}-byte limit")
+        elif name == b"content-type":
+            ctype = value.split(b";", 1)[0].strip().lower()
+            if ctype and ctype != b"application/json" and not ctype.endswith(b"+json"):
+                raise adm.AdmissionError(415, f"expected Content-Type application/json, got {ctype.decode('latin-1')}")
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise adm.AdmissionError(400, "client disconnected before sending the whole body")
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise adm.AdmissionError(413, f"request body exceeds the {limit}-byte limit")
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+async def _respond(send: Send, status: int, body: bytes, content_type: bytes,
+                   headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", content_type), (b"content-length", str(len(body)).encode()),
+                            *(headers or [])]})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _text(send: Send, status: int, message: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    await _respond(send, status, (message + "\n").encode(), b"text/plain; charset=utf-8", headers)

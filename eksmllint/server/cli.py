@@ -1,0 +1,145 @@
+"""``eksmllint serve`` and ``eksmllint webhook-manifests`` (registered on the main CLI group)."""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import sys
+from pathlib import Path
+
+import click
+
+from eksmllint.core.finding import Severity
+
+
+def _split(values: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(v.strip() for item in values for v in item.split(",") if v.strip())
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@click.command("serve")
+@click.option("--host", default=None, help="Address to listen on (default 0.0.0.0; 127.0.0.1 with --insecure-http).")
+@click.option("--port", default=8443, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--tls-cert", type=click.Path(dir_okay=False), help="PEM certificate (chain); re-read when it changes.")
+@click.option("--tls-key", type=click.Path(dir_okay=False), help="PEM private key; re-read when it changes.")
+@click.option("--tls-reload-interval", default=10.0, show_default=True, type=click.FloatRange(min=0.05),
+              help="Seconds between checks of the certificate files.")
+@click.option("--insecure-http", is_flag=True, help="Plain HTTP on a loopback address, for local use only.")
+@click.option("--config", "config", type=click.Path(dir_okay=False), help="Config file (default: closest .eksmllint.yaml).")
+@click.option("--select", multiple=True, help="Rules to run; replaces the config's.")
+@click.option("--ignore", multiple=True, help="Rules to skip.")
+@click.option("--kubernetes-version", "k8s_version", help="Target Kubernetes version.")
+@click.option("--deny-on", type=click.Choice(["error", "warning", "info"]), default="error", show_default=True,
+              help="Lowest severity that denies; lower findings become warnings.")
+@click.option("--mutate", multiple=True, help="Rules whose safe fixes /mutate applies (codes, slugs, families; default none).")
+@click.option("--failure-mode", type=click.Choice(["open", "closed"]), default="open", show_default=True,
+              help="Answer to a rule crash or an overrun time budget: admit (open) or deny (closed).")
+@click.option("--time-budget", default=3.0, show_default=True, type=click.FloatRange(min=0.01, max=29),
+              help="Seconds per request; keep it below the webhook's timeoutSeconds.")
+@click.option("--max-body-bytes", default=None, type=click.IntRange(min=1024),
+              help="Request body cap (default 7 MiB: two 3 MiB objects of an UPDATE plus the envelope).")
+@click.option("--context-dir", multiple=True, type=click.Path(file_okay=False),
+              help="Directory of context manifests (NodePools, Queues...), e.g. a mounted ConfigMap; reloaded on change.")
+@click.option("--context-interval", default=5.0, show_default=True, type=click.FloatRange(min=0.05),
+              help="Seconds between context change checks.")
+@click.option("--cluster-context", is_flag=True, help="Also watch the live cluster (needs eksmllint[cluster] and RBAC).")
+@click.option("--kubeconfig", type=click.Path(dir_okay=False), help="Kubeconfig for --cluster-context outside a cluster.")
+@click.option("--cache-size", default=1024, show_default=True, type=click.IntRange(min=0),
+              help="Decisions remembered for repeated identical objects (0 disables).")
+@click.option("--lint-threads", default=2, show_default=True, type=click.IntRange(1, 64))
+@click.option("--shutdown-delay", default=0.0, show_default=True, type=click.FloatRange(min=0, max=60),
+              help="Seconds to keep serving, not ready, after SIGTERM (endpoint removal propagates).")
+@click.option("--graceful-timeout", default=20.0, show_default=True, type=click.FloatRange(min=0),
+              help="Seconds to let in-flight requests finish on shutdown.")
+@click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info", show_default=True)
+def serve_command(host, port, tls_cert, tls_key, tls_reload_interval, insecure_http, config, select, ignore,
+                  k8s_version, deny_on, mutate, failure_mode, time_budget, max_body_bytes, context_dir,
+                  context_interval, cluster_context, kubeconfig, cache_size, lint_threads, shutdown_delay,
+                  graceful_timeout, log_level):
+    """Run the validating and mutating admission webhook (HTTPS)."""
+    from eksmllint.cli import _registry, make_config
+    from eksmllint.config import ConfigError
+    from eksmllint.server.app import DEFAULT_MAX_BODY, ServerSettings, WebhookApp
+    from eksmllint.server.context import ContextStore, DirectoryContext
+    from eksmllint.server.linting import AdmissionLinter
+
+    if insecure_http:
+        host = host or "127.0.0.1"
+        if not _is_loopback(host):
+            raise click.UsageError("--insecure-http serves plain HTTP on loopback only; use TLS for other addresses")
+        if tls_cert or tls_key:
+            raise click.UsageError("--insecure-http and --tls-cert/--tls-key exclude each other")
+    else:
+        host = host or "0.0.0.0"
+        if not (tls_cert and tls_key):
+            raise click.UsageError("give --tls-cert and --tls-key (or --insecure-http for local plain HTTP)")
+    logging.basicConfig(level=log_level.upper(), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    cfg = make_config(config, select, ignore, k8s_version, ())
+    registry = _registry()
+    try:
+        linter = AdmissionLinter(cfg, registry, _split(mutate))
+    except (ConfigError, ValueError) as err:
+        raise click.UsageError(str(err)) from None
+
+    tls = None
+    if not insecure_http:
+        from eksmllint.server.tls import ReloadingTLS
+
+        try:
+            tls = ReloadingTLS(tls_cert, tls_key)
+        except (OSError, ValueError) as err:
+            raise click.UsageError(f"cannot load --tls-cert/--tls-key: {err}") from None
+
+    sources = [DirectoryContext(str(Path(d)), cfg.max_file_size) for d in context_dir]
+    if cluster_context:
+        from eksmllint.server.cluster import ClusterContext, KubernetesTransport
+
+        try:
+            cluster = ClusterContext(KubernetesTransport(kubeconfig))
+        except Exception as err:  # no client installed, no config: say so, do not trace back
+            raise click.UsageError(f"--cluster-context: {err}") from None
+        cluster.start()
+        sources.append(cluster)
+    store = ContextStore(sources, context_interval) if sources else None
+    settings = ServerSettings(deny_on=Severity.parse(deny_on), failure_mode=failure_mode, time_budget=time_budget,
+                              max_body=max_body_bytes or DEFAULT_MAX_BODY, cache_size=cache_size,
+                              lint_threads=lint_threads)
+    app = WebhookApp(linter, settings, store)
+
+    from eksmllint.server.runner import run
+
+    run(app, host, port, tls, tls_interval=tls_reload_interval, shutdown_delay=shutdown_delay,
+        graceful_timeout=graceful_timeout, log_level=log_level)
+
+
+@click.command("webhook-manifests")
+@click.option("--namespace", "namespace", default="eksmllint", show_default=True,
+              help="Namespace to deploy the webhook into (it is excluded from admission).")
+@click.option("--image", default=None, help="Container image (default ghcr.io/eksmllint/eksmllint:<version>).")
+@click.option("--replicas", default=2, show_default=True, type=click.IntRange(min=2))
+@click.option("--output-dir", type=click.Path(file_okay=False), help="Write one file per component instead of stdout.")
+def webhook_manifests_command(namespace, image, replicas, output_dir):
+    """Print the webhook's Kubernetes manifests (RBAC, Deployment, webhooks, cert-manager)."""
+    from eksmllint.server import manifests
+
+    if not manifests.valid_namespace(namespace):
+        raise click.UsageError(f"--namespace {namespace!r} is not a valid namespace name (RFC 1123 label)")
+    image = image or manifests.DEFAULT_IMAGE
+    if not output_dir:
+        click.echo(manifests.render(namespace, image, replicas), nl=False)
+        return
+    out = Path(output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, docs in manifests.manifest_files(namespace, image, replicas).items():
+        (out / name).write_text(manifests.dump(docs), encoding="utf-8")
+        click.echo(f"wrote {out / name}", err=True)
