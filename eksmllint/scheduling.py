@@ -44,10 +44,8 @@ _CLOSED_KEYS = {
     "karpenter.k8s.aws/instance-accelerator-name": "karpenter.k8s.aws/instance-accelerator-name",
 }
 
-
 def _is_well_known(key: str) -> bool:
     return key in WELL_KNOWN or key.startswith(WELL_KNOWN_PREFIXES)
-
 
 def parse_requirements(items: object) -> list[Requirement]:
     out: list[Requirement] = []
@@ -59,14 +57,12 @@ def parse_requirements(items: object) -> list[Requirement]:
                 out.append((r["key"], str(r.get("operator", "In")), values))
     return out
 
-
 @dataclass(frozen=True)
 class Taint:
     key: str
     value: str
     effect: str
     index: int
-
 
 def parse_taints(items: object) -> list[Taint]:
     out = []
@@ -75,7 +71,6 @@ def parse_taints(items: object) -> list[Taint]:
             if isinstance(t, dict) and isinstance(t.get("key"), str):
                 out.append(Taint(t["key"], str(t.get("value", "") or ""), str(t.get("effect", "")), i))
     return out
-
 
 def tolerates(tolerations: Iterable[dict], taint: Taint) -> bool:
     if taint.effect == "PreferNoSchedule":
@@ -92,7 +87,6 @@ def tolerates(tolerations: Iterable[dict], taint: Taint) -> bool:
         elif key == taint.key and str(tol.get("value", "") or "") == taint.value:
             return True
     return False
-
 
 class NodePoolView:
     """A Karpenter NodePool (v1, and v1beta1 read the same way where the fields agree)."""
@@ -141,13 +135,11 @@ class NodePoolView:
     def instance_types(self) -> tuple[InstanceType, ...] | None:
         return instance_types_for(self.requirements)
 
-
 def instance_types_for(reqs: Iterable[Requirement]) -> tuple[InstanceType, ...] | None:
     """Catalogue types satisfying ``reqs``; None when the constraint is not closed over the catalogue
     (nothing pins the type, or it names types the catalogue does not know): rules stay silent.
     Cached on the instance-relevant requirements: pods x NodePools repeat the same few sets."""
     return _instance_types_for(tuple(sorted(r for r in reqs if r[0] in INSTANCE_KEYS)))
-
 
 @lru_cache(maxsize=4096)
 def _instance_types_for(instance_reqs: tuple[Requirement, ...]) -> tuple[InstanceType, ...] | None:
@@ -167,9 +159,7 @@ def _instance_types_for(instance_reqs: tuple[Requirement, ...]) -> tuple[Instanc
         return None
     return tuple(cat.matching(list(instance_reqs)))
 
-
 _KNOWN_CACHE: dict[str, set[str]] = {}
-
 
 def _known_values() -> dict[str, set[str]]:
     if not _KNOWN_CACHE:
@@ -180,7 +170,6 @@ def _known_values() -> dict[str, set[str]]:
         for key in _CLOSED_KEYS.values():
             _KNOWN_CACHE.setdefault(key, set())
     return _KNOWN_CACHE
-
 
 def pod_requirement_terms(t: PodTemplate) -> list[list[Requirement]]:
     """OR-of-ANDs: nodeSelector ANDed into every required node-affinity term."""
@@ -197,8 +186,28 @@ def pod_requirement_terms(t: PodTemplate) -> list[list[Requirement]]:
         out.append(base + parse_requirements(exprs))
     return out
 
+def compatible(pod_reqs: list[Requirement], pool: NodePoolView) -> bool:
+    """Can ``pool`` create a node satisfying ``pod_reqs``? Labels first, then instance types: when
+    either side pins a set of catalogue types, those types must satisfy the other side's
+    instance requirements (a pod pinned to p5.48xlarge cannot land on a pool of m/c types)."""
+    return _labels_compatible(pod_reqs, pool) and _instance_compatible(pod_reqs, pool)
 
-def _compatible(pod_reqs: list[Requirement], pool: NodePoolView) -> bool:
+def _instance_compatible(pod_reqs: list[Requirement], pool: NodePoolView) -> bool:
+    pod_instance = [r for r in pod_reqs if r[0] in INSTANCE_KEYS]
+    pool_instance = [r for r in pool.requirements if r[0] in INSTANCE_KEYS]
+    if not pod_instance or not pool_instance:
+        return True
+    cat = get_catalogue()
+    pod_types = instance_types_for(pod_instance)
+    if pod_types is not None:
+        return bool(cat.matching(pool_instance + [(INSTANCE_TYPE, "In", tuple(t.name for t in pod_types))])) \
+            if pod_types else False
+    pool_types = pool.instance_types
+    if pool_types is not None:
+        return bool(instance_types_for(pool_instance + pod_instance)) if pool_types else False
+    return True
+
+def _labels_compatible(pod_reqs: list[Requirement], pool: NodePoolView) -> bool:
     for key, op, values in pod_reqs:
         offered = [r for r in pool.offered if r[0] == key]
         if not offered:
@@ -220,7 +229,6 @@ def _compatible(pod_reqs: list[Requirement], pool: NodePoolView) -> bool:
                 return False
     return True
 
-
 @dataclass
 class Landing:
     """Result of placing one pod template on the NodePools of the run."""
@@ -230,13 +238,12 @@ class Landing:
     instance_types: tuple[InstanceType, ...] | None = None  # None = unknown: stay silent
     pools_present: bool = False
 
-
 def land(t: PodTemplate, pools: list[NodePoolView]) -> Landing:
     result = Landing(pools_present=bool(pools))
     terms = pod_requirement_terms(t)
     tolerations = t.tolerations
     for pool in pools:
-        if not any(_compatible(term, pool) for term in terms):
+        if not any(compatible(term, pool) for term in terms):
             continue
         untolerated = [taint for taint in pool.taints
                        if taint.effect in ("NoSchedule", "NoExecute") and not tolerates(tolerations, taint)]
@@ -246,7 +253,6 @@ def land(t: PodTemplate, pools: list[NodePoolView]) -> Landing:
             result.pools.append(pool)
     result.instance_types = _landing_types(terms, result.pools if pools else None)
     return result
-
 
 def _landing_types(terms: list[list[Requirement]], pools: list[NodePoolView] | None) -> tuple[InstanceType, ...] | None:
     if pools is None:  # no NodePools in the run: only the pod's own constraints pin the type
@@ -262,7 +268,7 @@ def _landing_types(terms: list[list[Requirement]], pools: list[NodePoolView] | N
     found = {}
     for pool in pools:
         for term in terms:
-            if not _compatible(term, pool):
+            if not compatible(term, pool):
                 continue
             types = instance_types_for(pool.requirements + [r for r in term if r[0] in INSTANCE_KEYS])
             if types is None:

@@ -30,7 +30,7 @@ from eksmllint.scheduling import (
     NodePoolView,
     Requirement,
     Taint,
-    _compatible,
+    compatible,
     instance_types_for,
     pod_requirement_terms,
     tolerates,
@@ -85,7 +85,7 @@ def types_on(t: PodTemplate, pool: NodePoolView) -> tuple[InstanceType, ...] | N
     holds the accelerated types (the convention of ``scheduling.INSTANCE_KEYS``)."""
     found: dict[str, InstanceType] = {}
     for term in pod_requirement_terms(t):
-        if not _compatible(term, pool):
+        if not compatible(term, pool):
             continue
         pod_reqs = _instance_reqs(term)
         all_reqs = _instance_reqs(pool.requirements) + pod_reqs
@@ -445,7 +445,7 @@ def untolerated(t: PodTemplate, pool: NodePoolView) -> list[Taint]:
 
 
 def selects_pool(t: PodTemplate, pool: NodePoolView) -> bool:
-    return any(_compatible(term, pool) for term in pod_requirement_terms(t))
+    return any(compatible(term, pool) for term in pod_requirement_terms(t))
 
 
 @dataclass

@@ -31,7 +31,7 @@ from eksmllint.scheduling import (
     NodePoolView,
     Requirement,
     Taint,
-    _compatible,  # noqa: PLC2701 - the core's label-compatibility test; see module docstring
+    compatible,  # noqa: PLC2701 - the core's label-compatibility test; see module docstring
     instance_types_for,
     tolerates,
 )
@@ -191,7 +191,7 @@ def unserved_reason(pool: NodePoolView, term: list[Req], accelerators: dict[str,
 
 def serves(pool: NodePoolView, terms: list[list[Req]], accelerators: dict[str, int]) -> bool:
     """Some term of the pod is label-compatible with ``pool`` and the pool can supply its devices."""
-    return any(_compatible(_plain(term), pool) and unserved_reason(pool, term, accelerators) is None
+    return any(compatible(_plain(term), pool) and unserved_reason(pool, term, accelerators) is None
                for term in terms)
 
 
@@ -335,7 +335,7 @@ def _requirement_text(r: Req) -> str:
 def _mismatch(pool: NodePoolView, term: list[Req], accels: dict[str, int]) -> tuple[str, Req | None]:
     """Why ``pool`` rejects ``term``: (reason, the pod requirement at fault; None: its devices)."""
     for r in term:
-        if not _compatible([r.plain], pool):
+        if not compatible([r.plain], pool):
             offered = pool.values_for(r.key)
             if offered is not None:
                 return f"{pool.name} offers {r.key} [{', '.join(offered)}], the pod needs {_requirement_text(r)}", r
