@@ -93,8 +93,11 @@ def make_config(config, select, ignore, k8s_version, context, **extra) -> Config
 @click.option("--write-baseline", "write_baseline", type=click.Path(dir_okay=False), help="Record the current findings as the baseline.")
 @click.option("--show-suppressed", is_flag=True, help="Also print suppressed findings.")
 @click.option("--no-frames", is_flag=True, help="No code frames under findings (text format on a terminal).")
+@click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, show_default="0 = one per CPU",
+              help="Parse files in N worker processes (1 = no subprocesses); rules run once over everything.")
+@click.option("--cache-dir", type=click.Path(file_okay=False), help="Reuse the parse of unchanged files from DIR.")
 def lint(paths, config, select, ignore, k8s_version, context, fmt, output, fail_on, max_warnings,
-         exit_zero, baseline, write_baseline, show_suppressed, no_frames):
+         exit_zero, baseline, write_baseline, show_suppressed, no_frames, jobs, cache_dir):
     """Lint manifest files or directories (``-`` reads stdin)."""
     from eksmllint.core.engine import lint_paths
     from eksmllint.formatters import FORMATTERS, RenderOptions, get_renderer
@@ -106,7 +109,7 @@ def lint(paths, config, select, ignore, k8s_version, context, fmt, output, fail_
     cfg = make_config(config, select, ignore, k8s_version, context, fail_on=fail_on)
     registry = _registry()
     try:
-        result = lint_paths(list(paths), cfg, registry)
+        result = lint_paths(list(paths), cfg, registry, jobs=jobs, cache_dir=cache_dir)
     except ConfigError as err:
         raise click.UsageError(str(err)) from None
     for missing in result.missing:

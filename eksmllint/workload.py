@@ -33,13 +33,17 @@ OPERATOR_MANAGED = frozenset({"PyTorchJob", "TFJob", "MPIJob", "TrainJob"})
 
 
 def _int(value: Any, default: int | None) -> int | None:
-    if isinstance(value, bool):
+    """A replica-like count: ``default`` when absent, None when present but not a literal
+    (``$NUM_NODES``, ``{{ .Values.n }}``) -- unknown, so rules stay silent instead of assuming 1."""
+    if value is None:
         return default
+    if isinstance(value, bool):
+        return None
     if isinstance(value, int):
         return value
     if isinstance(value, str) and value.strip().isdigit():
         return int(value)
-    return default
+    return None
 
 
 @dataclass(eq=False)
@@ -279,6 +283,8 @@ class Workload:
             return 1
         if self.is_batch_job and not self.is_indexed_job and not self._job_looks_distributed():
             return 1
+        if self.kind == "LeaderWorkerSet":  # each replica group is its own collective of `size` pods
+            return _int(self.resource.get(("spec", "leaderWorkerTemplate", "size")), 1) or 1
         return sum(t.replicas or 0 for t in self.collective_templates)
 
     @property
@@ -319,12 +325,11 @@ def _ray_cluster(w: Workload, base: DocPath) -> None:
         for i, g in enumerate(groups):
             if not isinstance(g, dict):
                 continue
-            replicas = _int(g.get("replicas"), None)
-            if replicas is None:
-                replicas = _int(g.get("minReplicas"), 0)
-            hosts = _int(g.get("numOfHosts"), 1) or 1
+            replicas = _int(g.get("replicas"), None) if "replicas" in g else _int(g.get("minReplicas"), 0)
+            hosts = _int(g.get("numOfHosts"), 1)
             name = g.get("groupName") if isinstance(g.get("groupName"), str) else str(i)
-            _add(w, base + ("workerGroupSpecs", i, "template"), f"worker:{name}", replicas * hosts)
+            pods = None if replicas is None or hosts is None else replicas * hosts
+            _add(w, base + ("workerGroupSpecs", i, "template"), f"worker:{name}", pods)
 
 
 def workload_of(resource: Resource) -> Workload | None:
@@ -369,9 +374,10 @@ def workload_of(resource: Resource) -> Workload | None:
                     continue
                 job_spec = rj.get("template", {}).get("spec", {}) if isinstance(rj.get("template"), dict) else {}
                 par = _int(job_spec.get("parallelism"), 1) if isinstance(job_spec, dict) else 1
+                reps = _int(rj.get("replicas"), 1)
                 name = rj.get("name") if isinstance(rj.get("name"), str) else str(i)
                 _add(w, ("spec", "replicatedJobs", i, "template", "spec", "template"),
-                     f"job:{name}", (_int(rj.get("replicas"), 1) or 0) * (par or 0))
+                     f"job:{name}", None if reps is None or par is None else reps * par)
     elif kind == "LeaderWorkerSet":
         lwt = ("spec", "leaderWorkerTemplate")
         size = _int(resource.get(lwt + ("size",)), 1) or 1

@@ -16,6 +16,7 @@ from typing import Any, Iterator
 
 import yaml
 from yaml.constructor import ConstructorError, SafeConstructor
+from yaml.resolver import Resolver
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 try:  # the C loader is what makes linting fast; fall back so a missing libyaml is not fatal
@@ -28,6 +29,8 @@ MAX_EXPANDED_NODES = 500_000
 
 _STR = "tag:yaml.org,2002:str"
 _MERGE = "tag:yaml.org,2002:merge"
+_SEQ = "tag:yaml.org,2002:seq"
+_MAP = "tag:yaml.org,2002:map"
 _scalar_constructor = SafeConstructor()
 _SCALAR_TAGS = {
     "tag:yaml.org,2002:null",
@@ -35,6 +38,50 @@ _SCALAR_TAGS = {
     "tag:yaml.org,2002:int",
     "tag:yaml.org,2002:float",
 }
+_resolver = Resolver()
+_CACHE_LIMIT = 200_000
+#: Resolved tag of a plain scalar's text. Kubernetes manifests repeat the same few thousand
+#: scalars ("In", "NoSchedule", "nvidia.com/gpu", "8"), so resolving each text once instead of
+#: running PyYAML's regex resolver on every node is most of what makes our compose cheaper
+#: than ``CSafeLoader``'s.
+_PLAIN_TAGS: dict[str, str] = {}
+#: Constructed value of a (tag, text) for the non-string scalar tags (immutable values only).
+_VALUES: dict[tuple[str, str], Any] = {}
+_MISSING = object()
+
+
+def _plain_tag(value: str) -> str:
+    tag = _PLAIN_TAGS.get(value)
+    if tag is None:
+        if len(_PLAIN_TAGS) > _CACHE_LIMIT:
+            _PLAIN_TAGS.clear()
+        # exactly PyYAML's YAML 1.1 implicit resolution (SafeLoader's table), computed once per text
+        tag = _PLAIN_TAGS[value] = _resolver.resolve(ScalarNode, value, (True, False))
+    return tag
+
+
+class _PosLoader(_Loader):  # type: ignore[misc, valid-type]
+    """``CSafeLoader`` whose per-node resolver hooks are cheap.
+
+    libyaml's composer calls back into Python for every node (``descend_resolver``, ``resolve``,
+    ``ascend_resolver``). We have no path resolvers, so descend/ascend do nothing, and plain
+    scalars are resolved through :data:`_PLAIN_TAGS`. The tags produced are the ones
+    ``CSafeLoader`` would produce.
+    """
+
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        return None
+
+    def ascend_resolver(self) -> None:
+        return None
+
+    def resolve(self, kind: type, value: Any, implicit: tuple[bool, bool]) -> str:
+        if kind is ScalarNode:
+            if implicit[0]:
+                tag = _PLAIN_TAGS.get(value)
+                return tag if tag is not None else _plain_tag(value)
+            return _STR
+        return _MAP if kind is MappingNode else _SEQ
 
 
 class YMap(dict):
@@ -67,6 +114,10 @@ class YAMLLoadError(Exception):
         self.message = message
         self.line = line
         self.col = col
+
+
+_new_map = dict.__new__  # YMap/YList without a Python-level __init__ call (hot path)
+_new_list = list.__new__
 
 
 @dataclass(slots=True)
@@ -109,12 +160,22 @@ def _expanded_size(root: Node) -> int:
 
 
 def _scalar(node: ScalarNode) -> Any:
-    if node.tag in _SCALAR_TAGS:
-        try:
-            return _scalar_constructor.yaml_constructors[node.tag](_scalar_constructor, node)
-        except (ConstructorError, ValueError):
-            return node.value
-    # str, timestamps (kept as text: Kubernetes wants strings), binary and unknown tags: plain text
+    tag = node.tag
+    if tag == _STR:
+        return node.value
+    if tag in _SCALAR_TAGS:
+        key = (tag, node.value)
+        value = _VALUES.get(key, _MISSING)
+        if value is _MISSING:
+            try:
+                value = _scalar_constructor.yaml_constructors[tag](_scalar_constructor, node)
+            except (ConstructorError, ValueError, IndexError):  # e.g. `!!int ""`: keep the text
+                value = node.value
+            if len(_VALUES) > _CACHE_LIMIT:
+                _VALUES.clear()
+            _VALUES[key] = value
+        return value
+    # timestamps (kept as text: Kubernetes wants strings), binary and unknown tags: plain text
     return node.value
 
 
@@ -125,44 +186,99 @@ def _key(node: Node) -> Any:
     raise YAMLLoadError("a mapping key must be a scalar", *_mark(node))
 
 
-def _convert(node: Node) -> Any:
-    if isinstance(node, ScalarNode):
+def _convert(node: Node, depth: int = 0) -> Any:
+    """Plain data with positions from a composed node (also used by the fixer on its own nodes).
+
+    The hot loop of the linter: scalars inside collections are converted inline (no call per
+    scalar), positions are built straight from the libyaml marks, and ``YMap``/``YList`` are
+    created without running a Python ``__init__``.
+    """
+    cls = type(node)
+    if cls is ScalarNode:
         return _scalar(node)
-    if isinstance(node, SequenceNode):
-        out = YList()
-        out.start = _mark(node)
-        for item in node.value:
-            out.append(_convert(item))
-            out.pos.append(_mark(item))
-        return out
-    if isinstance(node, MappingNode):
-        out = YMap()
-        out.start = _mark(node)
-        merged: list[tuple[Any, Any, tuple[int, int]]] = []
+    if depth > MAX_DEPTH:
+        raise YAMLLoadError(f"nesting deeper than {MAX_DEPTH} levels", *_mark(node))
+    if cls is MappingNode:
+        out = _new_map(YMap)
+        m = node.start_mark
+        out.start = (m.line + 1, m.column + 1)
+        pos: dict[Any, tuple[int, int]] = {}
+        out.pos = pos
+        merged: list[tuple[Any, Any, tuple[int, int]]] | None = None
         for knode, vnode in node.value:
-            if knode.tag == _MERGE:
-                merged.extend(_merge_items(vnode))
+            if type(knode) is not ScalarNode:
+                raise YAMLLoadError("a mapping key must be a scalar", *_mark(knode))
+            tag = knode.tag
+            if tag == _STR:
+                key = knode.value
+            elif tag == _MERGE:
+                if merged is None:
+                    merged = []
+                merged.extend(_merge_items(vnode, depth))
                 continue
-            key = _key(knode)
-            if key in out:
+            else:
+                key = _scalar(knode)
+            if key in pos:
                 line, col = _mark(knode)
-                raise YAMLLoadError(f'duplicate key "{key}" (first at line {out.pos[key][0]})', line, col)
-            out[key] = _convert(vnode)
-            out.pos[key] = _mark(knode)
-        for key, value, pos in merged:  # explicit keys win over merged ones, as in YAML 1.1
-            if key not in out:
-                out[key] = value
-                out.pos[key] = pos
+                raise YAMLLoadError(f'duplicate key "{key}" (first at line {pos[key][0]})', line, col)
+            if type(vnode) is ScalarNode:
+                out[key] = vnode.value if vnode.tag == _STR else _scalar(vnode)
+            else:
+                out[key] = _convert(vnode, depth + 1)
+            m = knode.start_mark
+            pos[key] = (m.line + 1, m.column + 1)
+        if merged:
+            for key, value, kpos in merged:  # explicit keys win over merged ones, as in YAML 1.1
+                if key not in pos:
+                    out[key] = value
+                    pos[key] = kpos
         return out
+    if cls is SequenceNode:
+        seq = _new_list(YList)
+        m = node.start_mark
+        seq.start = (m.line + 1, m.column + 1)
+        positions: list[tuple[int, int]] = []
+        seq.pos = positions
+        for item in node.value:
+            m = item.start_mark
+            positions.append((m.line + 1, m.column + 1))
+            if type(item) is ScalarNode:
+                seq.append(item.value if item.tag == _STR else _scalar(item))
+            else:
+                seq.append(_convert(item, depth + 1))
+        return seq
+    if isinstance(node, (ScalarNode, MappingNode, SequenceNode)):  # a subclass: the generic path
+        return _convert_generic(node, depth)
     raise YAMLLoadError(f"unsupported YAML node {type(node).__name__}", *_mark(node))
 
 
-def _merge_items(vnode: Node) -> Iterator[tuple[Any, Any, tuple[int, int]]]:
+def _convert_generic(node: Node, depth: int) -> Any:
+    if isinstance(node, ScalarNode):
+        return _scalar(node)
+    if isinstance(node, SequenceNode):
+        seq = YList()
+        seq.start = _mark(node)
+        for item in node.value:
+            seq.append(_convert(item, depth + 1))
+            seq.pos.append(_mark(item))
+        return seq
+    out = YMap()
+    out.start = _mark(node)
+    for knode, vnode in node.value:
+        key = _key(knode)
+        if key in out.pos:
+            raise YAMLLoadError(f'duplicate key "{key}" (first at line {out.pos[key][0]})', *_mark(knode))
+        out[key] = _convert(vnode, depth + 1)
+        out.pos[key] = _mark(knode)
+    return out
+
+
+def _merge_items(vnode: Node, depth: int = 0) -> Iterator[tuple[Any, Any, tuple[int, int]]]:
     sources = vnode.value if isinstance(vnode, SequenceNode) else [vnode]
     for src in sources:
         if not isinstance(src, MappingNode):
             raise YAMLLoadError("a merge key (<<) needs a mapping", *_mark(src))
-        converted = _convert(src)
+        converted = _convert(src, depth + 1)
         for key, value in converted.items():
             yield key, value, converted.pos[key]
 
@@ -170,11 +286,14 @@ def _merge_items(vnode: Node) -> Iterator[tuple[Any, Any, tuple[int, int]]]:
 def load_yaml_stream(text: str) -> tuple[list[RawDocument], YAMLLoadError | None]:
     """Parse every document of ``text``. Documents before an error are kept."""
     docs: list[RawDocument] = []
+    # Aliases need anchors, and an anchor is spelled with "&": without one in the text nothing
+    # can expand, so the (full-tree) expansion guard is only run when there is one.
+    may_alias = "&" in text
     try:
-        for node in yaml.compose_all(text, Loader=_Loader):
+        for node in yaml.compose_all(text, Loader=_PosLoader):
             if node is None:
                 continue
-            if _expanded_size(node) > MAX_EXPANDED_NODES:
+            if may_alias and _expanded_size(node) > MAX_EXPANDED_NODES:
                 raise YAMLLoadError(
                     f"document expands to more than {MAX_EXPANDED_NODES} nodes through aliases",
                     *_mark(node),

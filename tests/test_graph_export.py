@@ -506,3 +506,53 @@ def test_progress_bar_draws_throttles_and_clears():
     size = len(out.getvalue())
     bar(400, 400)
     assert len(out.getvalue()) == size
+
+
+GARBAGE = {
+    "bad.yaml": "a: [1\n",
+    "empty.yaml": "",
+    "weird.yaml": "kind: Job\nmetadata: 5\nspec: []\n",
+    "list.yaml": "apiVersion: v1\nkind: List\nitems:\n- kind: ConfigMap\n  metadata: {name: x}\n- 7\n",
+    "seq.yaml": "- 1\n- 2\n",
+    "np.yaml": ("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: \"<script>alert(1)</script>\"}\n"
+                "spec: {template: {spec: {nodeClassRef: {name: [1]}}}}\n"),
+    "job.sbatch": "#!/bin/bash\n#SBATCH --nodes=2\nsrun python x.py\n",
+}
+
+
+@pytest.mark.parametrize("fmt", ["dot", "mermaid", "json", "html"])
+def test_graph_of_garbage_never_crashes(tmp_path, fmt):
+    for name, text in GARBAGE.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    r = CliRunner().invoke(cli, ["graph", "--format", fmt, str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    assert r.exception is None
+    if fmt in ("html", "mermaid"):
+        assert "<script>alert" not in r.output  # names are data, never markup
+    if fmt == "dot" and shutil.which("dot"):
+        out = subprocess.run(["dot", "-Tsvg"], input=r.output, capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+    if fmt == "mermaid":
+        check_mermaid(r.output)
+    if fmt == "json":
+        kinds = {n["kind"] for n in json.loads(r.output)["nodes"]}
+        assert {"NodePool", "ConfigMap", "Job"} <= kinds
+
+
+def test_module_level_progress_callback(monkeypatch):
+    from eksmllint.render import progress as mod
+
+    tty = FakeTTY()
+    monkeypatch.setattr(mod.sys, "stderr", tty)
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("NO_PROGRESS", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    for i in range(0, 501):
+        mod.progress(i, 500)
+    assert "0/500 files" in tty.getvalue() and tty.getvalue().endswith("\r")
+    monkeypatch.setenv("CI", "true")
+    tty.seek(0)
+    tty.truncate()
+    for i in range(0, 501):
+        mod.progress(i, 500)
+    assert tty.getvalue() == ""  # CI=true: never a bar

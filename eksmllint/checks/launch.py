@@ -55,7 +55,7 @@ INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 # =============================================================================================
 # Cached parsing
 # =============================================================================================
-@lru_cache(maxsize=512)
+@lru_cache(maxsize=128)
 def slurm_of(text: str) -> SlurmScript:
     """The parsed batch script (never raises)."""
     return parse_sbatch(text)
@@ -67,7 +67,7 @@ def deepspeed_of(text: str, filename: str) -> DeepSpeedConfig | DeepSpeedError:
     return parse_deepspeed(text, filename)
 
 
-@lru_cache(maxsize=512)
+@lru_cache(maxsize=64)
 def loader_rejects(path: str, text: str, kind: str) -> bool:
     """Does the loader report this file as EML001 (so EML005 must not report it again)?
     Decided by running the loader's own parser on a fresh copy of the file."""
@@ -139,7 +139,6 @@ class Site:
             return ctx.report(self.container.template.resource, arg_path(self.container, pos),
                               message + script_note(pos), **kw)
         line, col = slurm_line_col(self.src, pos, raw)
-        kw.pop("related", None)
         return ctx.report_file(self.src, line, col, message, **kw)
 
 
@@ -254,7 +253,7 @@ def _index_uses(t: PodTemplate) -> list[tuple[DocPath, str]]:
                 uses.append((c.path + ("env", i, "valueFrom", "fieldRef", "fieldPath"),
                              f"env {e.get('name')!r} of container {c.name!r} reads the {COMPLETION_INDEX_ANNOTATION} annotation"))
             elif not literal and isinstance(e.get("value"), str) and _INDEX_REF.search(e["value"]):
-                uses.append((c.path + ("env", i, "value"), f"env {e.get('name')!r} of container {c.name!r} uses ${COMPLETION_INDEX_ENV}"))
+                uses.append((c.path + ("env", i, "value"), f"env {e.get('name')!r} of container {c.name!r} uses {COMPLETION_INDEX_ENV}"))
         if literal:
             continue
         for key in ("command", "args"):
@@ -262,7 +261,7 @@ def _index_uses(t: PodTemplate) -> list[tuple[DocPath, str]]:
             if isinstance(items, list):
                 for i, item in enumerate(items):
                     if isinstance(item, str) and _INDEX_REF.search(item):
-                        uses.append((c.path + (key, i), f"container {c.name!r} uses ${COMPLETION_INDEX_ENV} in its {key}"))
+                        uses.append((c.path + (key, i), f"container {c.name!r} uses {COMPLETION_INDEX_ENV} in its {key}"))
     for i, v in t.volumes:
         for path, value in walk(v.get("downwardAPI"), ("volumes", i, "downwardAPI")):
             if path and path[-1] == "fieldPath" and isinstance(value, str) and COMPLETION_INDEX_ANNOTATION in value:
@@ -399,7 +398,8 @@ def _index_list(value: str) -> list[int] | None:
     return out
 
 
-def _visible_problem(name: str, value: str, devices: int, what: str) -> str:
+def _visible_problem(name: str, value: str, devices: int) -> str:
+    """What a hard-coded visibility variable does to the ``devices`` the plugin allocated."""
     low = value.strip().lower()
     if name == "NVIDIA_VISIBLE_DEVICES":
         if low == "all":
@@ -408,25 +408,30 @@ def _visible_problem(name: str, value: str, devices: int, what: str) -> str:
         if low in ("", "none", "void"):
             return f"hides the {devices} GPU(s) the device plugin allocated"
         return "replaces the device plugin's own list of allocated GPUs"
+    if name == "NEURON_RT_VISIBLE_CORES":
+        # core numbers depend on the devices the plugin picked; EML608 compares the counts
+        return ("overrides the NeuronCores the Neuron device plugin assigned: the runtime opens cores by "
+                "number, which may not be the ones this pod was given")
     indices = _index_list(value) if value.strip() else []
     if indices is None:
-        return f"overrides the {devices} {what} the device plugin exposes"
+        return f"overrides the {devices} GPU(s) the device plugin exposes"
     if not indices:
-        return f"hides all {devices} allocated {what}"
+        return f"hides all {devices} allocated GPU(s)"
     if max(indices) >= devices:
-        return (f"names {what} index {max(indices)} but the container is allocated {devices} "
-                f"(the plugin renumbers them from 0): the runtime fails on a device that does not exist")
+        return (f"names GPU index {max(indices)} but the container is allocated {devices}, numbered from 0: "
+                "CUDA silently drops every index from the first missing one on, so the list does not mean "
+                "what it says")
     if len(set(indices)) < devices:
-        return f"hides {devices - len(set(indices))} of the {devices} allocated {what}"
-    return (f"repeats what the device plugin already exposes for the {devices} allocated {what} and breaks "
-            f"as soon as the count changes")
+        return f"hides {devices - len(set(indices))} of the {devices} allocated GPUs"
+    return (f"repeats what the device plugin already exposes for the {devices} allocated GPUs and breaks "
+            "as soon as the count changes")
 
 
 def visible_devices_override(ctx, t: PodTemplate):
     for c in t.containers + t.init_containers:
         for i, e in enumerate(c.env_list):
             name = e.get("name")
-            if name not in _VISIBLE_ENV or "valueFrom" in e:
+            if not isinstance(name, str) or name not in _VISIBLE_ENV or "valueFrom" in e:
                 continue
             value = e.get("value")
             value = "" if value is None else str(value)
@@ -434,12 +439,12 @@ def visible_devices_override(ctx, t: PodTemplate):
             devices = sum(c.count(r) for r in resources)
             if devices <= 0:
                 continue
-            what = "GPUs" if resources == (GPU,) else "NeuronCores/devices"
-            problem = _visible_problem(name, value, devices, what)
+            what = "GPU(s)" if resources == (GPU,) else "Neuron device-plugin resource(s)"
+            problem = _visible_problem(name, value, devices)
             yield ctx.report(
                 t.resource, c.path + ("env", i, "value") if "value" in e else c.path + ("env", i),
-                f"container {c.name!r} hard-codes {name}={value!r} next to its "
-                f"{devices} device-plugin {what}; it {problem}",
+                f"container {c.name!r} hard-codes {name}={value!r} next to its {devices} allocated {what}; "
+                f"it {problem}",
                 fix=Fix(f"Remove {name} from container {c.name!r}", (RemovePath(c.path + ("env", i)),)),
             )
 
@@ -744,7 +749,7 @@ def _gpn(script: SlurmScript, inv: Invocation) -> tuple[int | None, str]:
         m = re.fullmatch(r"(?:[A-Za-z0-9_.-]+:)?(\d+)", opt.resolved or "")
         return (int(m.group(1)) if m else None), f"srun {opt.raw}"
     d = script.directive("gpus_per_node") or script.directive("gres")
-    return script.gpus_per_node, (f"#SBATCH {d.raw} (line {d.line})" if d else "")
+    return script.gpus_per_node, (f"#SBATCH {d.raw}, line {d.line}" if d else "")
 
 
 def _step_nodes(script: SlurmScript, inv: Invocation) -> tuple[int | None, str]:
@@ -753,7 +758,7 @@ def _step_nodes(script: SlurmScript, inv: Invocation) -> tuple[int | None, str]:
         opt = srun.option("nodes")
         return srun.int_option("nodes"), f"srun {opt.raw}"
     d = script.directive("nodes")
-    return script.nodes, (f"#SBATCH {d.raw} (line {d.line})" if d else "")
+    return script.nodes, (f"#SBATCH {d.raw}, line {d.line}" if d else "")
 
 
 def slurm_gpu_task_mismatch(ctx, src: SourceFile):
@@ -813,13 +818,13 @@ def _shape_mismatches(ctx, src: SourceFile, script: SlurmScript, shape: NodeShap
     if tpn is not None and cpt is not None and shape.cpus is not None and tpn * cpt > shape.cpus:
         pos, raw = _directive_site(script, "cpus_per_task")
         yield ctx.report_file(src, *slurm_line_col(src, pos, raw),
-                              f"{tpn} tasks per node x {cpt} CPUs per task = {tpn * cpt} CPUs per node, but nodes "
+                              f"{tpn} task{'s' if tpn != 1 else ''} per node x {cpt} CPUs per task = {tpn * cpt} CPUs per node, but nodes "
                               f"of {where} have {shape.cpus}: the job stays pending forever")
     mem = script.mem_mb
     if mem is not None and mem > 0 and shape.memory_mib is not None and mem > shape.memory_mib:
         pos, raw = _directive_site(script, "mem")
         yield ctx.report_file(src, *slurm_line_col(src, pos, raw),
-                              f"--mem asks for {mem} MiB per node but nodes of {where} have {shape.memory_mib} MiB: "
+                              f"{raw} asks for {mem} MiB per node but nodes of {where} have {shape.memory_mib} MiB: "
                               "the job stays pending forever")
 
 
@@ -830,8 +835,11 @@ def image_mutability(image: str) -> str | None:
     """Why an image reference is mutable (``"uses the tag latest"``, ``"has no tag"``), or None
     when it is pinned (a non-latest tag or a digest) or not a literal reference."""
     ref = image.strip()
-    if not ref or "$" in ref or "{{" in ref or any(ch.isspace() for ch in ref):
-        return None
+    if not ref or any(ch in ref for ch in "$<>{}") or any(ch.isspace() for ch in ref):
+        return None  # templated or a placeholder
+    repo = ref.split("/", 1)[1] if "/" in ref and _is_registry(ref.split("/", 1)[0]) else ref
+    if repo.split("@")[0].rsplit(":", 1)[0] != repo.split("@")[0].rsplit(":", 1)[0].lower():
+        return None  # repository names are lowercase: IMG_PLACEHOLDER is no image reference
     if "@" in ref:
         return None  # digest-pinned (a tag beside a digest is ignored by the runtime)
     last = ref.rsplit("/", 1)[-1]
@@ -839,6 +847,10 @@ def image_mutability(image: str) -> str | None:
         tag = last.rsplit(":", 1)[1]
         return "uses the mutable tag latest" if tag == "latest" else None
     return "has no tag (the runtime pulls :latest)"
+
+
+def _is_registry(first: str) -> bool:
+    return "." in first or ":" in first or first == "localhost"
 
 
 def mutable_image(ctx, run):
@@ -853,7 +865,7 @@ def mutable_image(ctx, run):
             kind = "init container" if c.init else "container"
             yield ctx.report(
                 t.resource, c.path + ("image",),
-                f"image {image!r} of {kind} {c.name!r} in training pod {t.display()} {why}: pods of one job and "
+                f"image {image!r} of {kind} {c.name!r} ({t.role} pods) {why}: pods of one job and "
                 "every restart can run a different build; pin a version tag, or better a digest",
             )
     for r in run.of_kind("TrainJob"):
@@ -911,20 +923,55 @@ def _elastic_torchrun(w: Workload) -> bool:
     return False
 
 
+_MPI_WORDS = re.compile(r"\b(mpirun|mpiexec|horovodrun)\b")
+
+
+def _mpi_launched(w: Workload) -> bool:
+    """One pod starts every rank with mpirun over ssh (Volcano ssh/svc plugins, an MPI launcher
+    task): restarting that pod re-runs mpirun, which restarts the whole collective."""
+    return any(_MPI_WORDS.search(container_text(c)) or any(i.launcher == "mpirun" for i in container_invocations(c))
+               for t in w.templates for c in t.containers)
+
+
 def _int_or_none(v: object) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+_DIST_LAUNCHERS = frozenset({"torchrun", "deepspeed", "accelerate", "mpirun"})
+_LAUNCHER_WORDS = re.compile(r"\b(torchrun|torch\.distributed\.(run|launch)|mpirun|mpiexec|horovodrun|deepspeed|accelerate\s+launch)\b")
+_RENDEZVOUS_ENV = ("MASTER_ADDR", "WORLD_SIZE", "PET_NNODES", "TF_CONFIG")
+
+
+def is_collective(w: Workload) -> bool:
+    """Do the pods of ``w`` form one collective? Jobs, JobSets and Volcano Jobs also run
+    embarrassingly parallel work, so they count only when a collective template requests
+    accelerators, starts a distributed launcher, sets rendezvous variables, or a Volcano
+    distributed-framework plugin is enabled. (The same test as ``checks/gang.py``'s; it belongs in
+    the core workload view.)"""
+    plugins = w.resource.get(("spec", "plugins"))
+    if w.is_volcano_job and isinstance(plugins, dict) and {"pytorch", "mpi", "tensorflow"} & set(plugins):
+        return True
+    for t in w.collective_templates:
+        if t.accelerator_total > 0:
+            return True
+        for c in t.containers:
+            if any(k in c.env for k in _RENDEZVOUS_ENV) or _LAUNCHER_WORDS.search(container_text(c)):
+                return True
+            if any(inv.launcher in _DIST_LAUNCHERS for inv in container_invocations(c)):
+                return True
+    return False
 
 
 def collective_restart_policy(ctx, w: Workload):
     if w.operator_managed or not w.is_multi_pod:
         return
-    if not (w.is_batch_job or w.is_volcano_job or w.kind == "JobSet"):
+    if not (w.is_batch_job or w.is_volcano_job or w.kind == "JobSet") or not is_collective(w):
         return
     if w.is_volcano_job and _volcano_restarts_job(w):
         return
     if w.kind == "JobSet" and isinstance(w.resource.get(("spec", "failurePolicy")), dict):
         return
-    if _elastic_torchrun(w):
+    if _elastic_torchrun(w) or _mpi_launched(w):
         return
     try:
         limit = int(ctx.options.get("max-backoff-limit", 0))
@@ -1211,6 +1258,8 @@ class Mismatch:
     message: str
     sets: tuple[tuple[str, object], ...]
     arg: Option | None = None
+    consequence: str = ("the HF Trainer stops with a mismatch error, and scripts that do not check silently "
+                        "train with the config's value")
 
 
 def _launcher_value(site: Site, names: tuple[str, ...], launcher_names: tuple[str, ...] = ()) -> tuple[int | None, Option | None]:
@@ -1222,7 +1271,7 @@ def _launcher_value(site: Site, names: tuple[str, ...], launcher_names: tuple[st
 
 def _flag_text(site: Site, opt: Option) -> str:
     where = site.describe(opt.value_position or opt.position)
-    return opt.raw + (f" ({where})" if where else "")
+    return opt.raw + (f" at {where}" if where else "")
 
 
 def deepspeed_mismatches(site: Site, ds: DSConfig) -> list[Mismatch]:
@@ -1259,7 +1308,9 @@ def deepspeed_mismatches(site: Site, ds: DSConfig) -> list[Mismatch]:
         out.append(Mismatch("train_batch_size",
                             f"train_batch_size is {tb} but micro batch {micro} x gradient accumulation {ga} x "
                             f"{world} processes of {site.where} = {micro * ga * world}",
-                            (("train_batch_size", "auto"),)))
+                            (("train_batch_size", "auto"),),
+                            consequence="DeepSpeed refuses to start: train_batch_size must equal micro batch x "
+                                        "accumulation x world size"))
     return out
 
 
@@ -1357,7 +1408,9 @@ def _file_fix(ds: DSConfig, m: Mismatch) -> Fix:
     return Fix(_fix_title(ds, m), ops, Applicability.SAFE)
 
 
-def _report_ds(ctx, ds: DSConfig, m: Mismatch, message: str, fixable: bool) -> Finding:
+def _report_ds(ctx, ds: DSConfig, m: Mismatch, head: str, tail: str, fixable: bool) -> Finding:
+    """Report at the config key: its line in a JSON file; the ConfigMap data key otherwise (a
+    line inside a block scalar is no document path), naming the line inside the value."""
     fix = None
     if fixable and m.sets:
         fix = _file_fix(ds, m) if ds.file is not None else _configmap_fix(ds, m)
@@ -1367,10 +1420,9 @@ def _report_ds(ctx, ds: DSConfig, m: Mismatch, message: str, fixable: bool) -> F
         text = ds.file.lines[line - 1] if 0 < line <= len(ds.file.lines) else ""
         leaf = '"' + m.key.rsplit(".", 1)[-1] + '"'
         col = text.find(leaf) + 1 if leaf in text else 1
-        return ctx.report_file(ds.file, line, col, message, fix=fix)
-    if line is not None:
-        message += f" (line {line} of ConfigMap key {ds.mounted.key!r})"
-    return ctx.report(ds.mounted.configmap, ("data", ds.mounted.key), message, fix=fix)
+        return ctx.report_file(ds.file, line, col, head + tail, fix=fix)
+    at = f" (line {line} of key {ds.mounted.key!r})" if line is not None else f" (key {ds.mounted.key!r})"
+    return ctx.report(ds.mounted.configmap, ("data", ds.mounted.key), head + at + tail, fix=fix)
 
 
 def deepspeed_args_mismatch(ctx, run):
@@ -1397,16 +1449,15 @@ def deepspeed_args_mismatch(ctx, run):
         elif ds.how == "only":
             via = f" (--deepspeed {ref.resolved} matched to the only DeepSpeed config beside the script)"
         yield _report_ds(
-            ctx, ds, m,
-            f"DeepSpeed config disagrees with its launcher{via}: {m.message}{more}; the HF Trainer stops with a "
-            "mismatch error and plain DeepSpeed silently trains with the config's value",
+            ctx, ds, m, "DeepSpeed config",
+            f" disagrees with its launcher{via}: {m.message}{more}; {m.consequence}",
             all(e[3] for e in entries))
     for ds in _run_ds_configs(run):
         configs.setdefault(ds.ident, ds)
     for ds in configs.values():
         m = _config_only(ds)
         if m is not None:
-            yield _report_ds(ctx, ds, m, f"DeepSpeed config is inconsistent: {m.message}; DeepSpeed refuses to start",
+            yield _report_ds(ctx, ds, m, "DeepSpeed config", f" is inconsistent: {m.message}; DeepSpeed refuses to start",
                              False)
 
 
@@ -1560,7 +1611,7 @@ def _referenced_json(run) -> dict[str, str]:
 def launch_file_invalid(ctx, run):
     for src, script in slurm_files(run):
         for line, msg in script.errors:
-            yield ctx.report_file(src, line, _indent_col(src, line), f"Slurm batch script: {msg}")
+            yield ctx.report_file(src, line, _error_col(src, line, msg), f"Slurm batch script: {msg}")
     referenced = _referenced_json(run)
     for f in json_files(run):
         named = ds_named(f.path) or f.path in referenced or looks_like_deepspeed(_first_doc(f))
@@ -1581,8 +1632,13 @@ def launch_file_invalid(ctx, run):
                          f"DeepSpeed config in ConfigMap key {key!r} cannot be loaded{at}: {cfg.message}")
 
 
-def _indent_col(src: SourceFile, line: int) -> int:
+def _error_col(src: SourceFile, line: int, msg: str) -> int:
+    """Column of the text an error message quotes ('--nodse'), else of the line's first word."""
     text = src.lines[line - 1] if 0 < line <= len(src.lines) else ""
+    for quoted in re.findall(r"'([^']+)'", msg):
+        k = text.find(quoted)
+        if k >= 0:
+            return k + 1
     return len(text) - len(text.lstrip()) + 1
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import traceback
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -144,11 +146,45 @@ def lint_loaded(loaded: LoadResult, cfg: Config, registry: Registry | None = Non
     return LintResult(findings, run, rules, loaded.missing)
 
 
-def lint_paths(paths: list[str], cfg: Config, registry: Registry | None = None) -> LintResult:
-    loaded = load(paths, exclude=cfg.exclude, max_bytes=cfg.max_file_size)
+def lint_paths(paths: list[str], cfg: Config, registry: Registry | None = None, *,
+               jobs: int = 1, cache_dir: str | None = None) -> LintResult:
+    """Lint files and directories.
+
+    ``jobs``: parse in up to that many worker processes (0 = one per CPU; 1 = none; small inputs
+    are parsed in-process anyway); rules always run once, here, over everything loaded.
+    ``cache_dir``: reuse the parse of files whose text is unchanged (:mod:`eksmllint.cache`).
+    Findings are the same whatever the two are.
+    """
+    cache = None
+    if cache_dir:
+        from eksmllint.cache import ParseCache
+
+        cache = ParseCache(cache_dir)
+    if jobs != 1:
+        from eksmllint.parallel import resolve_jobs
+
+        jobs = resolve_jobs(jobs)
+    loaded = load(paths, exclude=cfg.exclude, max_bytes=cfg.max_file_size, jobs=jobs, cache=cache)
     context = load(list(cfg.context), exclude=cfg.exclude, max_bytes=cfg.max_file_size,
-                   context_only=True) if cfg.context else None
-    return lint_loaded(loaded, cfg, registry, context)
+                   context_only=True, jobs=jobs, cache=cache) if cfg.context else None
+    with _loaded_heap_frozen():
+        return lint_loaded(loaded, cfg, registry, context)
+
+
+@contextmanager
+def _loaded_heap_frozen():
+    """Keep the cyclic GC from re-scanning the loaded manifests while the rules run.
+
+    Everything alive now (modules, the loaded documents) moves to the GC's permanent generation
+    for the duration of the run and back afterwards, so collections triggered by the rules'
+    short-lived objects only scan those. Objects are still freed by reference counting as usual.
+    """
+    gc.collect(0)
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def lint_text(text: str, cfg: Config | None = None, name: str = "<text>",

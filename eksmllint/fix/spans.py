@@ -12,6 +12,7 @@ Two facts PyYAML's marks do not give directly are recovered from the token strea
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
@@ -27,6 +28,7 @@ except ImportError:  # pragma: no cover - depends on the PyYAML build
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 _MERGE = "tag:yaml.org,2002:merge"
+_KEEP = re.compile(r"[|>][0-9]?\+")
 _NO_KEY = object()
 
 
@@ -84,7 +86,11 @@ class Stream:
         if isinstance(node, ScalarNode):
             if node.style in ("|", ">"):
                 raw = self.text[node.start_mark.index:node.end_mark.index]
-                return node.start_mark.index + len(raw.rstrip())
+                stripped = node.start_mark.index + len(raw.rstrip())
+                if _KEEP.search(raw.split("\n", 1)[0].split("#", 1)[0]):
+                    # "|+" keeps its trailing blank lines: they are content, up to the last break
+                    return max(stripped, node.end_mark.index - 1)
+                return stripped
             return node.end_mark.index
         if is_flow(node) or not node.value:
             return node.end_mark.index

@@ -27,7 +27,6 @@ from eksmllint.fix.spans import FixError, Step, Stream, is_flow, walk
 _PROPS = re.compile(r"((?:[&!][^\s,\[\]{}]*\s+)*)")
 _STR_TAG = "tag:yaml.org,2002:str"
 _HEADER = re.compile(r"[|>][-+0-9]*")
-_KEEP_HEADER = re.compile(r"[|>][0-9]?\+|[|>]\+[0-9]?")
 
 
 def _splice(text: str, start: int, end: int, new: str) -> str:
@@ -35,10 +34,6 @@ def _splice(text: str, start: int, end: int, new: str) -> str:
 
 
 def _end(st: Stream, node: Node) -> int:
-    """Content end, extended over the trailing breaks a keep-chomped (``|+``) scalar owns."""
-    if isinstance(node, ScalarNode) and node.style in ("|", ">"):
-        if _KEEP_HEADER.match(st.text, node.start_mark.index + len(_props(st, node))):
-            return max(node.end_mark.index - 1, st.content_end(node))
     return st.content_end(node)
 
 
@@ -92,6 +87,8 @@ def replace_value(st: Stream, step: Step, value: Any, style: Style) -> str:
     content = start + len(props)
     end = _end(st, node)
     block_coll = isinstance(node, (MappingNode, SequenceNode)) and not is_flow(node) and bool(node.value)
+    if block_coll:  # a comment after the old block's last value belongs to that block
+        end = _through_comment(st, end)
 
     if not is_collection(value):
         if isinstance(node, ScalarNode):
@@ -146,6 +143,11 @@ def replace_value(st: Stream, step: Step, value: Any, style: Style) -> str:
     # the document root
     lines = block_lines(value, st.column(start), style)
     return _splice(text, start, end, anchor + lines[0].lstrip(" ") + "".join(style.newline + ln for ln in lines[1:]))
+
+
+def _through_comment(st: Stream, end: int) -> int:
+    tail = st.text[end:st.line_end(end)].rstrip("\r")
+    return end + len(tail) if tail.strip().startswith("#") else end
 
 
 def _uniform_quote(node: Node) -> str | None:

@@ -100,6 +100,8 @@ class ExportNode:
         if self.type == "instance-type":
             return "instance type"
         group = self.api_version.split("/")[0] if "/" in self.api_version else ""
+        if self.kind == "Job" and group == "batch.volcano.sh":
+            return "Volcano Job"
         if self.kind == "Job" and group and group != "batch":
             return f"Job ({group})"
         return self.kind or "<no kind>"

@@ -12,6 +12,7 @@ explanation of every rule that fired (from the registry).
 from __future__ import annotations
 
 import re
+import textwrap
 from collections import Counter, defaultdict
 from html import escape
 from typing import TYPE_CHECKING, Iterable
@@ -62,7 +63,7 @@ th,td{padding:5px 12px;text-align:left;border-bottom:1px solid var(--line);font-
 th{background:#f9fafb;font-weight:600}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
 tr.total td{font-weight:700}
-.graph-wrap{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:10px;overflow:auto;max-height:80vh}
+.graph-wrap{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:10px;overflow-x:auto}
 .graph-wrap svg{display:block;max-width:100%;height:auto}
 .legend{font-size:12px;color:var(--muted);margin:8px 0;display:flex;flex-direction:column;gap:3px}
 .legend .lg{display:inline-flex;align-items:center;gap:4px;margin-right:12px;color:var(--fg)}
@@ -92,7 +93,7 @@ a.code:hover{text-decoration:underline}
 .fixable{display:inline-block;font-size:11.5px;color:var(--ok);border:1px solid #a5d6a7;border-radius:10px;padding:0 7px}
 .suppressed{opacity:.6} .suppressed .msg:after{content:" (suppressed)";color:var(--muted)}
 pre.frame{margin:6px 0 2px;background:var(--code);border-radius:6px;padding:6px 0;overflow-x:auto;font:12.5px/1.45 ui-monospace,"DejaVu Sans Mono",Menlo,monospace}
-pre.frame span.l{display:block;padding:0 12px 0 0;white-space:pre}
+pre.frame span.l{display:block;min-height:1.45em;padding:0 12px 0 0;white-space:pre}
 pre.frame span.l b{display:inline-block;min-width:3.2em;padding:0 10px 0 8px;text-align:right;color:#9ca3af;font-weight:400;user-select:none}
 pre.frame span.hit{background:#fde68a66}
 pre.frame span.hit b{color:var(--fg);font-weight:700}
@@ -112,7 +113,7 @@ body[data-filter=error] article.res:not(.has-error),body[data-filter=warning] ar
  header.top{background:#fff;color:#000;border-bottom:2px solid #000;padding:0 0 6px}
  header.top .meta{color:#333}
  main{max-width:none;padding:0}
- .graph-wrap{max-height:none;overflow:visible;border:0;padding:0}
+ .graph-wrap{overflow:visible;border:0;padding:0}
  article.res,article.rule,li.finding,.card,table{break-inside:avoid}
  pre.frame{white-space:pre-wrap}
  pre.frame span.l{white-space:pre-wrap}
@@ -152,16 +153,37 @@ def _inline(text: str) -> str:
 
 
 def prose(text: str | None) -> str:
-    """Paragraphs and ``- `` lists of a rule's description/rationale as HTML."""
+    """Paragraphs and ``- `` lists (items may wrap onto indented lines) of a rule's text as HTML."""
     if not text:
         return ""
-    out = []
-    for block in re.split(r"\n\s*\n", text.strip()):
-        lines = [ln.strip() for ln in block.splitlines() if ln.strip()]
-        if lines and all(ln.startswith(("- ", "* ")) for ln in lines):
-            out.append("<ul>" + "".join(f"<li>{_inline(ln[2:])}</li>" for ln in lines) + "</ul>")
+    out: list[str] = []
+    para: list[str] = []
+    items: list[str] | None = None
+
+    def flush() -> None:
+        nonlocal items
+        if para:
+            out.append(f"<p>{_inline(' '.join(para))}</p>")
+            para.clear()
+        if items is not None:
+            out.append("<ul>" + "".join(f"<li>{_inline(i)}</li>" for i in items) + "</ul>")
+            items = None
+
+    for raw in textwrap.dedent(text).strip("\n").splitlines():
+        stripped = raw.strip()
+        if not stripped:
+            flush()
+        elif stripped.startswith(("- ", "* ")):
+            if para:
+                flush()
+            items = (items or []) + [stripped[2:]]
+        elif items is not None and raw[:1] in (" ", "\t"):
+            items[-1] += " " + stripped  # a list item wrapped onto the next line
         else:
-            out.append(f"<p>{_inline(' '.join(lines))}</p>")
+            if items is not None:
+                flush()
+            para.append(stripped)
+    flush()
     return "".join(out)
 
 
@@ -198,8 +220,8 @@ def code_frame(src: "SourceFile | None", line: int, col: int, context: int = FRA
         text = escape(lines[no - 1].replace("\t", "    ").rstrip("\r"))
         cls = "l hit" if no == line else "l"
         rows.append(f'<span class="{cls}"><b>{no:>{width}}</b>{text}</span>')
-        if no == line:
-            caret = " " * (max(col, 1) - 1) + "^"
+        if no == line:  # measured on the line as shown (tabs expanded), so the caret lines up
+            caret = " " * len(lines[no - 1][: max(col, 1) - 1].replace("\t", "    ")) + "^"
             rows.append(f'<span class="l caret"><b> </b>{caret}</span>')
     return f'<pre class="frame" data-line="{line}">{"".join(rows)}</pre>'
 

@@ -89,10 +89,11 @@ def progress_for(total: int, stream: TextIO | None = None, env: Mapping[str, str
 def progress(done: int, total: int) -> None:
     """Module-level callback ``progress(done, total)`` on stderr, with the same conditions.
 
-    Decides once per ``total`` (the first call) whether to draw; cheap to call on every file.
+    Decides at the first call of a run (``done == 0`` or a new ``total``) whether to draw; cheap
+    to call on every file.
     """
     global _current, _current_total
-    if _current_total != total:
+    if done == 0 or _current_total != total:  # a new run (done == 0) or a new list of files
         _current_total = total
         _current = progress_for(total)
     if _current is not None:

@@ -33,6 +33,9 @@ PREFERRED_COLUMN: dict[str, int] = {
 FAINT_EDGES = frozenset({"has-priority", "runs-as"})
 _SECOND_TIER_KINDS = frozenset({"StorageClass", "PersistentVolume", "ClusterQueue", "ResourceFlavor"})
 
+#: Kinds too long for a box, in the abbreviations kubectl users know (full kind in the tooltip).
+_SHORT_KINDS = {"PersistentVolumeClaim": "PVC", "PersistentVolume": "PV", "HorizontalPodAutoscaler": "HPA"}
+
 CATEGORY_STRIPE: dict[str, str] = {
     "workload": "#3949ab", "daemonset": "#5e35b1", "template": "#90a4ae", "queue": "#a15c00",
     "nodepool": "#2e7d32", "nodeclass": "#6a1b9a", "storage": "#00838f", "config": "#546e7a",
@@ -222,7 +225,8 @@ def _node_svg(p: Placed, linked: bool) -> str:
         parts.append(f'<text x="{x + 12:.1f}" y="{y + 30:.1f}" class="n">{escape(_truncate(n.title, text_w, 6.6))}</text>')
     else:
         # namespace on the kind line: the name gets the whole bold line
-        kind_line = f"{n.kind_label} \u00b7 {n.namespace}" if n.namespace else n.kind_label
+        kind = _SHORT_KINDS.get(n.kind_label, n.kind_label)
+        kind_line = f"{kind} \u00b7 {n.namespace}" if n.namespace else kind
         parts.append(f'<text x="{x + 12:.1f}" y="{y + 17:.1f}" class="k">{escape(_truncate(kind_line, text_w))}</text>')
         parts.append(f'<text x="{x + 12:.1f}" y="{y + 34:.1f}" class="n">{escape(_truncate(n.name, text_w, 6.6))}</text>')
     if n.findings:

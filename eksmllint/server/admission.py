@@ -137,7 +137,7 @@ def _clean(text: str) -> str:
     return _CONTROL.sub(" ", text).strip()
 
 
-def _truncate(text: str, limit: int) -> str:
+def truncate(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
@@ -149,8 +149,8 @@ def finding_line(f: Finding) -> str:
 def warnings_for(findings: Iterable[Finding], extra: Iterable[str] = ()) -> list[str]:
     """One short warning per finding, within the API server's per-item and total limits; when
     they do not all fit, the last says how many were left out."""
-    items = [_truncate(_clean(e), WARNING_MAX) for e in extra]
-    items += [_truncate(finding_line(f), WARNING_MAX) for f in findings]
+    items = [truncate(_clean(e), WARNING_MAX) for e in extra]
+    items += [truncate(finding_line(f), WARNING_MAX) for f in findings]
     out: list[str] = []
     total = 0
     reserve = 64  # room for the "more not shown" line

@@ -27,7 +27,7 @@ from typing import Any, Awaitable, Callable
 from eksmllint.core.finding import Finding, Severity
 from eksmllint.server import admission as adm
 from eksmllint.server.context import ContextSnapshot, ContextStore
-from eksmllint.server.linting import AdmissionLinter, is_exempt
+from eksmllint.server.linting import INTERNAL_ERROR_CODE, AdmissionLinter, is_exempt
 from eksmllint.server.metrics import Metrics
 
 log = logging.getLogger("eksmllint.server")
@@ -50,6 +50,7 @@ class ServerSettings:
     max_body: int = DEFAULT_MAX_BODY
     cache_size: int = 1024
     lint_threads: int = 2
+    ratchet: bool = True  # UPDATE: findings the stored object already had warn instead of deny
 
 
 class _Reply(Exception):
@@ -120,6 +121,9 @@ class WebhookApp:
                 raise _Reply(404, "not found: use /validate, /mutate, /healthz, /readyz or /metrics")
         except _Reply as reply:
             await _text(send, reply.status, reply.message, reply.headers)
+        except Exception:  # a bug of ours: logged in full, answered without internals
+            log.exception("unexpected error answering %s %s", method, path)
+            await _text(send, 500, "eksmllint internal error (logged)")
 
     def ready(self) -> tuple[bool, str]:
         if self.draining:
@@ -195,12 +199,18 @@ class WebhookApp:
         skip = self._skip_reason(request)
         if skip is not None:
             return skip
-        if endpoint == "mutate" and not self.linter.mutate_codes:
-            return _Decision(adm.allow(), "allowed", cacheable=False)
+        if endpoint == "mutate" and (not self.linter.mutate_codes or request.operation != "CREATE"):
+            # Only new objects are patched: most of what fixes touch (a Pod's spec, a Job's
+            # template) is immutable after creation, so a patch on UPDATE would be refused.
+            return _Decision(adm.allow(), "allowed" if request.operation == "CREATE" else "skipped",
+                             cacheable=False)
         snapshot = self.store.snapshot if self.store is not None else None
         key = None
         if self.settings.cache_size > 0:
-            digest = hashlib.sha256(json.dumps(request.object, sort_keys=True, separators=(",", ":"),
+            judged = [request.object]
+            if endpoint == "validate" and request.operation == "UPDATE" and self.settings.ratchet:
+                judged.append(request.old_object)  # ratcheting: the decision depends on it too
+            digest = hashlib.sha256(json.dumps(judged, sort_keys=True, separators=(",", ":"),
                                                default=str).encode()).digest()
             key = (endpoint, request.namespace, digest, snapshot.generation if snapshot else 0)
             hit = self._cache.get(key)
@@ -211,8 +221,8 @@ class WebhookApp:
             self.metrics.cache.labels("miss").inc()
         work = self._validate if endpoint == "validate" else self._mutate
         loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(self.executor, work, request, snapshot)
         try:
+            future = loop.run_in_executor(self.executor, work, request, snapshot)
             decision = await asyncio.wait_for(future, self.settings.time_budget)
         except asyncio.TimeoutError:
             self.metrics.internal_errors.labels("<timeout>").inc()
@@ -242,14 +252,14 @@ class WebhookApp:
         reason = is_exempt(obj)
         if reason is not None:
             log.info("%s exempt from eksmllint (%s)", request.subject, reason)
-            return _Decision(adm.allow([adm._truncate(f"eksmllint: checks skipped (eksmllint.io/exempt: {reason})",
+            return _Decision(adm.allow([adm.truncate(f"eksmllint: checks skipped (eksmllint.io/exempt: {reason})",
                                                       adm.WARNING_MAX)]), "exempt", cacheable=False)
         return None
 
     def _failure(self, message: str, result: str) -> _Decision:
         if self.settings.failure_mode == "closed":
             return _Decision(adm.deny(message, code=500, reason="InternalError"), result, cacheable=False)
-        return _Decision(adm.allow([adm._truncate(f"{message}; admitted (failure-mode open)", adm.WARNING_MAX)]),
+        return _Decision(adm.allow([adm.truncate(f"{message}; admitted (failure-mode open)", adm.WARNING_MAX)]),
                          result, cacheable=False)
 
     def _internal(self, errors: list[Finding], subject: str) -> None:
@@ -260,25 +270,39 @@ class WebhookApp:
 
     # Both run on the lint thread pool.
     def _validate(self, request: adm.AdmissionRequest, snapshot: ContextSnapshot | None) -> _Decision:
-        lint = self.linter.lint(request.object or {}, snapshot, request.namespace)
-        active = lint.active
-        internal = [f for f in active if f.code == "EML000"]
-        others = [f for f in active if f.code != "EML000"]
-        threshold = self.settings.deny_on
-        blocking = [f for f in others if f.severity >= threshold]
-        lower = [f for f in others if f.severity < threshold]
+        active = self.linter.lint(request.object or {}, snapshot, request.namespace).active
+        internal = [f for f in active if f.code == INTERNAL_ERROR_CODE]
         if internal:
             self._internal(internal, request.subject)
-        if blocking or (internal and self.settings.failure_mode == "closed"):
-            message = adm.denial_message(request.subject, blocking + (internal if self.settings.failure_mode == "closed" else []),
-                                         threshold)
-            extra = [adm.finding_line(f) for f in internal] if self.settings.failure_mode == "open" else []
+        threshold = self.settings.deny_on
+        blocking = [f for f in active if f.code != INTERNAL_ERROR_CODE and f.severity >= threshold]
+        lower = [f for f in active if f.code != INTERNAL_ERROR_CODE and f.severity < threshold]
+        notes: list[str] = []
+        if blocking and request.operation == "UPDATE" and request.old_object and self.settings.ratchet:
+            blocking, preexisting = self._ratchet(blocking, request, snapshot)
+            notes += [f"pre-existing, not blocking this update: {adm.finding_line(f)}" for f in preexisting]
+        closed = self.settings.failure_mode == "closed"
+        if internal and not closed:
+            notes += [f"eksmllint internal error, not blocking (failure-mode open): {adm.finding_line(f)}"
+                      for f in internal]
+        refused_for = blocking + (internal if closed else [])
+        warnings = adm.warnings_for(lower, notes)
+        if refused_for:
             log.info("denied %s%s: %s", request.subject, " (dry run)" if request.dry_run else "",
-                     ", ".join(f.code for f in blocking + internal))
-            return _Decision(adm.deny(message, adm.warnings_for(lower, extra)), "denied", tuple(active),
-                             cacheable=not internal)
-        extra = [f"eksmllint internal error, admitted (failure-mode open): {adm.finding_line(f)}" for f in internal]
-        return _Decision(adm.allow(adm.warnings_for(lower, extra)), "allowed", tuple(active), cacheable=not internal)
+                     ", ".join(f.code for f in refused_for))
+            response = adm.deny(adm.denial_message(request.subject, refused_for, threshold), warnings)
+            return _Decision(response, "denied", tuple(active), cacheable=not internal)
+        return _Decision(adm.allow(warnings), "allowed", tuple(active), cacheable=not internal)
+
+    def _ratchet(self, blocking: list[Finding], request: adm.AdmissionRequest,
+                 snapshot: ContextSnapshot | None) -> tuple[list[Finding], list[Finding]]:
+        """(new, pre-existing): as CRD validation ratcheting does, an UPDATE is not refused for
+        what the stored object already had (same rule, same path), or no controller could touch
+        the metadata of an object admitted before the webhook (or a rule) existed."""
+        old = self.linter.lint(request.old_object or {}, snapshot, request.namespace)
+        known = {(f.code, tuple(f.location.path)) for f in old.active}
+        new = [f for f in blocking if (f.code, tuple(f.location.path)) not in known]
+        return new, [f for f in blocking if (f.code, tuple(f.location.path)) in known]
 
     def _mutate(self, request: adm.AdmissionRequest, snapshot: ContextSnapshot | None) -> _Decision:
         m = self.linter.mutate(request.object or {}, snapshot, request.namespace)
@@ -294,7 +318,7 @@ class WebhookApp:
         notes = [f"eksmllint mutated: {f.code} {f.slug}: {f.fix.title}" for f in m.applied if f.fix]
         log.info("patched %s%s: %s", request.subject, " (dry run)" if request.dry_run else "",
                  ", ".join(f.code for f in m.applied))
-        return _Decision(adm.allow(adm.warnings_for([], notes), m.patch), "patched", tuple(m.applied),
+        return _Decision(adm.allow(adm.warnings_for([], notes), m.patch), "patched",
                          cacheable=not m.internal_errors)
 
 

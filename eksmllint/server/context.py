@@ -81,9 +81,8 @@ class ContextSource(Protocol):
 class DirectoryContext:
     """Manifests under a directory; re-read when the set of files or any file's content changes."""
 
-    name = "directory"
-
     def __init__(self, path: str, max_bytes: int = 5 * 1024 * 1024) -> None:
+        self.name = f"directory:{path}"  # the store keys sources by name: one per directory
         self.path = path
         self.max_bytes = max_bytes
         self._signature: tuple | None = None

@@ -20,6 +20,7 @@ from eksmllint.config import Config
 from eksmllint.core import suppression
 from eksmllint.core.context import KARPENTER_GROUP, LintRun, RuleContext, RunSettings
 from eksmllint.core.engine import _internal_error, select_rules
+from eksmllint.core.engine import _targets as _engine_targets
 from eksmllint.core.finding import Applicability, Finding, Severity
 from eksmllint.core.registry import Registry
 from eksmllint.core.rule import Rule
@@ -175,10 +176,16 @@ class AdmissionLinter:
 
             own = [NodePoolView(res)] if res.kind == "NodePool" and res.group == KARPENTER_GROUP else []
             run.__dict__["nodepools"] = own + [v for v in views if v.resource.key != res.key]
+        # Rules may report on an object other than their target (a Job's template rule pointing
+        # at the DeepSpeed ConfigMap it mounts). Workloads are what the webhook admits at volume,
+        # and for them only their own targets are dispatched; anything else (a NodePool, a
+        # ConfigMap: rare admissions) gets the engine's full dispatch so nothing is missed.
+        full = not any(w.resource is res for w in run.workloads)
         findings: list[Finding] = []
         for rule in self.rules:
             rctx = RuleContext(rule, run)
-            for target, resource in self._targets(rule, run, res):
+            targets = _engine_targets(rule, run) if full else self._targets(rule, run, res)
+            for target, resource in targets:
                 try:
                     findings.extend(rule.check(rctx, target) or ())
                 except Exception as exc:  # a broken rule is a finding, never a failed request

@@ -165,9 +165,9 @@ def deployment_docs(ns: str, image: str, replicas: int = 2) -> list[dict]:
     ]
 
 
-def _rules() -> list[dict]:
+def _rules(operations: list[str]) -> list[dict]:
     return [{"apiGroups": [g], "apiVersions": list(v), "resources": list(r),
-             "operations": ["CREATE", "UPDATE"], "scope": "*"} for g, v, r in WEBHOOK_RESOURCES]
+             "operations": list(operations), "scope": "*"} for g, v, r in WEBHOOK_RESOURCES]
 
 
 def _namespace_selector(ns: str) -> dict:
@@ -180,7 +180,7 @@ def _namespace_selector(ns: str) -> dict:
 def webhook_docs(ns: str) -> list[dict]:
     inject = {"cert-manager.io/inject-ca-from": f"{ns}/{SERVING_CERT}"}
 
-    def hook(name: str, path: str, **extra: Any) -> dict:
+    def hook(name: str, path: str, operations: list[str], **extra: Any) -> dict:
         return {
             "name": name,
             "admissionReviewVersions": ["v1"],
@@ -192,17 +192,18 @@ def webhook_docs(ns: str) -> list[dict]:
             "matchPolicy": "Equivalent",
             "namespaceSelector": _namespace_selector(ns),
             "clientConfig": {"service": {"namespace": ns, "name": NAME, "path": path, "port": 443}},
-            "rules": _rules(),
+            "rules": _rules(operations),
             **extra,
         }
 
     return [
         {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
          "metadata": _meta(NAME, None, "webhook", annotations=inject),
-         "webhooks": [hook("validate.eksmllint.io", "/validate")]},
+         "webhooks": [hook("validate.eksmllint.io", "/validate", ["CREATE", "UPDATE"])]},
         {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
          "metadata": _meta(NAME, None, "webhook", annotations=inject),
-         "webhooks": [hook("mutate.eksmllint.io", "/mutate", reinvocationPolicy="IfNeeded")]},
+         # CREATE only: fixes touch fields that are immutable afterwards (Pod spec, Job template).
+         "webhooks": [hook("mutate.eksmllint.io", "/mutate", ["CREATE"], reinvocationPolicy="IfNeeded")]},
     ]
 
 

@@ -1,0 +1,455 @@
+"""Unit tests of the launch rules (EML005, EML801-EML810) beyond their fixtures.
+
+The fixtures pin *where* findings are; these tests pin the cases a fixture cannot express: JSON
+files (which hold no ``# expect`` comments), how ``--deepspeed PATH`` is matched to a file of the
+run, fixes and the text edits EML805 carries, and the silence cases. Inputs are small inline
+snippets shaped like the user's seed manifests.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from eksmllint.checks.launch import image_mutability, text_edits_805
+from eksmllint.config import Config
+from eksmllint.core.engine import lint_paths, lint_text
+from eksmllint.core.finding import RemovePath, SetValue
+from eksmllint.fix.apply import apply_fix
+from eksmllint.launch import parse_sbatch
+
+SEED_SLURM = textwrap.dedent(
+    """\
+    #!/bin/bash
+    #SBATCH --job-name=llama3-finetune
+    #SBATCH --partition=gpu-a100
+    #SBATCH --nodes=4
+    #SBATCH --ntasks-per-node=8
+    #SBATCH --gpus-per-node=8
+    export MASTER_ADDR=$(scontrol show hostname $SLURM_NODELIST | head -n 1)
+    export MASTER_PORT=29500
+    export WORLD_SIZE=$((SLURM_NNODES * SLURM_NTASKS_PER_NODE))
+    srun --ntasks=$WORLD_SIZE \\
+        --ntasks-per-node=$SLURM_NTASKS_PER_NODE \\
+        torchrun \\
+            --nnodes=$SLURM_NNODES \\
+            --nproc_per_node=$SLURM_NTASKS_PER_NODE \\
+            --rdzv_backend=c10d \\
+            --rdzv_endpoint=$MASTER_ADDR:$MASTER_PORT \\
+            train_llama.py \\
+                --per_device_train_batch_size 1 \\
+                --gradient_accumulation_steps 8 \\
+                --bf16 \\
+                --deepspeed configs/ds_config_zero3.json
+    """
+)
+
+DS_ZERO3 = textwrap.dedent(
+    """\
+    {
+      "bf16": {
+        "enabled": true
+      },
+      "zero_optimization": {
+        "stage": 3
+      },
+      "gradient_accumulation_steps": 32,
+      "train_micro_batch_size_per_gpu": 1
+    }
+    """
+)
+
+
+def lint(paths: list[Path], *codes: str):
+    result = lint_paths([str(p) for p in paths], Config(select=codes))
+    return [f for f in result.active if f.code in codes]
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# --------------------------------------------------------------------------- EML809 matching
+
+
+def test_seed_deepspeed_config_beside_the_script_is_matched(tmp_path: Path) -> None:
+    script = write(tmp_path / "05-slurm-llama3-finetune-job.sh", SEED_SLURM)
+    cfg = write(tmp_path / "25-deepspeed-zero3-config.json", DS_ZERO3)
+    found = lint([tmp_path], "EML809")
+    assert len(found) == 1
+    f = found[0]
+    assert f.location.file == str(cfg) and f.location.line == 8  # "gradient_accumulation_steps": 32
+    assert "32" in f.message and "--gradient_accumulation_steps 8" in f.message and "line 19" in f.message
+    assert "the only DeepSpeed config beside the script" in f.message
+    assert f.fix is not None and f.fix.ops == (SetValue(("gradient_accumulation_steps",), "auto"),)
+    fixed = json.loads(apply_fix(cfg.read_text(), f.fix, json_file=True))
+    assert fixed["gradient_accumulation_steps"] == "auto" and fixed["bf16"] == {"enabled": True}
+    assert script.exists()
+
+
+def test_exact_relative_path_wins_over_other_configs(tmp_path: Path) -> None:
+    write(tmp_path / "run.sbatch", SEED_SLURM)
+    exact = write(tmp_path / "configs" / "ds_config_zero3.json", DS_ZERO3)
+    write(tmp_path / "other_deepspeed.json", DS_ZERO3.replace("32", "8"))
+    found = lint([tmp_path], "EML809")
+    assert [(f.location.file, "matched" in f.message) for f in found] == [(str(exact), False)]
+
+
+def test_basename_match_names_how_it_matched(tmp_path: Path) -> None:
+    write(tmp_path / "jobs" / "run.sbatch", SEED_SLURM)
+    cfg = write(tmp_path / "jobs" / "ds" / "ds_config_zero3.json", DS_ZERO3)
+    found = lint([tmp_path], "EML809")
+    assert len(found) == 1 and found[0].location.file == str(cfg)
+    assert "matched by file name" in found[0].message
+
+
+def test_two_candidate_configs_and_no_name_match_stay_silent(tmp_path: Path) -> None:
+    write(tmp_path / "run.sbatch", SEED_SLURM)
+    write(tmp_path / "ds_config_a.json", DS_ZERO3)
+    write(tmp_path / "ds_config_b.json", DS_ZERO3)
+    assert lint([tmp_path], "EML809") == []
+
+
+def test_config_in_another_directory_is_not_guessed(tmp_path: Path) -> None:
+    write(tmp_path / "slurm" / "run.sbatch", SEED_SLURM)
+    write(tmp_path / "deepspeed" / "zero3.json", DS_ZERO3)
+    assert lint([tmp_path], "EML809") == []
+
+
+def test_auto_values_and_matching_values_are_clean(tmp_path: Path) -> None:
+    write(tmp_path / "run.sbatch", SEED_SLURM.replace("--ntasks-per-node=8", "--ntasks-per-node=1"))
+    write(tmp_path / "configs" / "ds_config_zero3.json", DS_ZERO3.replace("32", '"auto"'))
+    assert lint([tmp_path], "EML809") == []
+
+
+def test_train_batch_size_against_world_size(tmp_path: Path) -> None:
+    script = SEED_SLURM.replace("--ntasks-per-node=8", "--ntasks-per-node=1").replace(
+        "--nproc_per_node=$SLURM_NTASKS_PER_NODE", "--nproc_per_node=8")
+    write(tmp_path / "run.sbatch", script)
+    # micro 1 x accumulation 8 (auto -> launcher) x 4 nodes x 8 GPUs = 256, not 512
+    cfg = DS_ZERO3.replace('"gradient_accumulation_steps": 32', '"gradient_accumulation_steps": "auto",\n  "train_batch_size": 512')
+    write(tmp_path / "configs" / "ds_config_zero3.json", cfg)
+    found = lint([tmp_path], "EML809")
+    assert len(found) == 1 and "= 256" in found[0].message and "refuses to start" in found[0].message
+    write(tmp_path / "configs" / "ds_config_zero3.json", cfg.replace("512", "256"))
+    assert lint([tmp_path], "EML809") == []
+
+
+def test_plain_deepspeed_config_gets_no_auto_fix(tmp_path: Path) -> None:
+    # DeepSpeed's own --deepspeed_config rejects "auto": report without a fix
+    write(tmp_path / "run.sbatch", SEED_SLURM.replace("--deepspeed configs/", "--deepspeed_config configs/"))
+    write(tmp_path / "configs" / "ds_config_zero3.json", DS_ZERO3)
+    found = lint([tmp_path], "EML809")
+    assert len(found) == 1 and found[0].fix is None
+
+
+def test_precision_mismatch_in_a_json_file(tmp_path: Path) -> None:
+    write(tmp_path / "run.sbatch", SEED_SLURM.replace("--bf16", "--fp16").replace("accumulation_steps 8", "accumulation_steps 32"))
+    cfg = write(tmp_path / "configs" / "ds_config_zero3.json", DS_ZERO3)
+    found = lint([tmp_path], "EML809")
+    assert len(found) == 1 and found[0].location.line == 3  # "enabled": true of the bf16 block
+    assert "bf16.enabled is true" in found[0].message and "fp16" in found[0].message
+    fixed = json.loads(apply_fix(cfg.read_text(), found[0].fix, json_file=True))
+    assert fixed["bf16"] == {"enabled": "auto"} and fixed["fp16"] == {"enabled": "auto"}
+
+
+# --------------------------------------------------------------------------- EML005
+
+
+def test_invalid_json_is_left_to_eml001(tmp_path: Path) -> None:
+    write(tmp_path / "ds_config.json", '{\n  "zero_optimization": {"stage": 3,,}\n}\n')
+    result = lint_paths([str(tmp_path)], Config(select=("EML005",)))
+    codes = [f.code for f in result.active]
+    assert "EML001" in codes and "EML005" not in codes
+
+
+def test_deepspeed_value_errors_in_a_json_file(tmp_path: Path) -> None:
+    cfg = write(tmp_path / "zero.json", '{\n  "zero_optimization": {\n    "stage": "three"\n  }\n}\n')
+    found = lint([tmp_path], "EML005")
+    assert [(f.location.file, f.location.line) for f in found] == [(str(cfg), 3)]
+    assert "zero_optimization.stage" in found[0].message
+
+
+def test_json_named_by_a_launcher_counts_even_without_a_deepspeed_name(tmp_path: Path) -> None:
+    write(tmp_path / "run.sbatch", SEED_SLURM.replace("configs/ds_config_zero3.json", "train.json"))
+    write(tmp_path / "train.json", '{"train_batch_size": "lots"}\n')
+    found = lint([tmp_path], "EML005")
+    assert len(found) == 1 and "named by --deepspeed train.json" in found[0].message
+    # an unrelated JSON file with the same content is not a DeepSpeed config
+    write(tmp_path / "run.sbatch", SEED_SLURM)
+    assert lint([tmp_path], "EML005") == []
+
+
+def test_unmounted_configmaps_are_not_checked() -> None:
+    text = textwrap.dedent(
+        """\
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: ds}
+        data:
+          ds_config.json: '{"train_batch_size": "lots"}'
+        """
+    )
+    assert [f for f in lint_text(text, Config(select=("EML005",))).active if f.code == "EML005"] == []
+
+
+# --------------------------------------------------------------------------- EML805 text edits
+
+
+def _apply_edits(text: str, edits) -> str:
+    lines = text.split("\n")
+    for line, col, old, new in edits:
+        src = lines[line - 1]
+        assert src[col - 1:col - 1 + len(old)] == old
+        lines[line - 1] = src[: col - 1] + new + src[col - 1 + len(old):]
+    return "\n".join(lines)
+
+
+def test_eml805_edits_make_one_launcher_per_node_with_all_gpus() -> None:
+    script = parse_sbatch(SEED_SLURM)
+    inv = script.invocations[0]
+    edits = text_edits_805(SEED_SLURM, script, inv)
+    assert [e[2:] for e in edits] == [
+        ("--ntasks-per-node=8", "--ntasks-per-node=1"),
+        ("--nproc_per_node=$SLURM_NTASKS_PER_NODE", "--nproc_per_node=8"),
+    ]
+    after = parse_sbatch(_apply_edits(SEED_SLURM, edits))
+    fixed = after.invocations[0]
+    assert after.tasks_per_node(fixed.under_srun) == 1
+    assert fixed.option("nproc_per_node").int_value() == 8
+    assert fixed.under_srun.int_option("ntasks") == 4  # WORLD_SIZE follows the directive
+
+
+def test_eml805_literal_srun_count_is_edited_in_place(tmp_path: Path) -> None:
+    text = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=4\nsrun -n 8 torchrun --nproc_per_node=4 --nnodes=2 --rdzv_endpoint=h:1 t.py\n"
+    src = write(tmp_path / "a.sbatch", text)
+    found = lint([src], "EML805")
+    assert len(found) == 1 and found[0].location.line == 4
+    edits = dict(found[0].extra)["text_edits"]
+    after = parse_sbatch(_apply_edits(text, edits))
+    assert after.tasks_per_node(after.invocations[0].under_srun) == 1
+
+
+def test_eml805_silent_for_one_task_or_plain_python(tmp_path: Path) -> None:
+    one = write(tmp_path / "one.sbatch", SEED_SLURM.replace("--ntasks-per-node=8", "--ntasks-per-node=1"))
+    py = write(tmp_path / "py.sbatch", "#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\nsrun python train.py\n")
+    assert lint([one, py], "EML805") == []
+
+
+# --------------------------------------------------------------------------- container rules
+
+
+TRAINIUM_JOB = textwrap.dedent(
+    """\
+    apiVersion: batch/v1
+    kind: Job
+    metadata: {name: llama3-lora, namespace: training}
+    spec:
+      parallelism: 4
+      completions: 4
+      template:
+        spec:
+          restartPolicy: OnFailure
+          initContainers:
+            - name: setup
+              image: amazon/aws-cli:latest
+              command: ["/bin/bash", "-c", "aws s3 sync s3://b/m /shared/m"]
+          containers:
+            - name: trainer
+              image: 763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training-neuronx:2.1.0-neuronx-py310-sdk2.18.0-ubuntu20.04
+              command: ["torchrun", "--nproc_per_node=32", "--nnodes=4", "--node_rank=$(JOB_COMPLETION_INDEX)",
+                        "--master_addr=$(MASTER_ADDR)", "train_lora.py"]
+              args: ["--output_dir=/shared/checkpoints/lora"]
+              env:
+                - name: MASTER_ADDR
+                  valueFrom: {fieldRef: {fieldPath: status.podIP}}
+                - name: JOB_COMPLETION_INDEX
+                  valueFrom: {fieldRef: {fieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}
+              resources:
+                limits: {aws.amazon.com/neuron: 16, memory: 500Gi, cpu: "128"}
+              volumeMounts:
+                - {name: shared, mountPath: /shared}
+          volumes:
+            - name: shared
+              persistentVolumeClaim: {claimName: fsx}
+    """
+)
+
+
+def _codes(text: str, *codes: str):
+    return [f for f in lint_text(text, Config(select=codes)).active if f.code in codes]
+
+
+def test_seed_trainium_job_findings() -> None:
+    found = {f.code: f for f in _codes(TRAINIUM_JOB, "EML801", "EML802", "EML807", "EML808", "EML810", "EML804")}
+    assert set(found) == {"EML801", "EML802", "EML807", "EML808"}
+    fix = found["EML801"].fix
+    assert fix is not None and fix.ops == (SetValue(("spec", "completionMode"), "Indexed"),)
+    assert "1 more use" in found["EML801"].message
+    assert "aws-cli:latest" in found["EML807"].message and "init container" in found["EML807"].message
+
+
+def test_eml801_fix_applies_and_cronjob_path() -> None:
+    f = _codes(TRAINIUM_JOB, "EML801")[0]
+    fixed = apply_fix(TRAINIUM_JOB, f.fix)
+    assert _codes(fixed, "EML801") == []
+    cron = textwrap.dedent(
+        """\
+        apiVersion: batch/v1
+        kind: CronJob
+        metadata: {name: nightly}
+        spec:
+          schedule: "0 1 * * *"
+          jobTemplate:
+            spec:
+              completions: 2
+              parallelism: 2
+              template:
+                spec:
+                  restartPolicy: Never
+                  containers:
+                    - name: shard
+                      image: python:3.11.9
+                      args: ["python", "s.py", "--shard", "$(JOB_COMPLETION_INDEX)"]
+        """
+    )
+    (f,) = _codes(cron, "EML801")
+    assert f.fix.ops == (SetValue(("spec", "jobTemplate", "spec", "completionMode"), "Indexed"),)
+
+
+def test_eml803_fix_removes_the_env_entry() -> None:
+    text = textwrap.dedent(
+        """\
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: p}
+        spec:
+          containers:
+            - name: c
+              image: nvcr.io/nvidia/pytorch:24.05-py3
+              env:
+                - {name: CUDA_VISIBLE_DEVICES, value: "0"}
+                - {name: KEEP, value: "1"}
+              resources:
+                limits: {nvidia.com/gpu: 2}
+        """
+    )
+    (f,) = _codes(text, "EML803")
+    assert f.fix.ops == (RemovePath(("spec", "containers", 0, "env", 0)),)
+    assert "hides 1 of the 2" in f.message
+    assert "KEEP" in apply_fix(text, f.fix) and "CUDA_VISIBLE_DEVICES" not in apply_fix(text, f.fix)
+
+
+@pytest.mark.parametrize(
+    ("image", "mutable"),
+    [
+        ("amazon/aws-cli:latest", True),
+        ("busybox", True),
+        ("my-registry:5000/team/img", True),
+        ("my-registry:5000/team/img:1.2", False),
+        ("img:latest@sha256:" + "a" * 64, False),
+        ("nvcr.io/nvidia/pytorch:24.05-py3", False),
+        ("$(IMAGE)", False),
+        ("IMG_PLACEHOLDER", False),
+        ("<ACCOUNT>.dkr.ecr.us-west-2.amazonaws.com/x:latest", False),
+        ("", False),
+    ],
+)
+def test_image_mutability(image: str, mutable: bool) -> None:
+    assert (image_mutability(image) is not None) == mutable
+
+
+def test_eml804_operator_and_env_silence() -> None:
+    base = textwrap.dedent(
+        """\
+        apiVersion: batch.volcano.sh/v1alpha1
+        kind: Job
+        metadata: {name: v}
+        spec:
+          schedulerName: volcano
+          minAvailable: 2
+          PLUGINS
+          tasks:
+            - name: worker
+              replicas: 2
+              template:
+                spec:
+                  restartPolicy: Never
+                  containers:
+                    - name: c
+                      image: pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime
+                      command: ["torchrun", "--nnodes=2", "--nproc_per_node=1", "t.py"]
+                      ENV
+        """
+    )
+    def make(plugins: str = "", env: str = "") -> str:
+        return base.replace("PLUGINS", plugins).replace("ENV", env)
+
+    assert len(_codes(make(), "EML804")) == 1
+    assert _codes(make(plugins='plugins: {pytorch: ["--port=23456"]}'), "EML804") == []
+    assert _codes(make(env='env: [{name: PET_MASTER_ADDR, value: "v-worker-0.v"}]'), "EML804") == []
+    elastic = make().replace("--nnodes=2", "--nnodes=1:2")
+    assert len(_codes(elastic, "EML804")) == 1
+    single = make().replace("--nnodes=2", "--nnodes=1")
+    assert _codes(single, "EML804") == []
+
+
+def test_eml810_bash_script_points_at_its_list_element() -> None:
+    text = textwrap.dedent(
+        """\
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: p}
+        spec:
+          containers:
+            - name: c
+              image: nvcr.io/nvidia/pytorch:24.05-py3
+              workingDir: /work
+              command: ["bash", "-c", "cd /work\\npython train.py --save_dir out/ckpt"]
+              resources:
+                limits: {nvidia.com/gpu: 1}
+        """
+    )
+    (f,) = _codes(text, "EML810")
+    assert f.location.path == ("spec", "containers", 0, "command", 2)
+    assert "/work/out/ckpt" in f.message and "line 2 of the command[2] script" in f.message
+
+
+def test_rules_never_raise_on_odd_shapes(tmp_path: Path) -> None:
+    odd = textwrap.dedent(
+        """\
+        apiVersion: batch/v1
+        kind: Job
+        metadata: {name: odd}
+        spec:
+          completions: "4"
+          completionMode: 7
+          template:
+            spec:
+              restartPolicy: [x]
+              volumes: [{name: v, downwardAPI: {items: [{fieldRef: 3}]}}, 5]
+              containers:
+                - name: c
+                  image: 12
+                  command: [torchrun, --nnodes, 4, 7, null]
+                  args: {a: b}
+                  env: [{name: MASTER_ADDR, valueFrom: [1]}, {name: CUDA_VISIBLE_DEVICES, value: 3}, 9]
+                  resources: {limits: {nvidia.com/gpu: x}}
+                  volumeMounts: [{name: v, mountPath: 5}]
+        ---
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: cm}
+        data: [1, 2]
+        """
+    )
+    write(tmp_path / "odd.yaml", odd)
+    write(tmp_path / "ds_config.json", "[1, 2]\n")
+    write(tmp_path / "x.sbatch", "#SBATCH --nodes=\x00\nsrun 'unterminated\n")
+    result = lint_paths([str(tmp_path)], Config(select=("EML005", "EML8")))
+    assert not [f for f in result.active if f.code == "EML000"], [f.message for f in result.active]

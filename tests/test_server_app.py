@@ -1,0 +1,171 @@
+"""The ASGI app in process: failure modes, the time budget, the decision cache, TLS contexts.
+
+These need rules that crash or hang, which the real server (a subprocess with the built-in rule
+pack) cannot be given; the HTTP path is the same app object the server runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import ssl
+import time
+
+import httpx
+import pytest
+import trustme
+
+from eksmllint.config import Config
+from eksmllint.core.registry import Registry, default_registry
+from eksmllint.core.rule import Rule, RuleSpec
+from eksmllint.server.app import ServerSettings, WebhookApp
+from eksmllint.server.linting import AdmissionLinter
+from eksmllint.server.tls import ReloadingTLS, make_context
+
+
+def _spec(code: str, slug: str) -> RuleSpec:
+    return RuleSpec.model_validate({
+        "code": code, "slug": slug, "severity": "warning", "fix": "no", "summary": "test rule",
+        "check": "tests:none", "target": "resources", "description": "d", "rationale": "r"})
+
+
+def crash(ctx, resource):
+    raise ZeroDivisionError("boom")
+
+
+def slow(ctx, resource):
+    time.sleep(1.0)
+    return []
+
+
+def registry_with(*extra: Rule) -> Registry:
+    return Registry([*default_registry(), *extra])
+
+
+POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ml"},
+       "spec": {"containers": [{"name": "c", "image": "python:3.11.9-slim",
+                                "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}}
+
+
+def review(obj: dict, uid: str = "u-1") -> dict:
+    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+            "request": {"uid": uid, "operation": "CREATE", "namespace": "ml", "object": obj}}
+
+
+def call(app: WebhookApp, path: str, body: dict) -> tuple[int, dict | str]:
+    async def go():
+        await app.startup()
+        try:
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
+                r = await c.post(path, json=body)
+                return r.status_code, (r.json() if r.headers["content-type"].startswith("application/json") else r.text)
+        finally:
+            await app.shutdown()
+    return asyncio.run(go())
+
+
+def app_with(rule: Rule, **settings) -> WebhookApp:
+    return WebhookApp(AdmissionLinter(Config(), registry_with(rule)), ServerSettings(**settings))
+
+
+@pytest.mark.parametrize("mode,allowed", [("open", True), ("closed", False)])
+def test_rule_crash_is_answered_per_failure_mode(mode, allowed, caplog):
+    app = app_with(Rule(_spec("EML998", "test-crash"), crash), failure_mode=mode)
+    status, data = call(app, "/validate", review(POD))
+    assert status == 200
+    resp = data["response"]
+    assert resp["allowed"] is allowed and resp["uid"] == "u-1"
+    text = resp["status"]["message"] if not allowed else " ".join(resp["warnings"])
+    assert "EML998" in text and "ZeroDivisionError" in text
+    assert 'eksmllint_webhook_internal_errors_total{rule="EML998"} 1.0' in app.metrics.render().decode()
+    assert "rule EML998 (test-crash) crashed" in caplog.text
+
+
+@pytest.mark.parametrize("mode,allowed", [("open", True), ("closed", False)])
+def test_time_budget_is_enforced(mode, allowed):
+    app = app_with(Rule(_spec("EML997", "test-slow"), slow), failure_mode=mode, time_budget=0.2)
+    started = time.monotonic()
+    status, data = call(app, "/validate", review(POD))
+    assert time.monotonic() - started < 0.9  # answered before the rule finished
+    assert status == 200 and data["response"]["allowed"] is allowed
+    assert "budget" in json.dumps(data["response"])
+    assert 'eksmllint_webhook_requests_total{endpoint="validate",result="timeout"} 1.0' in app.metrics.render().decode()
+
+
+def test_identical_objects_are_answered_from_the_cache():
+    app = WebhookApp(AdmissionLinter(Config(), default_registry()), ServerSettings(cache_size=4))
+
+    async def go():
+        await app.startup()
+        try:
+            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+                first = (await c.post("/validate", json=review(POD, "a"))).json()["response"]
+                second = (await c.post("/validate", json=review(POD, "b"))).json()["response"]
+                other = dict(POD, metadata={"name": "q", "namespace": "ml"})
+                third = (await c.post("/validate", json=review(other, "c"))).json()["response"]
+                return first, second, third
+        finally:
+            await app.shutdown()
+    first, second, third = asyncio.run(go())
+    assert (first["uid"], second["uid"], third["uid"]) == ("a", "b", "c")  # the uid is never cached
+    metrics = app.metrics.render().decode()
+    assert 'eksmllint_webhook_cache_total{result="hit"} 1.0' in metrics
+    assert 'eksmllint_webhook_cache_total{result="miss"} 2.0' in metrics
+
+
+def test_crashed_decisions_are_not_cached():
+    app = app_with(Rule(_spec("EML998", "test-crash"), crash), cache_size=8)
+
+    async def go():
+        await app.startup()
+        try:
+            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+                for uid in ("a", "b"):
+                    assert (await c.post("/validate", json=review(POD, uid))).status_code == 200
+        finally:
+            await app.shutdown()
+    asyncio.run(go())
+    assert 'eksmllint_webhook_internal_errors_total{rule="EML998"} 2.0' in app.metrics.render().decode()
+
+
+def test_server_context_is_tls12_minimum(tmp_path):
+    ca = trustme.CA()
+    cert = ca.issue_cert("127.0.0.1")
+    cert.cert_chain_pems[0].write_to_path(str(tmp_path / "c.pem"))
+    cert.private_key_pem.write_to_path(str(tmp_path / "k.pem"))
+    ctx = make_context(str(tmp_path / "c.pem"), str(tmp_path / "k.pem"))
+    assert ctx.minimum_version == ssl.TLSVersion.TLSv1_2
+    tls = ReloadingTLS(str(tmp_path / "c.pem"), str(tmp_path / "k.pem"))
+    assert tls.reload_if_changed().changed is False
+    first = tls.current
+    other = ca.issue_cert("127.0.0.1")
+    other.cert_chain_pems[0].write_to_path(str(tmp_path / "c.pem"))
+    assert tls.reload_if_changed().error  # new cert with the old key: refused, old kept
+    assert tls.current is first
+    other.private_key_pem.write_to_path(str(tmp_path / "k.pem"))
+    assert tls.reload_if_changed().changed and tls.current is not first and tls.reloads == 1
+
+
+def test_an_unexpected_bug_is_a_plain_500_without_internals(monkeypatch, caplog):
+    from eksmllint.server import admission
+
+    def broken(body):
+        raise KeyError("secret internals")
+    monkeypatch.setattr(admission, "parse_review", broken)
+    app = WebhookApp(AdmissionLinter(Config(), default_registry()))
+    status, text = call(app, "/validate", review(POD))
+    assert status == 500 and "secret internals" not in text and "Traceback" not in text
+    assert "secret internals" in caplog.text  # but it is logged
+
+
+def test_a_request_after_shutdown_is_still_answered():
+    app = WebhookApp(AdmissionLinter(Config(), default_registry()), ServerSettings(failure_mode="closed"))
+
+    async def go():
+        await app.startup()
+        await app.shutdown()  # the lint pool is gone
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+            return await c.post("/validate", json=review(POD))
+    r = asyncio.run(go())
+    assert r.status_code == 200 and r.json()["response"]["allowed"] is False
