@@ -83,7 +83,7 @@ def make_config(config, select, ignore, k8s_version, context, **extra) -> Config
 @click.argument("paths", nargs=-1)
 @common_options
 @click.option("--format", "fmt", default="text", show_default=True,
-              help="Output format: text, json, sarif, junit, github, gitlab.")
+              help="Output format: text, json, sarif, junit, github, gitlab, html.")
 @click.option("--output", "output", type=click.Path(dir_okay=False),
               help="Write the --format report to FILE; the terminal still gets the text report.")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info", "never"]), help="Lowest severity that fails (default warning).")

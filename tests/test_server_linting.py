@@ -414,3 +414,28 @@ def test_several_context_directories_add_up(tmp_path):
     store = ContextStore([DirectoryContext(str(tmp_path / "a")), DirectoryContext(str(tmp_path / "b"))])
     store.refresh()
     assert sorted(r.name for r in store.snapshot.resources) == ["a", "b"]
+
+
+def test_an_update_replaces_the_stored_version_in_the_context(linter):
+    ctx = ContextSnapshot.build([load_result_of(NODEPOOL.format(name="a", itype="p4d.24xlarge") + "---\n"
+                                                + NODEPOOL.format(name="b", itype="p5.48xlarge"))], 1)
+    updated = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "a"},
+               "spec": {"template": {"spec": {"requirements": [
+                   {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["g5.48xlarge"]}]}}}}
+    from eksmllint.yamlpos import to_plain as plain
+
+    src = SourceFile("<admission>", "", "json")
+    from eksmllint.resource import Document, Resource
+
+    data = to_ymap(updated)
+    doc = Document(src, 0, data, 1)
+    res = Resource(doc, data)
+    run = linter._run(res, src, ctx)
+    assert [r.name for r in run.resources] == ["a", "b"] and run.resources[0] is res
+    assert [v.name for v in run.nodepools] == ["a", "b"] and run.nodepools[0].resource is res
+    assert [r.name for r in run.by_kind["NodePool"]] == ["a", "b"]
+    assert plain(run.nodepools[0].resource.data) == updated
+    # a different object leaves the snapshot's lists as they are (no per-request copy)
+    other = Resource(Document(src, 0, to_ymap(GPU_POD), 1), to_ymap(GPU_POD))
+    run2 = linter._run(other, src, ctx)
+    assert len(run2.resources) == 3 and [w.resource for w in run2.workloads] == [other]

@@ -25,6 +25,7 @@ from typing import Callable, Protocol
 from eksmllint.core.context import KARPENTER_GROUP
 from eksmllint.loader import LoadResult, discover, load
 from eksmllint.resource import Resource, SourceFile
+from eksmllint.workload import workload_of
 
 log = logging.getLogger("eksmllint.server.context")
 
@@ -35,11 +36,18 @@ CONFIGMAP_EXCLUDES = ("..*",)
 
 @dataclass(frozen=True)
 class ContextSnapshot:
+    """The context objects plus what every request would otherwise recompute from them (the
+    views a :class:`~eksmllint.core.context.LintRun` derives: workloads, per-kind index,
+    NodePool views). All of it is read-only once built, so requests share it across threads."""
+
     files: list[SourceFile] = field(default_factory=list)
     resources: list[Resource] = field(default_factory=list)
     nodepool_views: list = field(default_factory=list)
     generation: int = 0
     counts: dict[str, int] = field(default_factory=dict)  # resources per kind (metrics, /readyz)
+    workloads: list = field(default_factory=list)
+    by_kind: dict[str, list[Resource]] = field(default_factory=dict)
+    keys: frozenset = frozenset()  # keys of the named resources (is an UPDATE replacing one?)
 
     @classmethod
     def build(cls, parts: list[LoadResult], generation: int) -> "ContextSnapshot":
@@ -60,11 +68,13 @@ class ContextSnapshot:
                     by_key.pop(r.key, None)
                     by_key[r.key] = r
         resources = list(by_key.values()) + unnamed
-        counts: dict[str, int] = {}
+        by_kind: dict[str, list[Resource]] = {}
         for r in resources:
-            counts[r.kind] = counts.get(r.kind, 0) + 1
+            by_kind.setdefault(r.kind, []).append(r)
         views = [NodePoolView(r) for r in resources if r.kind == "NodePool" and r.group == KARPENTER_GROUP]
-        return cls(files, resources, views, generation, counts)
+        workloads = [w for r in resources if (w := workload_of(r)) is not None]
+        return cls(files, resources, views, generation, {k: len(v) for k, v in by_kind.items()},
+                   workloads, by_kind, frozenset(by_key))
 
 
 class ContextSource(Protocol):

@@ -1,12 +1,20 @@
 """Lint one admitted object against a (possibly large) context, and compute its safe-fix patch.
 
 Why not :func:`eksmllint.core.engine.lint_loaded`? It dispatches every rule over every resource of
-the run, context included, and only afterwards drops the findings that point into context files.
-With 50 NodePools of context that is ~20 ms of wasted work per admission request (schema checks,
-per-NodePool rules...). Here the per-resource targets (``templates``, ``workloads``,
-``resources``) are restricted to the admitted object; ``run`` rules still see the whole run. The
-rest (severity overrides, suppression, mandatory rules, crash isolation) follows the engine
-exactly; ``tests/test_server_linting.py`` checks the two give the same findings.
+the run, context included, and only afterwards drops the findings that point into context files;
+and it rebuilds the run's derived views (workloads, NodePool views, per-kind index) from the whole
+context on every call. With 50 NodePools of context that is ~20 ms of wasted work per admission
+request, and it grows with the cluster. Here:
+
+- when the admitted object is a workload (what the webhook sees at volume), the per-resource
+  targets (``templates``, ``workloads``, ``resources``) are restricted to it; ``run`` rules still
+  see the whole run. Any other object (a NodePool, a ConfigMap) gets the engine's full dispatch,
+  because a rule may report on an object other than its target;
+- the context's derived views come precomputed from the :class:`ContextSnapshot`.
+
+The rest (severity overrides, suppression, mandatory rules, crash isolation as ``EML000``)
+follows the engine; ``tests/test_server_linting.py`` checks that both give the same findings on
+every rule fixture.
 """
 
 from __future__ import annotations
@@ -14,7 +22,7 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Protocol
+from typing import Any, Iterable
 
 from eksmllint.config import Config
 from eksmllint.core import suppression
@@ -25,6 +33,9 @@ from eksmllint.core.finding import Applicability, Finding, Severity
 from eksmllint.core.registry import Registry
 from eksmllint.core.rule import Rule
 from eksmllint.resource import Document, Resource, SourceFile
+from eksmllint.scheduling import NodePoolView
+from eksmllint.server.context import ContextSnapshot
+from eksmllint.workload import workload_of
 from eksmllint.yamlpos import YList, YMap
 
 ADMISSION_FILE = "<admission>"
@@ -33,13 +44,6 @@ INTERNAL_ERROR_CODE = "EML000"
 #: reason; "false" or "" does not exempt). Per-rule exemptions use ``eksmllint.io/ignore``.
 EXEMPT_ANNOTATION = "eksmllint.io/exempt"
 MAX_FIX_PASSES = 5
-
-
-class ContextView(Protocol):
-    """What the linter needs from a context snapshot (see :mod:`eksmllint.server.context`)."""
-
-    files: list[SourceFile]
-    resources: list[Resource]
 
 
 @dataclass
@@ -149,7 +153,7 @@ class AdmissionLinter:
         return frozenset(codes)
 
     # -- linting -----------------------------------------------------------------------------
-    def lint(self, obj: dict, context: ContextView | None = None, namespace: str | None = None) -> ObjectLint:
+    def lint(self, obj: dict, context: ContextSnapshot | None = None, namespace: str | None = None) -> ObjectLint:
         """Run the enabled rules on ``obj`` (a decoded Kubernetes object), with ``context``."""
         data = to_ymap(obj)
         meta = data.get("metadata")
@@ -161,30 +165,16 @@ class AdmissionLinter:
         doc = Document(src, 0, data, 1)
         src.documents.append(doc)
         res = Resource(doc, data)
-        files: list[SourceFile] = [src]
-        resources: list[Resource] = [res]
-        if context is not None:
-            files += context.files
-            # The stored version of the object being updated is replaced by the new one.
-            resources += [r for r in context.resources if r.key != res.key]
-        run = LintRun(resources, files, self.settings)
-        views = getattr(context, "nodepool_views", None)
-        if views is not None:
-            # NodePool views are pure functions of their resource: the snapshot builds them once
-            # instead of once per request (LintRun.nodepools is a cached_property: seed it).
-            from eksmllint.scheduling import NodePoolView
-
-            own = [NodePoolView(res)] if res.kind == "NodePool" and res.group == KARPENTER_GROUP else []
-            run.__dict__["nodepools"] = own + [v for v in views if v.resource.key != res.key]
+        run = self._run(res, src, context)
         # Rules may report on an object other than their target (a Job's template rule pointing
         # at the DeepSpeed ConfigMap it mounts). Workloads are what the webhook admits at volume,
         # and for them only their own targets are dispatched; anything else (a NodePool, a
         # ConfigMap: rare admissions) gets the engine's full dispatch so nothing is missed.
-        full = not any(w.resource is res for w in run.workloads)
+        own = next((w for w in run.workloads if w.resource is res), None)  # the run's own object
         findings: list[Finding] = []
         for rule in self.rules:
             rctx = RuleContext(rule, run)
-            targets = _engine_targets(rule, run) if full else self._targets(rule, run, res)
+            targets = _engine_targets(rule, run) if own is None else self._targets(rule, run, res, own)
             for target, resource in targets:
                 try:
                     findings.extend(rule.check(rctx, target) or ())
@@ -201,13 +191,37 @@ class AdmissionLinter:
             findings += suppression.unused(scope)
         return ObjectLint(sorted(set(findings), key=Finding.sort_key), res)
 
+    def _run(self, res: Resource, src: SourceFile, snapshot: ContextSnapshot | None) -> LintRun:
+        """The run: the admitted object first, then the context (minus the stored version of the
+        object being updated). LintRun's derived views are cached_properties; they are seeded with
+        what the snapshot computed once, instead of being rebuilt from thousands of context
+        objects (PVCs, DaemonSets...) on every request. Same content and order as LintRun would
+        compute (tests/test_server_linting.py compares findings with the engine's)."""
+        if snapshot is None:
+            return LintRun([res], [src], self.settings)
+        replaced = res.name is not None and res.key in snapshot.keys
+
+        def keep(items: list, resource_of=lambda x: x) -> list:
+            return [x for x in items if resource_of(x).key != res.key] if replaced else items
+
+        run = LintRun([res, *keep(snapshot.resources)], [src, *snapshot.files], self.settings)
+        own = workload_of(res)
+        run.__dict__["workloads"] = ([own] if own else []) + keep(snapshot.workloads, lambda w: w.resource)
+        by_kind = dict(snapshot.by_kind)
+        by_kind[res.kind] = [res, *keep(by_kind.get(res.kind, []))]
+        run.__dict__["by_kind"] = by_kind
+        pool = [NodePoolView(res)] if res.kind == "NodePool" and res.group == KARPENTER_GROUP else []
+        run.__dict__["nodepools"] = pool + keep(snapshot.nodepool_views, lambda v: v.resource)
+        return run
+
     @staticmethod
-    def _targets(rule: Rule, run: LintRun, res: Resource) -> Iterable[tuple[object, Resource | None]]:
+    def _targets(rule: Rule, run: LintRun, res: Resource, own) -> Iterable[tuple[object, Resource | None]]:
+        """The engine's dispatch restricted to the admitted workload ``own`` (see :meth:`lint`)."""
         target = rule.spec.target
         if target == "templates":
-            return ((t, t.resource) for t in run.templates if t.resource is res)
+            return ((t, res) for t in own.templates)
         if target == "workloads":
-            return ((w, w.resource) for w in run.workloads if w.resource is res)
+            return [(own, res)]
         if target == "resources":
             kinds = rule.spec.kinds
             return [(res, res)] if not kinds or res.kind in kinds else []
@@ -216,7 +230,7 @@ class AdmissionLinter:
         return [(run, None)]
 
     # -- mutation ----------------------------------------------------------------------------
-    def mutate(self, obj: dict, context: ContextView | None = None, namespace: str | None = None,
+    def mutate(self, obj: dict, context: ContextSnapshot | None = None, namespace: str | None = None,
                codes: frozenset[str] | None = None) -> MutationResult:
         """The RFC 6902 patch made of the safe fixes of ``codes`` (default: ``--mutate``).
 
