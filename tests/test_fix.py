@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -239,6 +240,20 @@ def test_unsafe_fixes_only_on_request_and_invalid_yaml_untouched():
     assert not broken.changed and "not valid YAML" in broken.note
 
 
+def test_kind_list_and_json_files_through_the_loop():
+    job = yaml.safe_load(BAD301.read_text())
+    listed = "apiVersion: v1\nkind: List\nitems:\n" + "".join(
+        "- " + yaml.safe_dump(job, sort_keys=False).replace("\n", "\n  ").rstrip() + "\n" for _ in range(2))
+    out = fix_text(listed, name="list.yaml")
+    assert [f.location.path[:2] for f in out.applied] == [("items", 0), ("items", 1)]
+    items = yaml.safe_load(out.fixed)["items"]
+    assert all(i["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["volumes"][0]["name"] == "dshm"
+               for i in items)
+    as_json = json.dumps(job, indent=2) + "\n"
+    fixed = fix_text(as_json, name="job.json")
+    assert fixed.changed and json.loads(fixed.fixed)["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["volumes"]
+
+
 # -- writes -------------------------------------------------------------------------------------
 def test_atomic_write_keeps_mode_and_bom(tmp_path):
     p = tmp_path / "a.yaml"
@@ -311,6 +326,17 @@ def test_select_ignore_and_stdin():
     assert "volumes:" not in run("fix", "--ignore", "EML301", "-", input=BAD301.read_text()).output
     out = run("fix", "--select", "EML301", "-", input=BAD301.read_text())
     assert out.exit_code == 0 and out.output.startswith(BAD301.read_text()) and "sizeLimit: 40Gi" in out.output
+
+
+def test_unsafe_fixes_flag(tmp_path):
+    bad = ROOT / "fixtures" / "rules" / "EML101-efa-multi-az" / "bad.yaml"
+    p = tmp_path / "pool.yaml"
+    p.write_text(bad.read_text())
+    safe = run("fix", "--select", "EML101", str(p))
+    assert safe.exit_code == 0 and "available with --unsafe-fixes" in safe.output
+    assert p.read_text() == bad.read_text()
+    unsafe = run("fix", "--select", "EML101", "--unsafe-fixes", str(p))
+    assert unsafe.exit_code == 0 and p.read_text() != bad.read_text()
 
 
 def test_usage_errors(tmp_path):

@@ -232,7 +232,7 @@ class Printer:
 
 
 @st.composite
-def manifests(draw) -> tuple[str, list]:
+def manifests(draw) -> tuple[str, list, str]:
     instance = draw(st.sampled_from([None, *INSTANCES]))
     docs = [draw(workload(instance))]
     if draw(st.integers(0, 5)) == 0:  # a kind: List holding the workload (fix paths get a base path)
@@ -240,6 +240,8 @@ def manifests(draw) -> tuple[str, list]:
     if instance and draw(st.booleans()):
         docs += draw(nodepool(instance))
     docs = draw(st.permutations(docs))
+    if len(docs) == 1 and draw(st.integers(0, 7)) == 0:  # a JSON manifest
+        return json.dumps(docs[0], indent=draw(st.sampled_from([2, 4]))) + "\n", list(docs), "job.json"
     printer = Printer(draw)
     parts = []
     for i, doc in enumerate(docs):
@@ -252,7 +254,7 @@ def manifests(draw) -> tuple[str, list]:
         text = text[:-1]  # no final newline (unless a final literal block needs it)
     if draw(st.integers(0, 9)) == 0:
         text = text.replace("\n", "\r\n")  # Windows line breaks
-    return text, list(docs)
+    return text, list(docs), "job.yaml"
 
 
 # -- what "untouched" means ---------------------------------------------------------------------
@@ -323,24 +325,26 @@ def _errors(result) -> set:
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(manifests())
 def test_fix_properties(sample):
-    text, docs = sample
+    text, docs, name = sample
     assert list(yaml.safe_load_all(text)) == docs, "the generator printed YAML that does not load back"
-    before = lint_text(text, CFG, registry=REGISTRY)
+    before = lint_text(text, CFG, name=name, registry=REGISTRY)
 
     # each single fix, on the original text, leaves every untargeted line alone
     for f in before.active:
         if applicable(f, True):
-            single = apply_fix(text, f.fix, f.location.doc_index, f.base_path)
+            single = apply_fix(text, f.fix, f.location.doc_index, f.base_path, json_file=name.endswith(".json"))
             assert_only_targets_changed(text, single, allowed_lines(text, f.location.doc_index, finding_ops(f)))
 
-    out = fix_text(text, CFG, unsafe=True, registry=REGISTRY)
+    out = fix_text(text, CFG, name=name, unsafe=True, registry=REGISTRY)
     assert out.error is None, out.error
     assert not out.failed, [(f.code, why) for f, why in out.failed]
+    if name.endswith(".json"):
+        json.loads(out.fixed)  # still JSON, not merely YAML
 
-    again = fix_text(out.fixed, CFG, unsafe=True, registry=REGISTRY)
+    again = fix_text(out.fixed, CFG, name=name, unsafe=True, registry=REGISTRY)
     assert again.fixed == out.fixed and not again.applied, "fixing a fixed file changed it"
 
-    after = lint_text(out.fixed, CFG, registry=REGISTRY)
+    after = lint_text(out.fixed, CFG, name=name, registry=REGISTRY)
     assert not [f for f in after.active if applicable(f, True)], "fixable findings left"
     gone = {(f.code, f.resource, f.location.path, f.message) for f in out.applied}
     still = {(f.code, f.resource, f.location.path, f.message) for f in after.active}
@@ -352,3 +356,63 @@ def test_fix_properties(sample):
         for f in out.applied:  # later passes' paths may not exist in the original: their ancestors count
             allowed |= allowed_lines(text, f.location.doc_index, finding_ops(f))
         assert_only_targets_changed(text, out.fixed, allowed)
+
+
+# -- JSON Patch means what the ops mean ---------------------------------------------------------
+_keys = st.sampled_from(["spec", "a", "b/c", "x~y", "containers", "0"])
+_leaf = st.one_of(st.integers(-3, 3), st.text("ab", max_size=2), st.booleans(), st.none())
+_docs = st.recursive(_leaf, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                    st.dictionaries(_keys, inner, max_size=3)), max_leaves=12)
+
+
+def _paths(doc, prefix=()):
+    yield prefix
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            yield from _paths(v, prefix + (k,))
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            yield from _paths(v, prefix + (i,))
+
+
+@st.composite
+def doc_and_fix(draw):
+    from eksmllint.core.finding import AppendItem, Fix, SetValue
+
+    doc = draw(st.dictionaries(_keys, _docs, min_size=1, max_size=4))
+    ops = []
+    for _ in range(draw(st.integers(1, 4))):
+        base = draw(st.sampled_from(list(_paths(doc))))
+        path = base + tuple(draw(st.lists(st.one_of(_keys, st.integers(0, 3)), max_size=2)))
+        kind = draw(st.sampled_from(["set", "append", "remove"]))
+        value = draw(_docs)
+        ops.append(SetValue(path, value) if kind == "set" else AppendItem(path, value) if kind == "append"
+                   else RemovePath(path))
+    return doc, Fix("random", tuple(ops))
+
+
+@settings(max_examples=max(200, EXAMPLES), deadline=None)
+@given(doc_and_fix())
+def test_json_patch_applies_like_the_ops(sample):
+    import pytest
+
+    jsonpatch = pytest.importorskip("jsonpatch")
+    from eksmllint.fix.jsonpatch import to_json_patch
+    from eksmllint.fix.model import apply_ops
+    from eksmllint.fix.spans import FixError
+
+    doc, fix = sample
+    try:
+        expected = apply_ops(doc, fix.ops)
+    except FixError:
+        return  # e.g. a path through a scalar: to_json_patch must refuse it as well
+    try:
+        patch = to_json_patch(fix, doc)
+    except FixError as err:  # JSON objects have string keys only
+        assert "indexes a list" in str(err) and any(model_int(op.path) for op in fix.ops)
+        return
+    assert jsonpatch.apply_patch(doc, patch) == expected
+
+
+def model_int(path) -> bool:
+    return any(isinstance(e, int) and not isinstance(e, bool) for e in path)

@@ -349,6 +349,18 @@ def test_mutate_only_patches_creates(client):
     assert resp == {"uid": resp["uid"], "allowed": True}
 
 
+def test_objects_made_by_a_judged_controller_pass(client):
+    bad = gpu_pod(requests={"nvidia.com/gpu": 1}, limits={"cpu": "1"})
+    owned = copy.deepcopy(bad)
+    owned["metadata"]["ownerReferences"] = [{"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "name": "llm",
+                                             "uid": "1", "controller": True}]
+    assert post(client, "/validate", review(owned)) == {"uid": "4f3c1b1e-1111-2222-3333-444455556666", "allowed": True}
+    by_replicaset = copy.deepcopy(bad)  # Deployments are not judged themselves: their Pods are
+    by_replicaset["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs",
+                                                     "uid": "2", "controller": True}]
+    assert post(client, "/validate", review(by_replicaset))["allowed"] is False
+
+
 def test_exemption_and_ignore_annotations(client):
     bad = gpu_pod(requests={"nvidia.com/gpu": 1}, limits={"cpu": "1"})
     bad["metadata"]["annotations"] = {"eksmllint.io/exempt": "vendor image, reviewed in JIRA-123"}
@@ -562,7 +574,8 @@ def _read_http(sock: ssl.SSLSocket) -> tuple[int, bytes]:
 
 def test_sigterm_drains_in_flight_requests_then_exits(tmp_path):
     ca = trustme.CA()
-    srv = Server(tmp_path, ca, "--shutdown-delay", "1").start()
+    delay = 2.0
+    srv = Server(tmp_path, ca, "--shutdown-delay", str(delay)).start()
     ctx = client_context(ca)
     head, body = _raw_request(json.dumps(review(gpu_pod(), uid="in-flight")).encode())
     raw = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
@@ -571,11 +584,13 @@ def test_sigterm_drains_in_flight_requests_then_exits(tmp_path):
         sock.sendall(head + body[:100])  # a request in flight: headers and part of the body
         time.sleep(0.3)
         srv.proc.send_signal(signal.SIGTERM)
-        time.sleep(0.3)
+        signalled = time.monotonic()
+        time.sleep(0.2)
         with srv.client() as c:  # during the shutdown delay: still serving, but not ready
             assert c.get("/readyz").status_code == 503
             assert c.get("/healthz").status_code == 200
-        time.sleep(1.5)  # the delay is over: no new connections
+        assert time.monotonic() - signalled < delay, "too slow to observe the delay window"
+        time.sleep(max(0.0, signalled + delay + 1.0 - time.monotonic()))  # the delay is over: no new connections
         with pytest.raises(httpx.ConnectError):
             with srv.client() as c:
                 c.get("/healthz")

@@ -169,3 +169,42 @@ def test_a_request_after_shutdown_is_still_answered():
             return await c.post("/validate", json=review(POD))
     r = asyncio.run(go())
     assert r.status_code == 200 and r.json()["response"]["allowed"] is False
+
+
+def test_judge_owned_judges_controller_made_objects():
+    pod = {**POD, "metadata": {"name": "p", "namespace": "ml", "ownerReferences": [
+        {"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": "1", "controller": True}]},
+        "spec": {"containers": [{"name": "c", "image": "python:3.11.9-slim",
+                                 "resources": {"requests": {"nvidia.com/gpu": 1}}}]}}
+    linter = AdmissionLinter(Config(), default_registry())
+    _, skipped = call(WebhookApp(linter), "/validate", review(pod))
+    assert skipped["response"] == {"uid": "u-1", "allowed": True}
+    _, judged = call(WebhookApp(linter, ServerSettings(judge_owned=True)), "/validate", review(pod))
+    assert judged["response"]["allowed"] is False and "EML601" in judged["response"]["status"]["message"]
+
+
+def test_a_trickling_body_is_abandoned_with_408(monkeypatch):
+    import eksmllint.server.app as app_module
+
+    monkeypatch.setattr(app_module, "BODY_TIMEOUT", 0.2)
+    app = WebhookApp(AdmissionLinter(Config(), default_registry()))
+    sent: list[dict] = []
+
+    async def go():
+        first = True
+
+        async def receive():
+            nonlocal first
+            if first:
+                first = False
+                return {"type": "http.request", "body": b'{"apiVersion":', "more_body": True}
+            await asyncio.sleep(5)  # the rest never comes in time
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(message):
+            sent.append(message)
+        await app({"type": "http", "path": "/validate", "method": "POST", "headers": []}, receive, send)
+    started = time.monotonic()
+    asyncio.run(go())
+    assert time.monotonic() - started < 2
+    assert sent[0]["status"] == 408

@@ -565,7 +565,7 @@ def srun_launcher_multiplied(ctx, src: SourceFile):
         tasks = script.tasks_per_node(inv.under_srun)
         if tasks is None or tasks <= 1:
             continue
-        nproc, nproc_opt = _nproc(inv)
+        nproc, _ = _nproc(inv)
         desc, pos, raw, _ = _tasks_source(script, inv)
         if nproc is not None:
             per = f"each runs {inv.launcher} with {nproc} processes"
@@ -619,7 +619,7 @@ def text_edits_805(text: str, script: SlurmScript, inv: Invocation) -> tuple[tup
         nodes = cur_script.nodes
         step: tuple[int, str, str] | None = None
         if tasks != 1:
-            desc, pos, raw, literal = _tasks_source(cur_script, cur_inv)
+            _, pos, raw, literal = _tasks_source(cur_script, cur_inv)
             if pos is None or literal is None:
                 return ()
             name = "ntasks" if "ntasks-per-node" not in raw and "ntasks_per_node" not in raw else None
@@ -633,7 +633,8 @@ def text_edits_805(text: str, script: SlurmScript, inv: Invocation) -> tuple[tup
             if opt.value is None or not opt.raw.endswith(opt.value):
                 return ()
             step = (opt.position.script_line, opt.raw, opt.raw[: len(opt.raw) - len(opt.value)] + str(nodes))
-        elif want is not None and now_nproc != want and nproc_opt is not None and nproc_opt.value is not None:
+        elif (want is not None and now_nproc != want and nproc_opt is not None and nproc_opt.value is not None
+              and inv.launcher in ("torchrun", "deepspeed")):  # accelerate counts processes per job
             raw = nproc_opt.raw
             new = raw[: len(raw) - len(nproc_opt.value)] + str(want) if raw.endswith(nproc_opt.value) else None
             if new is None:

@@ -35,7 +35,20 @@ def to_json_patch(fix: Fix, document: dict, base_path: DocPath = ()) -> list[dic
     return patch
 
 
+def _check_keys(doc: Any, path: DocPath) -> None:
+    """JSON objects have string keys: an integer path element must index a list."""
+    cur = doc
+    for elem in path:
+        if isinstance(cur, dict) and model.is_index(elem):
+            raise FixError(f"path element {elem} indexes a list, but {pointer(path)} goes through an object")
+        nxt = model.get(cur, (elem,))
+        if nxt is model._MISSING:
+            return
+        cur = nxt
+
+
 def _lower(doc: Any, op, path: DocPath) -> list[dict]:
+    _check_keys(doc, path)
     if isinstance(op, RemovePath):
         if not path:
             raise FixError("cannot remove a whole document")

@@ -8,6 +8,7 @@ the last item, each indented like its siblings.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import replace
 from typing import Any
@@ -67,11 +68,21 @@ def _in_flow(step: Step) -> bool:
     return step.parent is not None and is_flow(step.parent)
 
 
-def _flow_sep(st: Stream, coll: Node, last_start: int) -> str:
-    """", " for one-line flow collections, ",\\n<indent>" when items stand on their own lines."""
-    if st.line_start(last_start) != st.line_start(coll.start_mark.index):
-        return "," + st.newline + " " * st.column(last_start)
-    return ", "
+def _flow_item(st: Stream, coll: Node, last_start: int, value: Any, style: Style, key: str | None = None) -> str:
+    """The text added after a flow collection's last item: ``, item`` on one-line collections;
+    on collections whose items stand on their own lines, a new line (pretty JSON for JSON files)."""
+    head = f"{key}: " if key is not None else ""
+    if st.line_start(last_start) == st.line_start(coll.start_mark.index):
+        return ", " + head + flow_text(value, style)
+    col = st.column(last_start)
+    if style.json and isinstance(value, (dict, list)) and value:
+        line = st.text[st.line_start(coll.start_mark.index):]
+        step = col - (len(line) - len(line.lstrip(" ")))
+        body = json.dumps(value, indent=step if step > 0 else 2, ensure_ascii=False)
+        body = body.replace("\n", style.newline + " " * col)
+    else:
+        body = flow_text(value, style)
+    return "," + style.newline + " " * col + head + body
 
 
 # -- replace ------------------------------------------------------------------------------------
@@ -180,10 +191,26 @@ def insert_key(st: Stream, step: Step, key: Any, value: Any, style: Style) -> st
             return replace_value(st, step, {key: value}, style)
         last_key, last_val = m.value[-1]
         pos = _end(st, last_val)
-        item = f"{scalar_text(key, style, flow=True)}: {flow_text(value, style)}"
-        return _splice(st.text, pos, pos, _flow_sep(st, m, last_key.start_mark.index) + item)
-    col = m.value[0][0].start_mark.column
-    return _insert_after_line(st, st.content_end(m), block_lines({key: value}, col, style), style)
+        item = _flow_item(st, m, last_key.start_mark.index, value, style, scalar_text(key, style, flow=True))
+        return _splice(st.text, pos, pos, item)
+    first = m.value[0][0]
+    col = first.start_mark.column
+    lines = block_lines({key: value}, col, style)
+    end = st.content_end(m)
+    if st.line_end(end) >= len(st.text) and _ends_in_block_scalar(m):
+        # The mapping ends the file with a block scalar and no final newline: a key after it
+        # would add a line break to that scalar's value. Put the key first if that is clean.
+        at = first.start_mark.index
+        if not st.text[st.line_start(at):at].strip():
+            at = st.line_start(at)
+            return _splice(st.text, at, at, style.newline.join(lines) + style.newline)
+    return _insert_after_line(st, end, lines, style)
+
+
+def _ends_in_block_scalar(node: Node) -> bool:
+    while isinstance(node, (MappingNode, SequenceNode)) and not is_flow(node) and node.value:
+        node = node.value[-1][1] if isinstance(node, MappingNode) else node.value[-1]
+    return isinstance(node, ScalarNode) and node.style in ("|", ">")
 
 
 def append_item(st: Stream, step: Step, value: Any, style: Style) -> str:
@@ -196,7 +223,7 @@ def append_item(st: Stream, step: Step, value: Any, style: Style) -> str:
             return replace_value(st, step, [value], style)
         last = s.value[-1]
         pos = _end(st, last)
-        return _splice(st.text, pos, pos, _flow_sep(st, s, last.start_mark.index) + flow_text(value, style))
+        return _splice(st.text, pos, pos, _flow_item(st, s, last.start_mark.index, value, style))
     first = s.value[0]
     dash = st.dash_before(first.start_mark.index)
     offset = first.start_mark.index - dash

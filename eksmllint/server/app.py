@@ -27,7 +27,7 @@ from typing import Any, Awaitable, Callable
 from eksmllint.core.finding import Finding, Severity
 from eksmllint.server import admission as adm
 from eksmllint.server.context import ContextSnapshot, ContextStore
-from eksmllint.server.linting import INTERNAL_ERROR_CODE, AdmissionLinter, is_exempt
+from eksmllint.server.linting import INTERNAL_ERROR_CODE, AdmissionLinter, is_exempt, judged_owner
 from eksmllint.server.metrics import Metrics
 
 log = logging.getLogger("eksmllint.server")
@@ -36,6 +36,9 @@ log = logging.getLogger("eksmllint.server")
 #: review carries object and oldObject, plus the envelope.
 DEFAULT_MAX_BODY = 7 * 1024 * 1024
 DEFAULT_TIME_BUDGET = 3.0  # seconds; the manifests' webhook timeoutSeconds is 5
+#: A body that trickles in for longer than this is abandoned (408): the API server sends the whole
+#: review at once and gives up after its 30 s maximum webhook timeout anyway.
+BODY_TIMEOUT = 10.0
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict]]
@@ -51,6 +54,7 @@ class ServerSettings:
     cache_size: int = 1024
     lint_threads: int = 2
     ratchet: bool = True  # UPDATE: findings the stored object already had warn instead of deny
+    judge_owned: bool = False  # also judge objects a controller made from a judged owner
 
 
 class _Reply(Exception):
@@ -125,6 +129,10 @@ class WebhookApp:
             log.exception("unexpected error answering %s %s", method, path)
             await _text(send, 500, "eksmllint internal error (logged)")
 
+    def add_background(self, factory: Callable[[], Awaitable[None]]) -> None:
+        """Run ``factory()`` as a task from startup until shutdown (e.g. the TLS file poller)."""
+        self._background.append(factory)
+
     def ready(self) -> tuple[bool, str]:
         if self.draining:
             return False, "shutting down"
@@ -178,8 +186,11 @@ class WebhookApp:
         result = "error"
         try:
             try:
-                body = await _read_body(scope, receive, self.settings.max_body)
+                body = await asyncio.wait_for(_read_body(scope, receive, self.settings.max_body), BODY_TIMEOUT)
                 request = adm.parse_review(body)
+            except asyncio.TimeoutError:
+                result = "bad_request"
+                raise _Reply(408, f"the request body did not arrive within {BODY_TIMEOUT:g}s") from None
             except adm.AdmissionError as err:
                 result = "bad_request"
                 raise _Reply(err.status, err.message) from None
@@ -248,6 +259,8 @@ class WebhookApp:
         obj = request.object or {}
         meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
         if meta.get("deletionTimestamp"):  # finalizers being removed: never block a deletion
+            return _Decision(adm.allow(), "skipped", cacheable=False)
+        if not self.settings.judge_owned and judged_owner(obj):  # judged with its owner
             return _Decision(adm.allow(), "skipped", cacheable=False)
         reason = is_exempt(obj)
         if reason is not None:

@@ -44,6 +44,9 @@ def _is_loopback(host: str) -> bool:
               help="Answer to a rule crash or an overrun time budget: admit (open) or deny (closed).")
 @click.option("--ratchet/--no-ratchet", default=True, show_default=True,
               help="On UPDATE, findings the stored object already had warn instead of deny.")
+@click.option("--judge-owned", is_flag=True,
+              help="Also judge objects a controller creates from a judged owner (a PyTorchJob's Pods); "
+                   "by default they pass, their owner was judged.")
 @click.option("--time-budget", default=3.0, show_default=True, type=click.FloatRange(min=0.01, max=29),
               help="Seconds per request; keep it below the webhook's timeoutSeconds.")
 @click.option("--max-body-bytes", default=None, type=click.IntRange(min=1024),
@@ -63,7 +66,7 @@ def _is_loopback(host: str) -> bool:
               help="Seconds to let in-flight requests finish on shutdown.")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info", show_default=True)
 def serve_command(host, port, tls_cert, tls_key, tls_reload_interval, insecure_http, config, select, ignore,
-                  k8s_version, deny_on, mutate, failure_mode, ratchet, time_budget, max_body_bytes, context_dir,
+                  k8s_version, deny_on, mutate, failure_mode, ratchet, judge_owned, time_budget, max_body_bytes, context_dir,
                   context_interval, cluster_context, kubeconfig, cache_size, lint_threads, shutdown_delay,
                   graceful_timeout, log_level):
     """Run the validating and mutating admission webhook (HTTPS)."""
@@ -116,7 +119,8 @@ def serve_command(host, port, tls_cert, tls_key, tls_reload_interval, insecure_h
     store = ContextStore(sources, context_interval) if sources else None
     settings = ServerSettings(deny_on=Severity.parse(deny_on), failure_mode=failure_mode, time_budget=time_budget,
                               max_body=max_body_bytes or DEFAULT_MAX_BODY, cache_size=cache_size,
-                              lint_threads=lint_threads, ratchet=ratchet)
+                              lint_threads=lint_threads, ratchet=ratchet,
+                              judge_owned=judge_owned)
     app = WebhookApp(linter, settings, store)
 
     from eksmllint.server.runner import run

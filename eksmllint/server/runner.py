@@ -4,7 +4,7 @@ Shutdown on SIGTERM (what the kubelet sends): ``/readyz`` turns 503 at once so t
 removed from the Service, the server keeps answering for ``--shutdown-delay`` seconds (the
 endpoint removal takes a moment to reach every API server), then stops accepting connections,
 lets the requests in flight finish (up to ``--graceful-timeout``), and exits 0. A second signal
-exits at once.
+skips what is left of the delay; a second Ctrl-C also stops waiting for requests in flight.
 """
 
 from __future__ import annotations
@@ -100,6 +100,7 @@ def build_config(app: WebhookApp, host: str, port: int, tls: ReloadingTLS | None
         timeout_graceful_shutdown=graceful_timeout,
         timeout_keep_alive=30,  # the API server reuses connections; keep them past its idle window
         backlog=1024,
+        limit_concurrency=1000,  # beyond this many connections+requests: 503, not memory growth
         log_level=log_level,
         log_config=None,
     )
@@ -111,6 +112,6 @@ def run(app: WebhookApp, host: str, port: int, tls: ReloadingTLS | None, *, tls_
     # event loop (TLS, probes, cache hits) in sooner while a lint is running.
     sys.setswitchinterval(0.001)
     if tls is not None:
-        app._background.append(tls_reloader(tls, app, tls_interval))
+        app.add_background(tls_reloader(tls, app, tls_interval))
     server = DrainingServer(build_config(app, host, port, tls, graceful_timeout, log_level), app, shutdown_delay)
     server.run()

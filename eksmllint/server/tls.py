@@ -55,6 +55,7 @@ class ReloadingTLS:
         self._lock = threading.Lock()
         self._current = make_context(certfile, keyfile)  # fails loudly at startup: no silent default
         self._digest = _digest(certfile, keyfile)
+        self._failed_digest: str | None = None
         self.reloads = 0
         self.failures = 0
         self.listening = make_context(certfile, keyfile)
@@ -78,12 +79,15 @@ class ReloadingTLS:
             self.failures += 1
             log.warning("cannot read TLS files (keeping the current certificate): %s", err)
             return ReloadResult(False, str(err))
-        if digest == self._digest:
+        if digest in (self._digest, self._failed_digest):  # unchanged, or known not to load
             return ReloadResult(False)
         try:
             fresh = make_context(self.certfile, self.keyfile)
         except (ssl.SSLError, OSError, ValueError) as err:
+            # Often transient: the kubelet swaps both files at once, but a poll between writing a
+            # new certificate and its key sees a mismatched pair. Retried when the files change.
             self.failures += 1
+            self._failed_digest = digest
             log.warning("new TLS certificate/key do not load (keeping the current one): %s", err)
             return ReloadResult(False, str(err))
         with self._lock:
