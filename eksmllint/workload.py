@@ -7,6 +7,7 @@ become "a pod template with a role, a pod count and scheduler settings".
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Iterator
@@ -28,6 +29,11 @@ TRAINING_KINDS = frozenset(
     {"PyTorchJob", "TFJob", "MPIJob", "TrainJob", "JobSet", "RayCluster", "RayJob", "LeaderWorkerSet"}
 )
 VOLCANO_JOB_API = "batch.volcano.sh"
+#: Words that start a distributed (multi-process, multi-node) launch.
+DISTRIBUTED_LAUNCHERS = re.compile(
+    r"\b(torchrun|torch\.distributed\.(run|launch)|mpirun|mpiexec|horovodrun|deepspeed|accelerate\s+launch)\b")
+#: Environment variables whose presence means the pods rendezvous.
+RENDEZVOUS_ENV = ("MASTER_ADDR", "WORLD_SIZE", "PET_NNODES", "TF_CONFIG")
 #: Kinds whose operator manages restarts and rendezvous of the whole collective.
 OPERATOR_MANAGED = frozenset({"PyTorchJob", "TFJob", "MPIJob", "TrainJob"})
 
@@ -117,6 +123,12 @@ class Container:
     def volume_mounts(self) -> list[tuple[int, dict]]:
         vm = self.data.get("volumeMounts")
         return [(i, m) for i, m in enumerate(vm) if isinstance(m, dict)] if isinstance(vm, list) else []
+
+    @cached_property
+    def command_text(self) -> str:
+        """command + args joined by spaces (a ``bash -c`` script is one of the words)."""
+        command, args = self.argv_lists()
+        return " ".join((command or []) + (args or []))
 
     def argv_lists(self) -> tuple[list[str] | None, list[str] | None]:
         def strs(v):
@@ -297,9 +309,28 @@ class Workload:
             for c in t.containers:
                 if any(k in c.env for k in ("MASTER_ADDR", "WORLD_SIZE", "PET_NNODES")):
                     return True
-                command, args = c.argv_lists()
-                text = " ".join((command or []) + (args or []))
-                if "--nnodes" in text or "--num_nodes" in text:
+                if "--nnodes" in c.command_text or "--num_nodes" in c.command_text:
+                    return True
+        return False
+
+    @property
+    def is_collective(self) -> bool:
+        """Do the pods rendezvous (so a partial start deadlocks, one failure kills the job)?
+
+        Kubeflow kinds are collectives by construction. Indexed Jobs, JobSets, Volcano Jobs and
+        Ray are also used for embarrassingly parallel work, so they count only when a collective
+        template requests accelerators, starts a distributed launcher, sets rendezvous variables,
+        or enables a Volcano distributed-framework plugin."""
+        if self.operator_managed:
+            return True
+        plugins = self.resource.get(("spec", "plugins"))
+        if self.is_volcano_job and isinstance(plugins, dict) and {"pytorch", "mpi", "tensorflow"} & set(plugins):
+            return True
+        for t in self.collective_templates:
+            if t.accelerator_total > 0:
+                return True
+            for c in t.containers:
+                if any(k in c.env for k in RENDEZVOUS_ENV) or DISTRIBUTED_LAUNCHERS.search(c.command_text):
                     return True
         return False
 

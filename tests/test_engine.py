@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eksmllint.config import Config, ConfigError, parse_config, resolve_config
+from eksmllint.config import ConfigError, parse_config, resolve_config
 from eksmllint.core.engine import lint_text
 from eksmllint.core.registry import Registry, default_registry
 from eksmllint.core.rule import Rule

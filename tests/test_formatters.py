@@ -8,7 +8,6 @@ import shutil
 from pathlib import Path
 
 import jsonschema
-import pytest
 from click.testing import CliRunner
 from junitparser import JUnitXml
 

@@ -48,11 +48,8 @@ SCHEDULING_POLICY = ("spec", "runPolicy", "schedulingPolicy")
 #: The Volcano scheduler creates a Queue named "default" itself.
 VOLCANO_DEFAULT_QUEUE = "default"
 
-_LAUNCHERS = re.compile(
-    r"\b(torchrun|torch\.distributed\.(run|launch)|mpirun|mpiexec|horovodrun|deepspeed|accelerate\s+launch)\b")
 _ELASTIC_NNODES = re.compile(r"--nnodes[=\s]+(\d+):(\d+)")
 _HOROVOD_ELASTIC = re.compile(r"--(min-np|max-np|host-discovery-script)\b")
-_RENDEZVOUS_ENV = ("MASTER_ADDR", "WORLD_SIZE", "PET_NNODES", "TF_CONFIG")
 
 
 # --------------------------------------------------------------------------------------------
@@ -106,26 +103,6 @@ def is_elastic(w: Workload) -> bool:
     return False
 
 
-def is_collective(w: Workload) -> bool:
-    """Do the pods of ``w`` rendezvous (so a partial start deadlocks)?
-
-    Kubeflow kinds are collectives by construction. Other kinds (Indexed Job, JobSet, Volcano
-    Job, Ray) are also used for embarrassingly parallel work, so they count only when a
-    collective template requests accelerators, starts a distributed launcher, sets rendezvous
-    variables, or enables a Volcano distributed-framework plugin."""
-    if w.kind in KUBEFLOW_KINDS:
-        return True
-    plugins = w.resource.get(("spec", "plugins"))
-    if w.is_volcano_job and isinstance(plugins, dict) and {"pytorch", "mpi", "tensorflow"} & set(plugins):
-        return True
-    for t in w.collective_templates:
-        if t.accelerator_total > 0 or _LAUNCHERS.search(_command_text(t)):
-            return True
-        if any(k in c.env for c in t.containers for k in _RENDEZVOUS_ENV):
-            return True
-    return False
-
-
 def ray_autoscaling(w: Workload) -> bool:
     """A RayCluster with the in-tree autoscaler grows and shrinks: it is no fixed collective."""
     base = ("spec", "rayClusterSpec") if w.kind == "RayJob" else ("spec",)
@@ -169,7 +146,7 @@ def pod_breakdown(w: Workload, templates: list[PodTemplate] | None = None) -> st
 
 
 def gang_missing(ctx, w: Workload):
-    if not w.is_multi_pod or not is_collective(w):
+    if not w.is_multi_pod or not w.is_collective:
         return
     if (w.kind in ("RayCluster", "RayJob") and ray_autoscaling(w)) or is_elastic(w):
         return  # no fixed collective: it runs with whatever number of pods it gets
@@ -240,7 +217,7 @@ def _volcano_min(ctx, w: Workload) -> Iterator:
             )
             tmin = replicas
         effective += replicas if tmin is None else tmin
-    needed = w.collective_size if w.is_multi_pod and is_collective(w) and not is_elastic(w) else 0
+    needed = w.collective_size if w.is_multi_pod and w.is_collective and not is_elastic(w) else 0
     raw = r.get(("spec", "minAvailable"))
     job_min = literal_int(raw)
     if raw is not None and job_min is None:
@@ -305,7 +282,7 @@ def _podgroup_min(ctx, pg: Resource) -> Iterator:
         return
     total = sum(t.replicas or 0 for t in members)
     collective = [t for t in members if t.role not in ("launcher", "submitter", "head")
-                  and t.is_training and is_collective(t.workload) and not is_elastic(t.workload)]
+                  and t.is_training and t.workload.is_collective and not is_elastic(t.workload)]
     needed = sum(t.replicas or 0 for t in collective) if total > 1 else 0
     names = sorted({t.resource.ref.display() for t in members})
     msg = _min_message("minMember", value, total, needed, "members: " + ", ".join(names))

@@ -38,16 +38,43 @@ from typing import Iterator
 import yaml
 
 from eksmllint.catalogue import InstanceType, get_catalogue
-from eksmllint.core.finding import Applicability, DocPath, Finding, Fix, FixOp, RemovePath, SetValue
+from eksmllint.core.finding import (
+    Applicability,
+    DocPath,
+    Finding,
+    Fix,
+    FixOp,
+    RemovePath,
+    SetValue,
+)
 from eksmllint.launch.command import analyse_container, k8s_env
-from eksmllint.launch.deepspeed import DeepSpeedConfig, DeepSpeedError, looks_like_deepspeed, parse_deepspeed
-from eksmllint.launch.model import ArgPosition, Invocation, Option, parse_int
+from eksmllint.launch.deepspeed import (
+    DeepSpeedConfig,
+    DeepSpeedError,
+    looks_like_deepspeed,
+    parse_deepspeed,
+)
+from eksmllint.launch.model import (
+    PER_NODE_LAUNCHERS,
+    ArgPosition,
+    Invocation,
+    Option,
+    parse_int,
+)
 from eksmllint.launch.slurm import SlurmScript, parse_sbatch
 from eksmllint.quantity import parse_count, parse_quantity, to_mib
 from eksmllint.resource import Resource, SourceFile, walk
-from eksmllint.workload import GPU, NEURON, NEURONCORE, NEURONDEVICE, OPERATOR_MANAGED, Container, PodTemplate, Workload
+from eksmllint.workload import (
+    GPU,
+    NEURON,
+    NEURONCORE,
+    NEURONDEVICE,
+    OPERATOR_MANAGED,
+    Container,
+    PodTemplate,
+    Workload,
+)
 
-PER_NODE_LAUNCHERS = frozenset({"torchrun", "deepspeed", "accelerate"})
 SLINKY_GROUP = "slinky.slurm.net"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 
@@ -938,35 +965,12 @@ def _int_or_none(v: object) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
-_DIST_LAUNCHERS = frozenset({"torchrun", "deepspeed", "accelerate", "mpirun"})
-_LAUNCHER_WORDS = re.compile(r"\b(torchrun|torch\.distributed\.(run|launch)|mpirun|mpiexec|horovodrun|deepspeed|accelerate\s+launch)\b")
-_RENDEZVOUS_ENV = ("MASTER_ADDR", "WORLD_SIZE", "PET_NNODES", "TF_CONFIG")
-
-
-def is_collective(w: Workload) -> bool:
-    """Do the pods of ``w`` form one collective? Jobs, JobSets and Volcano Jobs also run
-    embarrassingly parallel work, so they count only when a collective template requests
-    accelerators, starts a distributed launcher, sets rendezvous variables, or a Volcano
-    distributed-framework plugin is enabled. (The same test as ``checks/gang.py``'s; it belongs in
-    the core workload view.)"""
-    plugins = w.resource.get(("spec", "plugins"))
-    if w.is_volcano_job and isinstance(plugins, dict) and {"pytorch", "mpi", "tensorflow"} & set(plugins):
-        return True
-    for t in w.collective_templates:
-        if t.accelerator_total > 0:
-            return True
-        for c in t.containers:
-            if any(k in c.env for k in _RENDEZVOUS_ENV) or _LAUNCHER_WORDS.search(container_text(c)):
-                return True
-            if any(inv.launcher in _DIST_LAUNCHERS for inv in container_invocations(c)):
-                return True
-    return False
 
 
 def collective_restart_policy(ctx, w: Workload):
     if w.operator_managed or not w.is_multi_pod:
         return
-    if not (w.is_batch_job or w.is_volcano_job or w.kind == "JobSet") or not is_collective(w):
+    if not (w.is_batch_job or w.is_volcano_job or w.kind == "JobSet") or not w.is_collective:
         return
     if w.is_volcano_job and _volcano_restarts_job(w):
         return

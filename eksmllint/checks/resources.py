@@ -32,15 +32,22 @@ from eksmllint.quantity import format_mib, parse_count, parse_quantity, to_mib
 from eksmllint.resource import Resource
 from eksmllint.scheduling import instance_types_for, pod_requirement_terms
 from eksmllint.workload import (
-    ACCELERATORS, DEVICE_PLUGIN_RESOURCES, GPU, NEURON, NEURONCORE, NEURONDEVICE,
-    Container, PodTemplate, Workload,
+from eksmllint.launch.model import PER_NODE_LAUNCHERS
+    ACCELERATORS,
+    DEVICE_PLUGIN_RESOURCES,
+    GPU,
+    NEURON,
+    NEURONCORE,
+    NEURONDEVICE,
+    Container,
+    PodTemplate,
+    Workload,
 )
 
 #: NeuronCore generations whose runtime core count depends on the Logical NeuronCore Config
 #: (trn2: LNC combines physical cores; its default is unverified, facts section 1): stay silent.
 LNC_CORE_VERSIONS = frozenset({"NeuronCore-v3"})
-#: Launchers that start one process per accelerator on their node (per-node launchers).
-PER_NODE_LAUNCHERS = frozenset({"torchrun", "deepspeed", "accelerate"})
+
 #: Kinds whose pod count is not a collective size torchrun's ``--nnodes`` could refer to.
 _NO_COLLECTIVE_KINDS = frozenset(
     {"Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "Pod", "CronJob", "RayCluster", "RayJob", "TFJob"}

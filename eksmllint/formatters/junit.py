@@ -5,7 +5,6 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 
-from eksmllint.core.finding import Severity
 
 
 def render(result, registry, options) -> str:

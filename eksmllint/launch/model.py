@@ -19,6 +19,9 @@ import re
 from dataclasses import dataclass, field
 
 _INT_RE = re.compile(r"[+-]?\d+")
+#: Launchers that start one agent per node which then forks one process per device.
+PER_NODE_LAUNCHERS = frozenset({"torchrun", "deepspeed", "accelerate"})
+
 _TRUE = frozenset({"", "true", "1", "yes", "y", "on"})
 _FALSE = frozenset({"false", "0", "no", "n", "off", "none"})
 
