@@ -27,12 +27,11 @@ from eksmllint.catalogue import InstanceType
 from eksmllint.checks.helpers import fmt_list
 from eksmllint.core.finding import DocPath, Fix, SetValue
 from eksmllint.launch.command import analyse_container, k8s_env
-from eksmllint.launch.model import Invocation, Option, canonical_name, parse_int
+from eksmllint.launch.model import PER_NODE_LAUNCHERS, Invocation, Option, canonical_name, parse_int
 from eksmllint.quantity import format_mib, parse_count, parse_quantity, to_mib
 from eksmllint.resource import Resource
 from eksmllint.scheduling import instance_types_for, pod_requirement_terms
 from eksmllint.workload import (
-from eksmllint.launch.model import PER_NODE_LAUNCHERS
     ACCELERATORS,
     DEVICE_PLUGIN_RESOURCES,
     GPU,
