@@ -47,7 +47,30 @@ def fails(findings, fail_on: str) -> bool:
     return any(f.severity >= threshold for f in findings)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    """Subcommands in other packages are imported only when used, so `eksmllint lint` does not
+    pay for the webhook server (uvicorn) or the graph renderer at start-up."""
+
+    LAZY = {
+        "fix": "eksmllint.fix.cli:fix_command",
+        "graph": "eksmllint.render.cli:graph_command",
+        "serve": "eksmllint.server.cli:serve_command",
+        "webhook-manifests": "eksmllint.server.cli:webhook_manifests_command",
+    }
+
+    def list_commands(self, ctx):
+        return sorted(set(super().list_commands(ctx)) | set(self.LAZY))
+
+    def get_command(self, ctx, name):
+        if name in self.LAZY and name not in self.commands:
+            import importlib
+
+            module, _, attr = self.LAZY[name].partition(":")
+            self.add_command(getattr(importlib.import_module(module), attr), name)
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="eksmllint")
 def cli() -> None:
     """Lint ML training manifests for Kubernetes / Amazon EKS."""
@@ -178,9 +201,6 @@ def explain(rule):
     click.echo(explain_text(found), nl=False)
 
 
-from eksmllint.fix.cli import fix_command; cli.add_command(fix_command, "fix")
-from eksmllint.render.cli import graph_command; cli.add_command(graph_command, "graph")
-from eksmllint.server.cli import serve_command, webhook_manifests_command; cli.add_command(serve_command, "serve"); cli.add_command(webhook_manifests_command, "webhook-manifests")
 def main() -> None:
     try:
         cli.main(standalone_mode=False)
