@@ -116,11 +116,13 @@ def make_config(config, select, ignore, k8s_version, context, **extra) -> Config
 @click.option("--write-baseline", "write_baseline", type=click.Path(dir_okay=False), help="Record the current findings as the baseline.")
 @click.option("--show-suppressed", is_flag=True, help="Also print suppressed findings.")
 @click.option("--no-frames", is_flag=True, help="No code frames under findings (text format on a terminal).")
-@click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, show_default="0 = one per CPU",
-              help="Parse files in N worker processes (1 = no subprocesses); rules run once over everything.")
+@click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, show_default="0 = automatic",
+              help="Parse files in N worker processes (0: one per CPU from 4 CPUs on; 1: no subprocesses); rules run once over everything.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Reuse the parse of unchanged files from DIR.")
+@click.option("--fix", "apply_fixes", is_flag=True, help="Apply safe fixes first (as `eksmllint fix`), then lint what is left.")
+@click.option("--unsafe-fixes", is_flag=True, help="With --fix: also apply unsafe fixes.")
 def lint(paths, config, select, ignore, k8s_version, context, fmt, output, fail_on, max_warnings,
-         exit_zero, baseline, write_baseline, show_suppressed, no_frames, jobs, cache_dir):
+         exit_zero, baseline, write_baseline, show_suppressed, no_frames, jobs, cache_dir, apply_fixes, unsafe_fixes):
     """Lint manifest files or directories (``-`` reads stdin)."""
     from eksmllint.core.engine import lint_paths
     from eksmllint.formatters import FORMATTERS, RenderOptions, get_renderer
@@ -132,7 +134,12 @@ def lint(paths, config, select, ignore, k8s_version, context, fmt, output, fail_
     cfg = make_config(config, select, ignore, k8s_version, context, fail_on=fail_on)
     registry = _registry()
     try:
-        result = lint_paths(list(paths), cfg, registry, jobs=jobs, cache_dir=cache_dir)
+        if apply_fixes:
+            from eksmllint.fix.cli import fix_then_lint
+
+            result = fix_then_lint(list(paths), cfg, registry, unsafe=unsafe_fixes or None)
+        else:
+            result = lint_paths(list(paths), cfg, registry, jobs=jobs, cache_dir=cache_dir)
     except ConfigError as err:
         raise click.UsageError(str(err)) from None
     for missing in result.missing:

@@ -8,18 +8,18 @@ they send back :class:`~eksmllint.loader.FileLoad` items (``YMap``/``YList`` pic
 Python code runs per node) and the parent attaches them in the original order.
 
 Workers are used only when the input is big enough to pay for the processes
-(:func:`worth_parallel`); ``jobs=1`` never starts one. On two busy cores the gain is small,
-because sending the parsed documents back costs about half of parsing them
-(bench/README.md has the figures).
+(:func:`worth_parallel`); ``jobs=1`` never starts one. Sending parsed documents back costs about
+as much CPU as parsing them (pickling ~1 s and unpickling ~0.35 s for 10,000 documents that take
+~1.1 s to parse), so on two cores workers cannot win and were measured to lose (bench/README.md).
+The automatic setting (``jobs=0``, the CLI default) therefore uses one worker per CPU only from
+:data:`AUTO_MIN_CPUS` CPUs on; an explicit ``--jobs N`` is always honoured.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sys
-from concurrent.futures import ProcessPoolExecutor
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from eksmllint.loader import STDIN, FileLoad, load_file
 
@@ -31,6 +31,8 @@ MIN_PARALLEL_BYTES = 512 * 1024
 MIN_PARALLEL_FILES = 8
 #: Chunks per worker: enough to balance uneven files, few enough to keep transfers large.
 CHUNKS_PER_JOB = 4
+#: Fewest CPUs at which the automatic setting starts workers (below, transfer eats the gain).
+AUTO_MIN_CPUS = 4
 
 
 def available_cpus() -> int:
@@ -42,9 +44,11 @@ def available_cpus() -> int:
 
 
 def resolve_jobs(jobs: int | None) -> int:
-    """``None`` or 0 means one per available CPU; anything else is clamped to at least 1."""
+    """``None`` or 0 (automatic): one worker per available CPU when there are at least
+    :data:`AUTO_MIN_CPUS`, else none (1). Anything else is clamped to at least 1."""
     if not jobs:
-        return available_cpus()
+        cpus = available_cpus()
+        return cpus if cpus >= AUTO_MIN_CPUS else 1
     return max(1, int(jobs))
 
 
@@ -94,12 +98,22 @@ def _work(args: tuple[list[str], int, str | None]) -> list[FileLoad]:
         return [load_file(p, max_bytes, cache) for p in paths]
 
 
-def _context() -> multiprocessing.context.BaseContext:
+def _context() -> Any:
+    import multiprocessing
+
     # fork is cheap (the parent has imported everything already); elsewhere the default
     # (spawn on macOS and Windows) works but re-imports the package in every worker.
     if sys.platform.startswith("linux"):
         return multiprocessing.get_context("fork")
     return multiprocessing.get_context()
+
+
+def ProcessPoolExecutor(*args: Any, **kwargs: Any) -> Any:  # noqa: N802 - stands in for the class
+    """``concurrent.futures.ProcessPoolExecutor``, imported only when a pool is really started
+    (it pulls in multiprocessing: ~15 ms of every run's start-up otherwise)."""
+    from concurrent.futures import ProcessPoolExecutor as _Pool
+
+    return _Pool(*args, **kwargs)
 
 
 def load_files(paths: list[str], max_bytes: int, jobs: int,

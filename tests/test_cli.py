@@ -97,3 +97,12 @@ def test_ci_runs_exactly_the_readme_test_command():
     assert m, "README lacks the test command block"
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert m.group(1) in ci
+
+
+def test_lint_fix_applies_safe_fixes_then_lints(tmp_path):
+    target = tmp_path / "job.yaml"
+    target.write_text(BAD.read_text())
+    out = run("lint", "--fix", str(target))
+    assert out.exit_code == 0, out.output
+    assert "mountPath: /dev/shm" in target.read_text()
+    assert run("lint", str(target)).exit_code == 0

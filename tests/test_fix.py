@@ -5,28 +5,37 @@ from __future__ import annotations
 import json
 import os
 import stat
+import time
 from pathlib import Path
 
 import pytest
 import yaml
 from click.testing import CliRunner
 
-import eksmllint.cli  # noqa: F401  (loads eksmllint.fix.cli the way the entry point does)
 from eksmllint.cli import cli
 from eksmllint.config import Config
-from eksmllint.core.finding import AppendItem, Applicability, Finding, Fix, Location, RemovePath, SetValue, Severity
+from eksmllint.core.engine import lint_text
+from eksmllint.core.finding import (
+    AppendItem,
+    Applicability,
+    Finding,
+    Fix,
+    Location,
+    RemovePath,
+    SetValue,
+    Severity,
+)
 from eksmllint.core.registry import Registry, default_registry
 from eksmllint.core.rule import Rule
 from eksmllint.fix import apply as apply_mod
 from eksmllint.fix import writer
-from eksmllint.fix.apply import apply_fix, select_fixes
+from eksmllint.fix.apply import apply_findings, apply_fix, select_fixes
 from eksmllint.fix.cli import fix_then_lint
 from eksmllint.fix.engine import fix_text
+from eksmllint.fix.goldens import case_files, fix_case, fixable_cases, golden_path
 from eksmllint.fix.jsonpatch import apply_json_patch, pointer, to_json_patch
 from eksmllint.fix.model import apply_ops
 from eksmllint.fix.spans import FixError, parse_stream
-from eksmllint.paths import rule_fixtures_dir
-from eksmllint.testing import discover_cases
 
 ROOT = Path(__file__).resolve().parent.parent
 BAD301 = ROOT / "fixtures" / "rules" / "EML301-shm-missing" / "bad.yaml"
@@ -117,6 +126,7 @@ def test_set_on_existing_collection_edits_only_what_differs():
 def test_crlf_bom_free_text_and_no_final_newline():
     assert fix("a: 1\r\nb:\r\n  c: 2\r\n", SetValue(("b", "d"), 3)) == "a: 1\r\nb:\r\n  c: 2\r\n  d: 3\r\n"
     assert fix("a: 1", SetValue(("b",), 2)) == "a: 1\nb: 2"
+    assert fix("a: 1\r\nb: 2", RemovePath(("b",))) == "a: 1"  # the whole CRLF break goes
 
 
 def test_json_file_gets_json():
@@ -254,6 +264,26 @@ def test_kind_list_and_json_files_through_the_loop():
     assert fixed.changed and json.loads(fixed.fixed)["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["volumes"]
 
 
+def test_per_document_slices_give_the_same_text_as_whole_stream_edits():
+    docs = [BAD301.read_text().replace("llama-pretrain", f"job-{i}") for i in range(3)]
+    text = "# header\n---\n" + "...\n---\n".join(docs)
+    found = [f for f in lint_text(text, name="s.yaml").active if f.fix]
+    assert len({f.location.doc_index for f in found}) == 3
+    sliced, applied, failed = apply_findings(text, found)
+    whole = text
+    for f in found:
+        whole = apply_fix(whole, f.fix, f.location.doc_index, f.base_path)
+    assert sliced == whole and len(applied) == 3 and not failed
+
+
+def test_long_streams_are_fixed_in_linear_time():
+    doc = BAD301.read_text()
+    text = "---\n".join(doc.replace("llama-pretrain", f"job-{i}") for i in range(150))
+    start = time.monotonic()
+    out = fix_text(text, name="render.yaml")
+    assert len(out.applied) == 150 and time.monotonic() - start < 60
+
+
 # -- writes -------------------------------------------------------------------------------------
 def test_atomic_write_keeps_mode_and_bom(tmp_path):
     p = tmp_path / "a.yaml"
@@ -377,28 +407,26 @@ def test_json_patch_ops_and_escaping():
 
 
 # -- rule fixtures: fixing bad.yaml gives fixed.yaml byte for byte ------------------------------
-FIXED_CASES = [c for c in discover_cases(rule_fixtures_dir()) if (c.directory / "fixed.yaml").is_file()]
+# (cross-file cases: fixing all files of bad/ together gives fixed/, file for file). Write or
+# update them with `python -m eksmllint.fix.goldens --write CODE` and review the diff.
+FIXABLE = fixable_cases()
 
 
 def test_every_fixable_rule_has_a_fixed_example():
-    registry = default_registry()
-    have = {c.code for c in FIXED_CASES}
-    fixable = {c.code for c in discover_cases(rule_fixtures_dir())
-               if (r := registry.get(c.code)) is not None and r.spec.fix != "no" and c.bad and c.bad.is_file()}
-    assert have <= fixable, f"fixed.yaml for rules that are not fixable: {sorted(have - fixable)}"
+    missing = [f"{c.code} ({golden_path(c, p)})" for c in FIXABLE for p in case_files(c.bad)
+               if not golden_path(c, p).is_file()]
+    assert not missing, f"fixable rules without a fixed example: {missing}"
 
 
-def fix_case(case, text: str):
-    cfg = case.config().model_copy(update={"select": (case.code,)})
-    return fix_text(text, cfg, name=case.bad.name, unsafe=True)
-
-
-@pytest.mark.parametrize("case", FIXED_CASES, ids=lambda c: c.code)
+@pytest.mark.parametrize("case", FIXABLE, ids=lambda c: c.code)
 def test_fixing_bad_gives_fixed(case):
-    out = fix_case(case, case.bad.read_text(encoding="utf-8"))
-    expected = (case.directory / "fixed.yaml").read_text(encoding="utf-8")
-    assert out.error is None and not out.failed, (out.error, out.failed)
-    assert out.fixed == expected
-    again = fix_case(case, expected)
-    assert again.fixed == expected, "fixing the fixed example changed it again"
-    assert not [f for f in again.remaining if f.code == case.code and f.fix], "the rule still offers a fix"
+    expected = {p: golden_path(case, p).read_text(encoding="utf-8") for p in case_files(case.bad)
+                if golden_path(case, p).is_file()}
+    if not expected:
+        pytest.skip("no fixed example yet")
+    for path, out in fix_case(case).items():
+        assert out.error is None and not out.failed, (path, out.error, out.failed)
+        assert out.fixed == expected[path], f"{path}: fixing gives other bytes than {golden_path(case, path)}"
+    for path, out in fix_case(case, texts=expected).items():
+        assert out.fixed == expected[path], f"{path}: fixing the fixed example changed it again"
+        assert not [f for f in out.remaining if f.code == case.code], f"{path}: {case.code} still offers a fix"

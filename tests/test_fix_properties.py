@@ -226,7 +226,7 @@ class Printer:
 
     def literal(self, text: str, col: int) -> str:
         """A ``|`` block scalar (the caller's line holds the header)."""
-        body = text[:-1] if text.endswith("\n") else text
+        body = text.removesuffix("\n")
         header = ("|" if text.endswith("\n") else "|-") + self.comment()
         return header + "".join("\n" + " " * col + line for line in body.split("\n"))
 

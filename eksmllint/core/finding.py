@@ -69,8 +69,8 @@ class Location:
 
 
 # --- Fixes ------------------------------------------------------------------------------------
-# A fix is data: a list of operations on paths of one document. The fixer (files, via ruamel
-# round-trip) and the mutating webhook (RFC 6902 JSON Patch) both lower the same operations.
+# A fix is data: a list of operations on paths of one document. The fixer (files: edits spliced
+# into the original text) and the mutating webhook (RFC 6902 JSON Patch) lower the same operations.
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,8 +7,14 @@
 - :mod:`eksmllint.fix.writer`: atomic writes; :mod:`eksmllint.fix.cli`: ``eksmllint fix``.
 """
 
-from eksmllint.fix.apply import apply_fix, select_fixes
-from eksmllint.fix.engine import FileOutcome, FixReport, FixSource, fix_sources, fix_text
+from eksmllint.fix.apply import apply_findings, apply_fix, select_fixes
+from eksmllint.fix.engine import (
+    FileOutcome,
+    FixReport,
+    FixSource,
+    fix_sources,
+    fix_text,
+)
 from eksmllint.fix.jsonpatch import to_json_patch
 from eksmllint.fix.spans import FixError
 
@@ -17,6 +23,7 @@ __all__ = [
     "FixError",
     "FixReport",
     "FixSource",
+    "apply_findings",
     "apply_fix",
     "fix_sources",
     "fix_text",

@@ -10,13 +10,22 @@ as it was, so a splicing mistake can cost a fix but never corrupt a manifest.
 from __future__ import annotations
 
 from collections import deque
-from typing import Iterable
+from collections.abc import Iterable
+from itertools import pairwise
 
 from yaml.nodes import MappingNode, SequenceNode
 
-from eksmllint.core.finding import AppendItem, DocPath, Finding, Fix, FixOp, RemovePath, SetValue
+from eksmllint.core.finding import (
+    AppendItem,
+    DocPath,
+    Finding,
+    Fix,
+    FixOp,
+    RemovePath,
+    SetValue,
+)
 from eksmllint.fix import model
-from eksmllint.fix.render import detect_style
+from eksmllint.fix.render import Style, detect_style
 from eksmllint.fix.spans import FixError, Stream, is_null, locate, parse_stream
 from eksmllint.fix.splice import append_item, insert_key, remove, replace_value
 from eksmllint.yamlpos import YAMLLoadError, _convert, load_yaml_stream, to_plain
@@ -61,9 +70,10 @@ def _expand_set(path: DocPath, node, current, value) -> list[FixOp] | None:
     return None
 
 
-def _apply_one(st: Stream, doc_index: int, op: FixOp, json_file: bool) -> str | list[FixOp]:
+def _apply_one(st: Stream, doc_index: int, op: FixOp, json_file: bool,
+               base_style: Style | None = None) -> str | list[FixOp]:
     """One op on parsed text: the new text, or finer ops to run instead."""
-    style = detect_style(st, json_file)
+    style = detect_style(st, json_file, base_style)
     steps, rest = locate(st, doc_index, op.path)
     target = steps[-1]
     if isinstance(op, RemovePath):
@@ -101,7 +111,8 @@ def _apply_one(st: Stream, doc_index: int, op: FixOp, json_file: bool) -> str | 
     raise FixError(f"cannot set {_fmt(op.path)}: {_fmt(op.path[: len(op.path) - len(rest)])} is a scalar")
 
 
-def apply_ops_text(text: str, doc_index: int, ops: Iterable[FixOp], *, json_file: bool = False) -> str:
+def apply_ops_text(text: str, doc_index: int, ops: Iterable[FixOp], *, json_file: bool = False,
+                   base_style: Style | None = None) -> str:
     """``text`` with ``ops`` (full document paths) spliced in; unverified (see :func:`apply_fix`)."""
     queue: deque[FixOp] = deque(ops)
     steps = 0
@@ -110,7 +121,7 @@ def apply_ops_text(text: str, doc_index: int, ops: Iterable[FixOp], *, json_file
         if steps > MAX_STEPS:
             raise FixError("the fix expands into too many edits")
         op = queue.popleft()
-        result = _apply_one(parse_stream(text), doc_index, op, json_file)
+        result = _apply_one(parse_stream(text), doc_index, op, json_file, base_style)
         if isinstance(result, list):
             queue.extendleft(reversed(result))
         else:
@@ -139,14 +150,16 @@ def full_ops(fix: Fix, base_path: DocPath = ()) -> tuple[FixOp, ...]:
     return tuple(out)
 
 
-def apply_fix(text: str, fix: Fix, doc_index: int = 0, base_path: DocPath = (), *, json_file: bool = False) -> str:
-    """``text`` with ``fix`` applied to document ``doc_index``, verified; raises :class:`FixError`."""
+def apply_fix(text: str, fix: Fix, doc_index: int = 0, base_path: DocPath = (), *, json_file: bool = False,
+              base_style: Style | None = None) -> str:
+    """``text`` with ``fix`` applied to document ``doc_index``, verified; raises :class:`FixError`.
+    ``base_style``: layout to use where ``text`` itself shows none (see :func:`detect_style`)."""
     ops = full_ops(fix, base_path)
     before = _load(text, "the file")
     if not 0 <= doc_index < len(before):
         raise FixError(f"document {doc_index} does not exist")
     expected = model.apply_ops(before[doc_index], ops)
-    new_text = apply_ops_text(text, doc_index, ops, json_file=json_file)
+    new_text = apply_ops_text(text, doc_index, ops, json_file=json_file, base_style=base_style)
     after = _load(new_text, "the fixed file")
     if len(after) != len(before):
         raise FixError("the edit changed the number of documents")
@@ -155,6 +168,80 @@ def apply_fix(text: str, fix: Fix, doc_index: int = 0, base_path: DocPath = (), 
         if not model.same(a, want):
             raise FixError("the edited text does not load as the fix intends (refused, file unchanged)")
     return new_text
+
+
+def apply_findings(text: str, findings: Iterable[Finding], *, json_file: bool = False
+                   ) -> tuple[str, list[Finding], list[tuple[Finding, str]]]:
+    """Apply the fixes of ``findings`` (chosen not to conflict): (new text, applied, refused).
+
+    Each document is edited as its own slice of the stream, so a pass over a long Helm render
+    costs one parse of the stream instead of several per fix; the result is checked as a whole
+    and, should that check fail, the slow path (every fix on the full text) is taken instead.
+    """
+    findings = list(findings)
+    try:
+        st = parse_stream(text)
+        before = _load(text, "the file")
+    except FixError as err:
+        return text, [], [(f, str(err)) for f in findings]
+    file_style = detect_style(st, json_file)
+    spans = [(st.line_start(d.start_mark.index), min(len(text), st.line_end(st.content_end(d)) + 1)) for d in st.docs]
+    separate = len(spans) == len(before) and all(a[1] <= b[0] for a, b in pairwise(spans))
+    if not separate:
+        return _apply_each(text, findings, json_file, file_style)
+    chunks: dict[int, str] = {}
+    applied: list[Finding] = []
+    failed: list[tuple[Finding, str]] = []
+    for f in findings:
+        d = f.location.doc_index
+        if not 0 <= d < len(spans):
+            failed.append((f, f"document {d} does not exist"))
+            continue
+        chunk = chunks.get(d, text[spans[d][0]:spans[d][1]])
+        try:
+            new = apply_fix(chunk, f.fix, 0, getattr(f, "base_path", ()), json_file=json_file, base_style=file_style)
+            if new == chunk:
+                raise FixError(NO_CHANGE)
+        except FixError as err:
+            failed.append((f, str(err)))
+            continue
+        chunks[d] = new
+        applied.append(f)
+    new_text = text
+    for d in sorted(chunks, key=lambda i: spans[i][0], reverse=True):
+        a, b = spans[d]
+        new_text = new_text[:a] + chunks[d] + new_text[b:]
+    try:
+        after = _load(new_text, "the fixed file")
+        ok = len(after) == len(before) and all(
+            model.same(a, _load(chunks[i], "a fixed document")[0] if i in chunks else b)
+            for i, (b, a) in enumerate(zip(before, after)))
+    except FixError:
+        ok = False
+    if not ok:
+        return _apply_each(text, findings, json_file, file_style)
+    return new_text, applied, failed
+
+
+NO_CHANGE = "the fix changes nothing, but the rule still reports the problem"
+
+
+def _apply_each(text: str, findings: list[Finding], json_file: bool, style: Style | None
+                ) -> tuple[str, list[Finding], list[tuple[Finding, str]]]:
+    applied: list[Finding] = []
+    failed: list[tuple[Finding, str]] = []
+    for f in findings:
+        try:
+            new = apply_fix(text, f.fix, f.location.doc_index, getattr(f, "base_path", ()),
+                            json_file=json_file, base_style=style)
+            if new == text:
+                raise FixError(NO_CHANGE)
+        except FixError as err:
+            failed.append((f, str(err)))
+            continue
+        text = new
+        applied.append(f)
+    return text, applied, failed
 
 
 def finding_ops(finding: Finding) -> tuple[FixOp, ...]:

@@ -7,8 +7,8 @@ eksmllint fix - | kubectl apply -f -`` and ``eksmllint fix --diff > fixes.patch`
 Exit codes: 0 done (or nothing to fix); 1 ``--check`` found pending fixes, or a file could not
 be fixed or written; 2 usage or configuration error, or a path that does not exist.
 
-Import note: this module imports ``eksmllint.cli`` (for the shared options), and ``eksmllint.cli``
-registers :data:`fix_command`; import ``eksmllint.cli`` first, as the entry point does.
+This module imports ``eksmllint.cli`` for the shared options; ``eksmllint.cli`` loads it lazily
+when the ``fix`` subcommand is used.
 """
 
 from __future__ import annotations
@@ -16,19 +16,35 @@ from __future__ import annotations
 import difflib
 import sys
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
+from pathlib import Path
 
 import click
 
-from eksmllint.cli import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, _registry, common_options, make_config
+from eksmllint.cli import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    EXIT_USAGE,
+    _registry,
+    common_options,
+    make_config,
+)
 from eksmllint.config import Config, ConfigError
 from eksmllint.core.engine import LintResult, lint_loaded
 from eksmllint.core.finding import Applicability
 from eksmllint.core.registry import Registry
 from eksmllint.fix.engine import FileOutcome, FixReport, FixSource, fix_sources
 from eksmllint.fix.writer import WriteError, atomic_write, encode, refusal
-from eksmllint.loader import STDIN, LoadProblem, LoadResult, _file_kind, discover, load, parse_source
+from eksmllint.loader import (
+    STDIN,
+    LoadProblem,
+    LoadResult,
+    _file_kind,
+    discover,
+    load,
+    parse_source,
+)
 from eksmllint.resource import SourceFile
 
 STDIN_NAME = "<stdin>"
@@ -61,7 +77,7 @@ def read_sources(paths: list[str], cfg: Config) -> tuple[list[FixSource], dict[s
     for path in files:
         display = STDIN_NAME if path == STDIN else path
         try:
-            data = sys.stdin.buffer.read() if path == STDIN else open(path, "rb").read()
+            data = sys.stdin.buffer.read() if path == STDIN else Path(path).read_bytes()
         except OSError as err:
             problems.append(LoadProblem(display, f"cannot read file: {err.strerror or err}"))
             continue

@@ -16,7 +16,7 @@ from eksmllint.config import Config
 from eksmllint.core.engine import LintResult, lint_loaded
 from eksmllint.core.finding import Applicability, Finding
 from eksmllint.core.registry import Registry, default_registry
-from eksmllint.fix.apply import apply_fix, select_fixes
+from eksmllint.fix.apply import apply_findings, select_fixes
 from eksmllint.fix.spans import FixError, parse_stream
 from eksmllint.loader import LoadProblem, LoadResult, parse_source
 from eksmllint.resource import Resource, SourceFile
@@ -181,20 +181,10 @@ def fix_sources(sources: list[FixSource], cfg: Config | None = None, registry: R
 
 def _fix_pass(s: _State, findings: list[Finding], pass_no: int) -> None:
     chosen, _deferred = select_fixes(findings)
-    text = s.text
-    applied: list[Finding] = []
-    json_file = s.out.kind == "json"
-    for f in chosen:
-        try:
-            new = apply_fix(text, f.fix, f.location.doc_index, getattr(f, "base_path", ()), json_file=json_file)
-            if new == text:
-                raise FixError("the fix changes nothing, but the rule still reports the problem")
-        except FixError as err:
-            s.refused.add(_fix_key(f))
-            s.out.failed.append((f, str(err)))
-            continue
-        text = new
-        applied.append(f)
+    text, applied, failed = apply_findings(s.text, chosen, json_file=s.out.kind == "json")
+    for f, why in failed:
+        s.refused.add(_fix_key(f))
+        s.out.failed.append((f, why))
     s.out.passes = pass_no
     if text == s.text:
         return  # every chosen fix was refused; the deferred ones get their turn next pass

@@ -43,9 +43,7 @@ def get(data: Any, path: DocPath) -> Any:
     """The value at ``path`` or ``_MISSING``."""
     cur = data
     for elem in path:
-        if isinstance(cur, dict) and not isinstance(cur, list) and elem in cur and _key_match(cur, elem):
-            cur = cur[elem]
-        elif isinstance(cur, list) and is_index(elem) and 0 <= elem < len(cur):
+        if isinstance(cur, dict) and not isinstance(cur, list) and elem in cur and _key_match(cur, elem) or isinstance(cur, list) and is_index(elem) and 0 <= elem < len(cur):
             cur = cur[elem]
         else:
             return _MISSING
@@ -73,9 +71,7 @@ def apply_op(doc: Any, op: FixOp) -> Any:
             raise FixError("cannot remove a whole document")
         parent = get(doc, op.path[:-1])
         last = op.path[-1]
-        if isinstance(parent, list) and is_index(last) and 0 <= last < len(parent):
-            del parent[last]
-        elif isinstance(parent, dict) and last in parent and _key_match(parent, last):
+        if isinstance(parent, list) and is_index(last) and 0 <= last < len(parent) or isinstance(parent, dict) and last in parent and _key_match(parent, last):
             del parent[last]
         return doc
     value = copy.deepcopy(op.value)
@@ -113,9 +109,7 @@ def _set(doc: Any, path: DocPath, value: Any) -> Any:
             raise FixError(f"cannot set {'/'.join(map(str, path))}: {elem!r} is a scalar")
         cur = nxt
     last = path[-1]
-    if isinstance(cur, dict):
-        cur[last] = value
-    elif isinstance(cur, list) and is_index(last) and 0 <= last < len(cur):
+    if isinstance(cur, dict) or isinstance(cur, list) and is_index(last) and 0 <= last < len(cur):
         cur[last] = value
     elif isinstance(cur, list) and is_index(last) and last == len(cur):
         cur.append(value)

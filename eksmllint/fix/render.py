@@ -37,8 +37,10 @@ class Style:
     force_quote: str | None = None  # quote every string (the replaced collection quoted all of its)
 
 
-def detect_style(stream: Stream, json_file: bool = False) -> Style:
-    """The layout the author used most (ties and no evidence: the Kubernetes docs' style)."""
+def detect_style(stream: Stream, json_file: bool = False, fallback: Style | None = None) -> Style:
+    """The layout the author used most; without evidence, ``fallback`` (e.g. the style of the
+    whole file when ``stream`` is one of its documents) or the Kubernetes docs' style."""
+    fb = fallback or Style()
     indents: Counter[int] = Counter()
     seq_indents: Counter[int] = Counter()
     offsets: Counter[int] = Counter()
@@ -63,12 +65,12 @@ def detect_style(stream: Stream, json_file: bool = False) -> Style:
                         dash = stream.dash_before(item.start_mark.index)
                         if stream.line_start(dash) == stream.line_start(item.start_mark.index):
                             offsets[item.start_mark.index - dash] += 1
-    indent = _most_common(indents, 2, lambda v: v > 0)
+    indent = _most_common(indents, fb.indent, lambda v: v > 0)
     return Style(
         indent=indent,
-        seq_indent=_most_common(seq_indents, indent, lambda v: v >= 0),
-        item_offset=_most_common(offsets, 2, lambda v: v >= 2),
-        quote=_most_common(quotes, '"', lambda v: True),
+        seq_indent=_most_common(seq_indents, fb.seq_indent if fallback else indent, lambda v: v >= 0),
+        item_offset=_most_common(offsets, fb.item_offset, lambda v: v >= 2),
+        quote=_most_common(quotes, fb.quote, lambda v: True),
         newline=stream.newline,
         json=json_file,
     )
@@ -94,9 +96,8 @@ def quoted(text: str, quote: str) -> str:
     """``text`` in the given quote style (double quotes when single ones cannot hold it)."""
     style = "'" if quote == "'" else '"'
     out = yaml.safe_dump(text, default_style=style, width=2**30, allow_unicode=True)
-    out = out[:-1] if out.endswith("\n") else out
-    if out.endswith("\n..."):
-        out = out[:-4]
+    out = out.removesuffix("\n")
+    out = out.removesuffix("\n...")
     return out
 
 
@@ -133,7 +134,7 @@ def literal_block(text: str, col: int, style: Style) -> str | None:
     """``text`` as a literal block scalar (``|`` / ``|-``) indented to ``col``, or None if it cannot be."""
     if text.endswith("\n\n") or not text.strip() or text[:1] in (" ", "\t"):
         return None
-    body = text[:-1] if text.endswith("\n") else text
+    body = text.removesuffix("\n")
     lines = body.split("\n")
     if any(not line.isprintable() for line in lines) or any(line != line.rstrip(" \t") and not line.strip() for line in lines):
         return None

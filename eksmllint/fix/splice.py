@@ -34,10 +34,6 @@ def _splice(text: str, start: int, end: int, new: str) -> str:
     return text[:start] + new + text[end:]
 
 
-def _end(st: Stream, node: Node) -> int:
-    return st.content_end(node)
-
-
 def _props(st: Stream, node: Node) -> str:
     """Anchor/tag text before a node's content (``&a !!str ``)."""
     m = _PROPS.match(st.text, node.start_mark.index)
@@ -60,7 +56,8 @@ def _delete_lines(st: Stream, first: int, last_pos: int) -> str:
     if end < len(st.text):
         return _splice(st.text, start, end + 1, "")
     if start > 0:  # unterminated last line: drop the preceding break instead, keep "no final newline"
-        return _splice(st.text, start - 1, end, "")
+        brk = 2 if st.text[start - 2:start] == "\r\n" else 1
+        return _splice(st.text, start - brk, end, "")
     return _splice(st.text, start, end, "")
 
 
@@ -96,7 +93,7 @@ def replace_value(st: Stream, step: Step, value: Any, style: Style) -> str:
     anchor = " ".join(p for p in props.split() if p.startswith("&"))
     anchor = anchor + " " if anchor else ""
     content = start + len(props)
-    end = _end(st, node)
+    end = st.content_end(node)
     block_coll = isinstance(node, (MappingNode, SequenceNode)) and not is_flow(node) and bool(node.value)
     if block_coll:  # a comment after the old block's last value belongs to that block
         end = _through_comment(st, end)
@@ -190,7 +187,7 @@ def insert_key(st: Stream, step: Step, key: Any, value: Any, style: Style) -> st
         if not m.value:
             return replace_value(st, step, {key: value}, style)
         last_key, last_val = m.value[-1]
-        pos = _end(st, last_val)
+        pos = st.content_end(last_val)
         item = _flow_item(st, m, last_key.start_mark.index, value, style, scalar_text(key, style, flow=True))
         return _splice(st.text, pos, pos, item)
     first = m.value[0][0]
@@ -222,7 +219,7 @@ def append_item(st: Stream, step: Step, value: Any, style: Style) -> str:
         if not s.value:
             return replace_value(st, step, [value], style)
         last = s.value[-1]
-        pos = _end(st, last)
+        pos = st.content_end(last)
         return _splice(st.text, pos, pos, _flow_item(st, s, last.start_mark.index, value, style))
     first = s.value[0]
     dash = st.dash_before(first.start_mark.index)
@@ -247,15 +244,15 @@ def remove(st: Stream, steps: list[Step], style: Style) -> str:
     i = step.index
     if isinstance(parent, MappingNode):
         starts = [k.start_mark.index for k, _ in siblings]
-        item_end = _end(st, siblings[i][1])
-        prev_end = _end(st, siblings[i - 1][1]) if i > 0 else None
+        item_end = st.content_end(siblings[i][1])
+        prev_end = st.content_end(siblings[i - 1][1]) if i > 0 else None
     else:
         if is_flow(parent):
             starts = [n.start_mark.index for n in siblings]
         else:
             starts = [st.dash_before(n.start_mark.index) for n in siblings]
-        item_end = _end(st, siblings[i])
-        prev_end = _end(st, siblings[i - 1]) if i > 0 else None
+        item_end = st.content_end(siblings[i])
+        prev_end = st.content_end(siblings[i - 1]) if i > 0 else None
     start = starts[i]
     if is_flow(parent):
         if i + 1 < len(siblings):
