@@ -224,3 +224,10 @@ def main() -> None:
         sys.exit(EXIT_USAGE)
     except BrokenPipeError:
         sys.exit(EXIT_OK)
+    finally:
+        # Interpreter shutdown runs full garbage collections over everything still alive (the
+        # whole run): ~0.9 s at 1,000 documents. Frozen objects are skipped. Only here, in the
+        # console entry point: in-process callers (CliRunner, the server) keep normal collection.
+        import gc
+
+        gc.freeze()

@@ -238,6 +238,24 @@ class Landing:
     instance_types: tuple[InstanceType, ...] | None = None  # None = unknown: stay silent
     pools_present: bool = False
 
+def _toleration_key(tol: dict) -> tuple:
+    """What :func:`tolerates` reads from one toleration, as a hashable value."""
+    key, effect = tol.get("key"), tol.get("effect")
+    return (
+        key if key is None or isinstance(key, str) else ("?", bool(key)),
+        tol.get("operator", "Equal") == "Exists",
+        str(tol.get("value", "") or ""),
+        None if not effect else effect if isinstance(effect, str) else ("?",),
+    )
+
+
+def placement_key(t: PodTemplate) -> tuple:
+    """Everything :func:`land` reads from a template (its requirement terms and tolerations):
+    templates with equal keys land in the same places, so a run places each key once."""
+    return (tuple(tuple(term) for term in pod_requirement_terms(t)),
+            tuple(_toleration_key(x) for x in t.tolerations))
+
+
 def land(t: PodTemplate, pools: list[NodePoolView]) -> Landing:
     result = Landing(pools_present=bool(pools))
     terms = pod_requirement_terms(t)

@@ -74,18 +74,22 @@ class Container:
         sub = res.get(which) if isinstance(res, dict) else None
         return sub if isinstance(sub, dict) else {}
 
-    @property
+    @cached_property
     def limits(self) -> dict:
         return self._resources("limits")
 
-    @property
+    @cached_property
     def requests(self) -> dict:
         return self._resources("requests")
 
     def count(self, resource: str) -> int:
         """Device count the container gets: limits win (requests default to them)."""
-        value = self.limits.get(resource, self.requests.get(resource))
-        return parse_count(value) or 0
+        counts = self.__dict__.setdefault("_counts", {})
+        found = counts.get(resource)
+        if found is None:
+            value = self.limits.get(resource, self.requests.get(resource))
+            found = counts[resource] = parse_count(value) or 0
+        return found
 
     def request_quantity(self, resource: str):
         """What the scheduler sees: requests, defaulting to limits."""
@@ -154,12 +158,12 @@ class PodTemplate:
     def spec_path(self) -> DocPath:
         return self.path + ("spec",)
 
-    @property
+    @cached_property
     def spec(self) -> dict:
         s = self.resource.get(self.spec_path)
         return s if isinstance(s, dict) else {}
 
-    @property
+    @cached_property
     def metadata(self) -> dict:
         m = self.resource.get(self.path + ("metadata",))
         return m if isinstance(m, dict) else {}

@@ -413,7 +413,8 @@ def test_fixes_remove_their_findings(case, code):
 
 # --- robustness -------------------------------------------------------------------------------
 
-_ODD = st.sampled_from([None, "x", -1, 0, 3.5, True, [], {}, ["a"], {"k": "v"}, "720h", "Never", "0"])
+# deep-copied per draw: a shared [] or {} placed twice would make a cycle in the document
+_ODD = st.sampled_from([None, "x", -1, 0, 3.5, True, [], {}, ["a"], {"k": "v"}, "720h", "Never", "0"]).map(copy.deepcopy)
 _DOCS = [d for case in sorted(FIXTURES.glob("EML[25]0*")) for name in ("bad.yaml", "good.yaml")
          for d in yaml.safe_load_all((case / name).read_text(encoding="utf-8")) if isinstance(d, dict)]
 

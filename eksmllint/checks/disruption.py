@@ -161,17 +161,42 @@ def can_host(view: NodePoolView, t: PodTemplate) -> bool:
     return False
 
 
+def _hosting_key(run, t: PodTemplate) -> tuple:
+    # can_host reads only the template's accelerators; the landing is shared per placement key
+    return id(run.landing(t)), tuple(sorted(t.accelerators.items()))
+
+
 def hosting_pools(run, t: PodTemplate) -> list[NodePoolView]:
     """Karpenter NodePools of the run that can run ``t``: compatible, tolerated, and offering its
-    accelerators."""
-    return [p for p in run.landing(t).pools if p.resource.group == KARPENTER_GROUP and can_host(p, t)]
+    accelerators. Computed once per (landing, accelerators); the list is shared: do not modify."""
+    memo = run.memo("hosting")
+    key = _hosting_key(run, t)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = [p for p in run.landing(t).pools
+                             if p.resource.group == KARPENTER_GROUP and can_host(p, t)]
+    return found
+
+
+def _hosting_ids(run, t: PodTemplate) -> set[int]:
+    memo = run.memo("hosting-ids")
+    key = _hosting_key(run, t)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = {id(p.resource) for p in hosting_pools(run, t)}
+    return found
+
+
+def _exposure_of(run, pool: Resource) -> Exposure:
+    memo = run.memo("exposure")
+    found = memo.get(id(pool))
+    if found is None:
+        found = memo[id(pool)] = exposure(pool)
+    return found
 
 
 def _view(run, pool: Resource) -> NodePoolView:
-    for v in run.nodepools:
-        if v.resource is pool:
-            return v
-    return NodePoolView(pool)
+    return run.nodepool_of(pool) or NodePoolView(pool)
 
 
 def accelerator_pool_reason(view: NodePoolView) -> str | None:
@@ -206,7 +231,7 @@ def training_use(run, view: NodePoolView, by_definition: bool = True) -> str | N
        NodePool linted on its own is still checked."""
     services = False
     for t in run.templates:
-        if not any(p.resource is view.resource for p in hosting_pools(run, t)):
+        if id(view.resource) not in _hosting_ids(run, t):
             continue
         if is_training_pod(t) and t.accelerator_total:
             return f"training pods of {t.display()} land on it"
@@ -297,9 +322,13 @@ def training_pod_disruptable(ctx, t: PodTemplate):
     # A RayJob submitter only submits and tails the job; the run itself lives in the Ray cluster.
     if not is_training_pod(t) or t.role == "submitter" or _protected(t):
         return
-    exposed = [(p, exposure(p.resource)) for p in hosting_pools(ctx.run, t)
-               if p.resource.get(("spec", "replicas")) is None]
-    exposed = [(p, e) for p, e in exposed if e.disruptable]
+    memo = ctx.run.memo("exposed")
+    key = _hosting_key(ctx.run, t)
+    exposed = memo.get(key)
+    if exposed is None:
+        exposed = [(p, _exposure_of(ctx.run, p.resource)) for p in hosting_pools(ctx.run, t)
+                   if p.resource.get(("spec", "replicas")) is None]
+        exposed = memo[key] = [(p, e) for p, e in exposed if e.disruptable]
     if not exposed:
         return
     pool, exp = exposed[0]

@@ -58,10 +58,33 @@ DAEMONSET_TOLERATIONS = (
 
 
 def pool_of(run, resource: Resource) -> NodePoolView | None:
-    for pool in run.nodepools:
-        if pool.resource is resource:
-            return pool
-    return None
+    return run.nodepool_of(resource)
+
+
+def _template_order(run):
+    """Sort key restoring run order (``run.templates``) for templates gathered from groups."""
+    memo = run.memo("template-order")
+    if "index" not in memo:
+        memo["index"] = {id(t): i for i, t in enumerate(run.templates)}
+    index = memo["index"]
+    return lambda t: index[id(t)]
+
+
+def _multi_az_groups(run) -> list[tuple[set[int], list[PodTemplate]]]:
+    """Templates that can make a pool need one zone (EFA, multi-pod, not pinned to a zone
+    itself), grouped by their (shared) Landing: (ids of the pools it lands on, templates)."""
+    memo = run.memo("efa-multi-az")
+    if "groups" not in memo:
+        groups: dict[int, tuple[set[int], list[PodTemplate]]] = {}
+        for t in run.templates:
+            if t.device_count(EFA) > 0 and t.workload.collective_size > 1 and not pod_pins_one_zone(t):
+                landing = run.landing(t)
+                group = groups.get(id(landing))
+                if group is None:
+                    group = groups[id(landing)] = ({id(p) for p in landing.pools}, [])
+                group[1].append(t)
+        memo["groups"] = list(groups.values())
+    return memo["groups"]
 
 
 def _instance_reqs(reqs: Iterable[Requirement]) -> list[Requirement]:
@@ -181,22 +204,17 @@ def efa_multi_az(ctx, resource: Resource):
     pool = pool_of(ctx.run, resource)
     if pool is None:
         return
+    count, zones = pool_zone_count(pool)
+    if count == 1 or single_subnet(ctx.run, pool):
+        return  # pool-level exemptions first: they make the scan over templates unnecessary
+    tenants = [t for ids, ts in _multi_az_groups(ctx.run) if id(pool) in ids for t in ts]
     served = []
-    for t in ctx.run.templates:
-        if t.device_count(EFA) <= 0 or pool not in ctx.run.landing(t).pools:
-            continue
-        if t.workload.collective_size <= 1:
-            continue  # a single pod's EFA traffic never leaves its node
+    for t in sorted(tenants, key=_template_order(ctx.run)):
         types = types_on(t, pool)
         if types is not None and not any(it.is_efa_capable for it in types):
             continue  # no EFA node here for this pod (EML102 reports the over-request)
-        if pod_pins_one_zone(t):
-            continue  # the pod itself keeps all its nodes in one zone
         served.append(t)
     if not served:
-        return
-    count, zones = pool_zone_count(pool)
-    if count == 1 or single_subnet(ctx.run, pool):
         return
     idx = pool.requirement_index(ZONE)
     if idx is None:

@@ -184,10 +184,7 @@ def neuron_cores_of(ctx, t: PodTemplate, c: Container) -> int | None:
 
 def workload_of_run(ctx, resource: Resource) -> Workload | None:
     """The run's (cached) workload view of ``resource`` (landing results are cached per template)."""
-    for w in ctx.run.workloads:
-        if w.resource is resource:
-            return w
-    return None
+    return ctx.run.workload_for(resource)
 
 
 def _literal_int(value: Any) -> int | None:
@@ -669,6 +666,28 @@ def mpi_slots_mismatch(ctx, w: Workload) -> Iterator:
 # =============================================================================================
 # EML607 nodepool-limit-too-small
 # =============================================================================================
+def _sole_pool_tenants(run) -> dict[int, list[tuple[Workload, list[PodTemplate]]]]:
+    """id(pool) -> training workloads (run order) with the templates that can land only there.
+    One pass over the templates instead of one per NodePool (EML607 ran pools x templates)."""
+    memo = run.memo("sole-pool-tenants")
+    if "index" not in memo:
+        index: dict[int, list[tuple[Workload, list[PodTemplate]]]] = {}
+        for w in run.workloads:
+            if w.kind in _NOT_A_JOB_KINDS or not w.is_training:
+                continue
+            mine: dict[int, list[PodTemplate]] = {}
+            for t in w.templates:
+                if not t.replicas:
+                    continue
+                landing = run.landing(t)
+                if len(landing.pools) == 1:
+                    mine.setdefault(id(landing.pools[0]), []).append(t)
+            for pool_id, templates in mine.items():
+                index.setdefault(pool_id, []).append((w, templates))
+        memo["index"] = index
+    return memo["index"]
+
+
 def nodepool_limit_too_small(ctx, pool_resource: Resource) -> Iterator:
     """A NodePool's ``spec.limits`` caps the capacity of the nodes it creates; a job whose pods can
     only land on this pool and request more in total can never fully start. Pod requests are a
@@ -676,9 +695,10 @@ def nodepool_limit_too_small(ctx, pool_resource: Resource) -> Iterator:
     limits = pool_resource.get(("spec", "limits"))
     if not isinstance(limits, dict):
         return
-    pool = next((p for p in ctx.run.nodepools if p.resource is pool_resource), None)
+    pool = ctx.run.nodepool_of(pool_resource)
     if pool is None:
         return
+    tenants = _sole_pool_tenants(ctx.run).get(id(pool), ())
     for r in _NODEPOOL_LIMIT_RESOURCES:
         if r not in limits:
             continue
@@ -686,16 +706,9 @@ def nodepool_limit_too_small(ctx, pool_resource: Resource) -> Iterator:
         if cap is None:
             continue
         worst: tuple[Decimal, Workload, str] | None = None
-        for w in ctx.run.workloads:
-            if w.kind in _NOT_A_JOB_KINDS or not w.is_training:
-                continue
+        for w, templates in tenants:
             need, parts = Decimal(0), []
-            for t in w.templates:
-                if not t.replicas:
-                    continue
-                landing = ctx.run.landing(t)
-                if len(landing.pools) != 1 or landing.pools[0] is not pool:
-                    continue
+            for t in templates:
                 per_pod = pod_request(t, r) if r in ("cpu", "memory") else None
                 each = per_pod.total if per_pod else (Decimal(t.device_count(r)) if r in ACCELERATORS else Decimal(0))
                 if each <= 0:

@@ -45,6 +45,8 @@ VOLUME_ZONE_KEYS = ZONE_KEYS + ("topology.ebs.csi.aws.com/zone",)
 NON_KARPENTER_PREFIXES = ("eks.amazonaws.com/", "alpha.eksctl.io/", "sagemaker.amazonaws.com/", "kubernetes.io/hostname")
 #: Instance types Karpenter never launches: SageMaker HyperPod nodes (``ml.g5.8xlarge``).
 NON_KARPENTER_TYPE_PREFIXES = ("ml.",)
+#: Related locations listed per finding: a pod that fits 500 NodePools must not carry 500.
+RELATED_MAX = 5
 POSITIVE_OPS = ("In", "Exists", "Gt", "Lt", "Gte", "Lte")
 _INSTANCE_CATEGORY = "karpenter.k8s.aws/instance-category"
 _INSTANCE_FAMILY = "karpenter.k8s.aws/instance-family"
@@ -202,7 +204,8 @@ def untolerated(t: PodTemplate, pool: NodePoolView) -> list[Taint]:
 
 
 # --- who is meant for Karpenter -----------------------------------------------------------------
-def targets_nodepools(t: PodTemplate, terms: list[list[Req]], pools: list[NodePoolView]) -> bool:
+def targets_nodepools(t: PodTemplate, terms: list[list[Req]], pools: list[NodePoolView],
+                      offered: set[str] | None = None) -> bool:
     """Whether the pod is clearly meant to run on the run's NodePools.
 
     True for pods that request accelerators or pin Karpenter-provisioned capacity (instance type /
@@ -214,7 +217,8 @@ def targets_nodepools(t: PodTemplate, terms: list[list[Req]], pools: list[NodePo
     """
     if t.resource.kind == "DaemonSet" or t.spec.get("nodeName"):
         return False
-    offered = {k for p in pools for k, _, _ in p.offered}
+    if offered is None:
+        offered = {k for p in pools for k, _, _ in p.offered}
     pinned = bool(t.accelerators)
     for term in terms:
         for r in term:
@@ -257,20 +261,49 @@ class Placement:
         return "nomatch"
 
 
+def _memo(run, name: str) -> dict:
+    """A per-run dict for this module's caches (should become a core ``LintRun`` helper)."""
+    return run.__dict__.setdefault(f"_eml7_{name}", {})
+
+
+def _offered_keys(run) -> set[str]:
+    memo = _memo(run, "offered")
+    if "keys" not in memo:
+        memo["keys"] = {k for p in run.nodepools for k, _, _ in p.offered}
+    return memo["keys"]
+
+
 def analyse(ctx, t: PodTemplate) -> Placement | None:
-    """Placement of ``t`` on the run's NodePools; None when the run holds no NodePool."""
-    pools = ctx.run.nodepools
+    """Placement of ``t`` on the run's NodePools; None when the run holds no NodePool.
+
+    The pool lists depend only on the template's landing (shared by templates with the same
+    placement key), its plain requirement terms and its accelerators, so they are computed once
+    per such combination and shared (read-only) between templates."""
+    run = ctx.run
+    pools = run.nodepools
     if not pools:
         return None
-    landing = ctx.run.landing(t)
+    memo = _memo(run, "placement")
+    found = memo.get(id(t))
+    if found is not None:
+        return found
+    landing = run.landing(t)
     terms = requirement_terms(t)
     accels = t.accelerators
-    out = Placement(targeted=targets_nodepools(t, terms, pools))
-    out.usable = [p for p in landing.pools if serves(p, terms, accels)]
-    out.blocked = [p for p, _ in landing.blocked if serves(p, terms, accels)]
-    if not out.usable and not out.blocked and pod_zones(terms) is not None:
-        stripped = [[r for r in term if r.key not in ZONE_KEYS] for term in terms]
-        out.zone_only = [p for p in pools if serves(p, stripped, accels)]
+    key = (id(landing), tuple(tuple(r.plain for r in term) for term in terms), tuple(sorted(accels.items())))
+    shared = _memo(run, "placement-by-key")
+    base = shared.get(key)
+    if base is None:
+        usable = [p for p in landing.pools if serves(p, terms, accels)]
+        blocked = [p for p, _ in landing.blocked if serves(p, terms, accels)]
+        zone_only: list[NodePoolView] = []
+        if not usable and not blocked and pod_zones(terms) is not None:
+            stripped = [[r for r in term if r.key not in ZONE_KEYS] for term in terms]
+            zone_only = [p for p in pools if serves(p, stripped, accels)]
+        base = shared[key] = (usable, blocked, zone_only)
+    out = Placement(targeted=targets_nodepools(t, terms, pools, _offered_keys(run)),
+                    usable=base[0], blocked=base[1], zone_only=base[2])
+    memo[id(t)] = out
     return out
 
 
@@ -298,16 +331,26 @@ def untolerated_taint(ctx, t: PodTemplate):
     placement = analyse(ctx, t)
     if placement is None or placement.status != "taint":
         return
-    blocked = [(p, untolerated(t, p)) for p in placement.blocked]
-    blocked = [(p, taints) for p, taints in blocked if taints]
-    if not blocked:
-        return
-    # The fix tolerates the pool needing the fewest tolerations (then the highest weight).
-    def weight(p: NodePoolView) -> int:
-        w = p.resource.get(("spec", "weight"))
-        return w if isinstance(w, int) and not isinstance(w, bool) else 0
+    from eksmllint.scheduling import _toleration_key
 
-    pool, taints = min(blocked, key=lambda pt: (len(pt[1]), -weight(pt[0]), pt[0].name))
+    key = (id(placement.blocked), tuple(_toleration_key(x) for x in t.tolerations))
+    memo = _memo(ctx.run, "untolerated")
+    found = memo.get(key)
+    if found is None:  # depends only on the shared placement and the tolerations: once per pair
+        blocked = [(p, untolerated(t, p)) for p in placement.blocked]
+        blocked = [(p, taints) for p, taints in blocked if taints]
+
+        # The fix tolerates the pool needing the fewest tolerations (then the highest weight).
+        def weight(p: NodePoolView) -> int:
+            w = p.resource.get(("spec", "weight"))
+            return w if isinstance(w, int) and not isinstance(w, bool) else 0
+
+        best = min(blocked, key=lambda pt: (len(pt[1]), -weight(pt[0]), pt[0].name)) if blocked else None
+        found = memo[key] = (blocked, best)
+    blocked, best = found
+    if best is None:
+        return
+    pool, taints = best
     if len(blocked) == 1:
         taint_word = "taint" if len(taints) == 1 else "taints"
         what = (f"{pods_of(t)} can only run on NodePool {pool.name}, whose {taint_word} "
@@ -321,7 +364,7 @@ def untolerated_taint(ctx, t: PodTemplate):
         f"Tolerate the taints of NodePool {pool.name}: {', '.join(_taint_text(x) for x in taints)}",
         tuple(AppendItem(tol_path, _toleration(x)) for x in taints),
     )
-    related = [p.resource.location(_taint_path(x)) for p, ts in blocked for x in ts]
+    related = [p.resource.location(_taint_path(x)) for p, ts in blocked[:RELATED_MAX] for x in ts]
     yield ctx.report(t.resource, tol_path if t.spec.get("tolerations") is not None else t.spec_path,
                      f"{what}, so they stay Pending", fix=fix, related=related)
 
@@ -367,11 +410,13 @@ def no_matching_nodepool(ctx, t: PodTemplate):
     accels = t.accelerators
     pools = ctx.run.nodepools
     reasons, culprit = [], None
-    for pool in pools:
+    for pool in pools:  # the three shown, and on until some pool names the requirement at fault
+        if len(reasons) >= 3 and culprit is not None:
+            break
         reason, req = _mismatch(pool, terms[0], accels)
         reasons.append(reason)
         culprit = culprit or req
-    shown = "; ".join(reasons[:3]) + (f"; and {len(reasons) - 3} more" if len(reasons) > 3 else "")
+    shown = "; ".join(reasons[:3]) + (f"; and {len(pools) - 3} more" if len(pools) > 3 else "")
     path = culprit.path if culprit else _device_path(t)
     yield ctx.report(
         t.resource, path,
@@ -443,6 +488,16 @@ def _fmt(zones: Iterable[str]) -> str:
     return ", ".join(sorted(zones))
 
 
+def _usable_zones(run, usable: list[NodePoolView]) -> set[str] | None:
+    """Union of the zones of ``usable`` (a shared placement list); None if one is unconstrained."""
+    memo = _memo(run, "usable-zones")
+    key = id(usable)
+    if key not in memo:
+        pz = [p.values_for(ZONE) for p in usable]
+        memo[key] = {z for zs in pz for z in zs} if all(z is not None for z in pz) else None
+    return memo[key]
+
+
 def zone_conflict(ctx, t: PodTemplate):
     """EML705: the pod's zones, its NodePools' zones and its volumes' zones do not intersect."""
     terms = requirement_terms(t)
@@ -459,15 +514,17 @@ def zone_conflict(ctx, t: PodTemplate):
             related=[p.resource.location(("spec", "template", "spec", "requirements")) for p in placement.zone_only[:5]],
         )
         return
+    volumes = list(volume_zones(ctx, t))
+    if not volumes:
+        return  # nothing zonal to conflict with: skip the NodePool zones (hot: every template)
     # Zones the pod can really get: its own constraint, narrowed by the NodePools it lands on.
     allowed, why = zones, ("their zone constraint" if zones is not None else "")
     if placement is not None and placement.targeted and placement.usable:
-        pz = [p.values_for(ZONE) for p in placement.usable]
-        if all(z is not None for z in pz):
-            union = {z for zs in pz for z in zs}
+        union = _usable_zones(ctx.run, placement.usable)
+        if union is not None:
             allowed = union if allowed is None else allowed & union
             why = "the zones of their NodePools" if zones is None else "their zone constraint and NodePools"
-    for path, what, vz, holder in volume_zones(ctx, t):
+    for path, what, vz, holder in volumes:
         if allowed is not None and not (allowed & vz):
             yield ctx.report(
                 t.resource, path,

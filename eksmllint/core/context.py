@@ -53,12 +53,39 @@ class LintRun:
         items = self.by_kind.get(kind, [])
         return [r for r in items if group is None or r.group == group]
 
+    @cached_property
+    def _by_kind_name(self) -> dict[tuple[str, str | None], list[Resource]]:
+        out: dict[tuple[str, str | None], list[Resource]] = {}
+        for r in self.resources:
+            out.setdefault((r.kind, r.name), []).append(r)
+        return out
+
     def find(self, kind: str, name: str, namespace: str | None = None, group: str | None = None) -> list[Resource]:
         """Resources of ``kind`` named ``name``; with a namespace, those in it or with none given."""
         return [
-            r for r in self.of_kind(kind, group)
-            if r.name == name and (namespace is None or r.namespace in (None, namespace))
+            r for r in self._by_kind_name.get((kind, name), ())
+            if (group is None or r.group == group) and (namespace is None or r.namespace in (None, namespace))
         ]
+
+    @cached_property
+    def _nodepool_by_resource(self) -> dict[int, "NodePoolView"]:
+        return {id(p.resource): p for p in self.nodepools}
+
+    def nodepool_of(self, resource: Resource) -> "NodePoolView | None":
+        """The NodePool view of a NodePool resource of this run (None for anything else)."""
+        return self._nodepool_by_resource.get(id(resource))
+
+    @cached_property
+    def _workload_by_resource(self) -> dict[int, Workload]:
+        return {id(w.resource): w for w in self.workloads}
+
+    def workload_for(self, resource: Resource) -> Workload | None:
+        """The run's (cached) workload view of ``resource``; None when it has no pod templates."""
+        return self._workload_by_resource.get(id(resource))
+
+    def memo(self, name: str) -> dict:
+        """A dict that lives as long as the run: for rules' own caches (keys are the rule's business)."""
+        return self.__dict__.setdefault("_memo_" + name, {})
 
     @cached_property
     def nodepools(self) -> list["NodePoolView"]:
@@ -70,15 +97,26 @@ class LintRun:
     def _landing_cache(self) -> dict[int, "Landing"]:
         return {}
 
-    def landing(self, template: PodTemplate) -> "Landing":
-        """Where ``template`` can land (NodePools, instance types); computed once per template."""
-        from eksmllint.scheduling import land
+    @cached_property
+    def _landing_by_key(self) -> dict[tuple, "Landing"]:
+        return {}
 
-        key = id(template)
+    def landing(self, template: PodTemplate) -> "Landing":
+        """Where ``template`` can land (NodePools, instance types). Computed once per placement key
+        (requirement terms + tolerations): templates that agree on those share one Landing, so
+        placing N templates on P pools costs (distinct keys) x P, not N x P."""
         cache = self._landing_cache
-        if key not in cache:
-            cache[key] = land(template, self.nodepools)
-        return cache[key]
+        found = cache.get(id(template))
+        if found is None:
+            from eksmllint.scheduling import land, placement_key
+
+            key = placement_key(template)
+            shared = self._landing_by_key
+            found = shared.get(key)
+            if found is None:
+                found = shared[key] = land(template, self.nodepools)
+            cache[id(template)] = found
+        return found
 
     @cached_property
     def graph(self) -> "nx.MultiDiGraph":

@@ -77,7 +77,17 @@ class SchemaIssue:
 # ---------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=1)
 def _schema_root() -> Any:
+    # find_spec locates the package without importing it (importing kubernetes_validate pulls in
+    # jsonschema: ~0.1 s of every run's start-up); fall back to importlib.resources otherwise.
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec(_SCHEMA_PACKAGE)
+    locations = list(spec.submodule_search_locations or ()) if spec else []
+    if locations and (Path(locations[0]) / _SCHEMA_DIR).is_dir():
+        return Path(locations[0]) / _SCHEMA_DIR
     return resources.files(_SCHEMA_PACKAGE).joinpath(_SCHEMA_DIR)
 
 
