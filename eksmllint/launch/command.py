@@ -190,6 +190,8 @@ _ACCELERATE = _Spec(
     value_prefixes=("fsdp_", "megatron_lm_", "fp8_", "aws_", "dynamo_", "tpu_"),
 )
 
+_PER_NODE_SPECS = {"torchrun": _TORCHRUN, "deepspeed": _DEEPSPEED, "accelerate": _ACCELERATE}
+
 _SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "ash"})
 _PYTHON_RE = re.compile(r"python(\d+(\.\d+)?)?[mtu]?$")
 _TORCHRUN_MODULES = frozenset({"torch.distributed.run", "torch.distributed.launch"})
@@ -596,15 +598,15 @@ class _Analyser:
             if _PYTHON_RE.match(base):
                 return self._python(args, i, st, program_head=a)
             if base == "torchrun":
-                return [self._torchrun(args, i + 1, st, a, t)]
+                return [self._per_node("torchrun", args, i + 1, st, a, t)]
             if base in _MPIRUN_NAMES:
                 return self._mpirun(args, i, st)
             if base == "deepspeed":
-                return [self._deepspeed(args, i + 1, st, a, t)]
+                return [self._per_node("deepspeed", args, i + 1, st, a, t)]
             if base == "accelerate" and nxt == "launch":
-                return [self._accelerate(args, i + 2, st, a, f"{t} launch")]
+                return [self._per_node("accelerate", args, i + 2, st, a, f"{t} launch")]
             if base == "accelerate-launch":
-                return [self._accelerate(args, i + 1, st, a, t)]
+                return [self._per_node("accelerate", args, i + 1, st, a, t)]
             self.stopped_at = i
             return []
         return []
@@ -735,11 +737,11 @@ class _Analyser:
             module = mod.text
             written = " ".join(x.value for x in args[i:j])
             if module in _TORCHRUN_MODULES:
-                return [self._torchrun(args, j, st, head, written)]
+                return [self._per_node("torchrun", args, j, st, head, written)]
             if module in _DEEPSPEED_MODULES:
-                return [self._deepspeed(args, j, st, head, written)]
+                return [self._per_node("deepspeed", args, j, st, head, written)]
             if module in _ACCELERATE_MODULES:
-                return [self._accelerate(args, j, st, head, written)]
+                return [self._per_node("accelerate", args, j, st, head, written)]
             if module in _MPI4PY:
                 st.wrappers.append(f"python -m {module}")
                 k = _skip_wrapper_options(args, j, frozenset())
@@ -754,35 +756,18 @@ class _Analyser:
             return [self.make("python", head, written, {}, (args[j].text, False, args[j].position, j + 1), args, st)]
         return []
 
-    def _torchrun(self, args: Sequence[Arg], i: int, st: _Launch, head: Arg, written: str) -> Invocation:
-        opts, j = _parse_launcher_options(args, i, _TORCHRUN, st.env)
+    def _per_node(self, launcher: str, args: Sequence[Arg], i: int, st: _Launch, head: Arg,
+                  written: str) -> Invocation:
+        """torchrun, deepspeed and accelerate: launcher options, then the script (or, with
+        ``--no-python``, a program) and its arguments."""
+        opts, j = _parse_launcher_options(args, i, _PER_NODE_SPECS[launcher], st.env)
         if j >= len(args):
             info: tuple[str | None, bool, ArgPosition | None, int] = (None, False, None, j)
         elif "no_python" in opts:
             info = _program_of(args, j)
         else:
             info = (args[j].text, "module" in opts, args[j].position, j + 1)
-        return self.make("torchrun", head, written, opts, info, args, st)
-
-    def _deepspeed(self, args: Sequence[Arg], i: int, st: _Launch, head: Arg, written: str) -> Invocation:
-        opts, j = _parse_launcher_options(args, i, _DEEPSPEED, st.env)
-        if j >= len(args):
-            info: tuple[str | None, bool, ArgPosition | None, int] = (None, False, None, j)
-        elif "no_python" in opts:
-            info = _program_of(args, j)
-        else:
-            info = (args[j].text, "module" in opts, args[j].position, j + 1)
-        return self.make("deepspeed", head, written, opts, info, args, st)
-
-    def _accelerate(self, args: Sequence[Arg], i: int, st: _Launch, head: Arg, written: str) -> Invocation:
-        opts, j = _parse_launcher_options(args, i, _ACCELERATE, st.env)
-        if j >= len(args):
-            info: tuple[str | None, bool, ArgPosition | None, int] = (None, False, None, j)
-        elif "no_python" in opts:
-            info = _program_of(args, j)
-        else:
-            info = (args[j].text, "module" in opts, args[j].position, j + 1)
-        return self.make("accelerate", head, written, opts, info, args, st)
+        return self.make(launcher, head, written, opts, info, args, st)
 
     def _mpirun(self, args: Sequence[Arg], i: int, st: _Launch) -> list[Invocation]:
         head = args[i]
