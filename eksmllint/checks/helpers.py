@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import posixpath
 import re
+from dataclasses import dataclass
 from typing import Iterable
 
+from eksmllint.resource import Resource
 from eksmllint.workload import Container, PodTemplate
 
 SHM_PATH = "/dev/shm"
@@ -40,3 +43,78 @@ def fmt_list(items: Iterable[str], limit: int = 4) -> str:
     items = list(items)
     shown = ", ".join(items[:limit])
     return shown + (f" (+{len(items) - limit} more)" if len(items) > limit else "")
+
+
+@dataclass(frozen=True)
+class MountedFile:
+    configmap: Resource
+    key: str
+
+    @property
+    def text(self) -> str | None:
+        data = self.configmap.get(("data",))
+        value = data.get(self.key) if isinstance(data, dict) else None
+        return value if isinstance(value, str) else None
+
+
+def find_configmap(run, name: object, namespace: str | None) -> Resource | None:
+    """The one ConfigMap of that name visible from ``namespace`` (None when absent or ambiguous)."""
+    if not isinstance(name, str):
+        return None
+    found = run.find("ConfigMap", name, namespace)
+    return found[0] if len(found) == 1 else None
+
+
+def _files_of(run, cm_ref: dict, namespace: str | None) -> tuple[Resource, dict[str, str]] | None:
+    cm = find_configmap(run, cm_ref.get("name"), namespace)
+    if cm is None:
+        return None
+    data = cm.get(("data",))
+    data = data if isinstance(data, dict) else {}
+    items = cm_ref.get("items")
+    if isinstance(items, list) and items:
+        files = {str(it["path"]): str(it["key"]) for it in items
+                 if isinstance(it, dict) and isinstance(it.get("path"), str) and isinstance(it.get("key"), str)}
+    else:
+        files = {str(k): str(k) for k in data}
+    return cm, files
+
+
+def mounted_files(run, c: Container) -> dict[str, MountedFile]:
+    """Absolute path -> ConfigMap key, for every ConfigMap (or projected ConfigMap) file the
+    container mounts and whose ConfigMap is in the run (``items`` and ``subPath`` honoured):
+    how launch and precision rules find DeepSpeed/accelerate configs held in ConfigMaps."""
+    t = c.template
+    ns = t.resource.namespace
+    out: dict[str, MountedFile] = {}
+    for _, m in c.volume_mounts:
+        mpath, vname = m.get("mountPath"), m.get("name")
+        if not isinstance(mpath, str) or not isinstance(vname, str):
+            continue
+        vol = t.volume(vname)
+        if vol is None:
+            continue
+        sub = m.get("subPath")
+        for ref in configmap_refs(vol[1]):
+            got = _files_of(run, ref, ns)
+            if got is None:
+                continue
+            cm, files = got
+            if isinstance(sub, str) and sub:
+                if sub in files:
+                    out[posixpath.normpath(mpath)] = MountedFile(cm, files[sub])
+                continue
+            for rel, key in files.items():
+                out[posixpath.normpath(posixpath.join(mpath, rel))] = MountedFile(cm, key)
+    return out
+
+
+def configmap_refs(volume: dict) -> list[dict]:
+    """The ConfigMap references of a volume: ``configMap`` or ``projected.sources[].configMap``."""
+    refs = []
+    if isinstance(volume.get("configMap"), dict):
+        refs.append(volume["configMap"])
+    proj = volume.get("projected")
+    if isinstance(proj, dict) and isinstance(proj.get("sources"), list):
+        refs += [s["configMap"] for s in proj["sources"] if isinstance(s, dict) and isinstance(s.get("configMap"), dict)]
+    return refs

@@ -38,6 +38,12 @@ from typing import Iterator
 import yaml
 
 from eksmllint.catalogue import InstanceType, get_catalogue
+from eksmllint.checks.helpers import (
+    MountedFile,
+    configmap_refs,
+    find_configmap,
+    mounted_files,
+)
 from eksmllint.core.finding import (
     Applicability,
     DocPath,
@@ -1080,68 +1086,9 @@ def resolve_file_ref(run, ref: str, base_dir: str, allow_only: bool) -> tuple[So
     return None
 
 
-@dataclass(frozen=True)
-class MountedKey:
-    configmap: Resource
-    key: str
-
-    @property
-    def text(self) -> str | None:
-        data = self.configmap.get(("data",))
-        value = data.get(self.key) if isinstance(data, dict) else None
-        return value if isinstance(value, str) else None
-
-
-def _configmap_refs(t: PodTemplate, volume: dict) -> list[dict]:
-    refs = []
-    if isinstance(volume.get("configMap"), dict):
-        refs.append(volume["configMap"])
-    proj = volume.get("projected")
-    if isinstance(proj, dict) and isinstance(proj.get("sources"), list):
-        refs += [s["configMap"] for s in proj["sources"] if isinstance(s, dict) and isinstance(s.get("configMap"), dict)]
-    return refs
-
-
-def _configmap(run, name: object, namespace: str | None) -> Resource | None:
-    if not isinstance(name, str):
-        return None
-    found = run.find("ConfigMap", name, namespace)
-    return found[0] if len(found) == 1 else None
-
-
-def mounted_keys(run, c: Container) -> dict[str, MountedKey]:
-    """Absolute path -> ConfigMap key, for every ConfigMap file the container mounts whose
-    ConfigMap is in the run (``items`` and ``subPath`` honoured).
-
-    The same helper exists in ``checks/precision.py``; it belongs in the core (helpers.py)."""
-    t = c.template
-    out: dict[str, MountedKey] = {}
-    for _, m in c.volume_mounts:
-        mpath, vname = m.get("mountPath"), m.get("name")
-        if not isinstance(mpath, str) or not isinstance(vname, str):
-            continue
-        vol = t.volume(vname)
-        if vol is None:
-            continue
-        sub = m.get("subPath")
-        for ref in _configmap_refs(t, vol[1]):
-            cm = _configmap(run, ref.get("name"), t.resource.namespace)
-            data = cm.get(("data",)) if cm is not None else None
-            if not isinstance(data, dict):
-                continue
-            items = ref.get("items")
-            if isinstance(items, list) and items:
-                files = {str(it["path"]): str(it["key"]) for it in items
-                         if isinstance(it, dict) and isinstance(it.get("path"), str) and isinstance(it.get("key"), str)}
-            else:
-                files = {str(k): str(k) for k in data}
-            if isinstance(sub, str) and sub:
-                if sub in files:
-                    out[_norm(mpath)] = MountedKey(cm, files[sub])
-                continue
-            for rel, key in files.items():
-                out[_norm(posixpath.join(mpath, rel))] = MountedKey(cm, key)
-    return out
+def mounted_keys(run, c: Container) -> dict[str, MountedFile]:
+    """Absolute path -> ConfigMap key of every ConfigMap file the container mounts."""
+    return {_norm(k): v for k, v in mounted_files(run, c).items()}
 
 
 def mounted_configmaps(run) -> list[Resource]:
@@ -1149,8 +1096,8 @@ def mounted_configmaps(run) -> list[Resource]:
     out: dict[int, Resource] = {}
     for t in run.templates:
         for _, v in t.volumes:
-            for ref in _configmap_refs(t, v):
-                cm = _configmap(run, ref.get("name"), t.resource.namespace)
+            for ref in configmap_refs(v):
+                cm = find_configmap(run, ref.get("name"), t.resource.namespace)
                 if cm is not None:
                     out[id(cm)] = cm
     return list(out.values())
@@ -1163,7 +1110,7 @@ class DSConfig:
     config: DeepSpeedConfig
     text: str
     file: SourceFile | None = None
-    mounted: MountedKey | None = None
+    mounted: MountedFile | None = None
     how: str = "exact"
 
     @property
@@ -1478,7 +1425,7 @@ def _run_ds_configs(run) -> list[DSConfig]:
     for cm, key, text, _ in _configmap_ds_candidates(run):
         cfg = deepspeed_of(text, key)
         if isinstance(cfg, DeepSpeedConfig):
-            out.append(DSConfig(cfg, text, mounted=MountedKey(cm, key)))
+            out.append(DSConfig(cfg, text, mounted=MountedFile(cm, key)))
     return out
 
 

@@ -30,10 +30,25 @@ from typing import Iterable
 import yaml
 
 from eksmllint.catalogue import InstanceType
-from eksmllint.checks.helpers import fmt_list
-from eksmllint.core.finding import Applicability, DocPath, Finding, Fix, FixOp, Location, SetValue
+from eksmllint.checks.helpers import MountedFile, fmt_list, mounted_files
+from eksmllint.core.finding import (
+    Applicability,
+    DocPath,
+    Finding,
+    Fix,
+    FixOp,
+    Location,
+    SetValue,
+)
 from eksmllint.resource import Resource
-from eksmllint.workload import GPU, NEURON, NEURONCORE, NEURONDEVICE, Container, PodTemplate
+from eksmllint.workload import (
+    GPU,
+    NEURON,
+    NEURONCORE,
+    NEURONDEVICE,
+    Container,
+    PodTemplate,
+)
 
 FP16, BF16, FP32 = "fp16", "bf16", "fp32"
 NEURON_RESOURCES = (NEURON, NEURONCORE, NEURONDEVICE)
@@ -363,72 +378,6 @@ def env_uses(c: Container, words: list[Word]) -> list[Use]:
 # --- configs held in mounted ConfigMaps --------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class MountedFile:
-    configmap: Resource
-    key: str
-
-    @property
-    def text(self) -> str | None:
-        data = self.configmap.get(("data",))
-        value = data.get(self.key) if isinstance(data, dict) else None
-        return value if isinstance(value, str) else None
-
-
-def _configmap(run, name: object, namespace: str | None) -> Resource | None:
-    if not isinstance(name, str):
-        return None
-    found = run.find("ConfigMap", name, namespace)
-    return found[0] if len(found) == 1 else None
-
-
-def _files_of(run, cm_ref: dict, namespace: str | None) -> tuple[Resource, dict[str, str]] | None:
-    cm = _configmap(run, cm_ref.get("name"), namespace)
-    if cm is None:
-        return None
-    data = cm.get(("data",))
-    data = data if isinstance(data, dict) else {}
-    items = cm_ref.get("items")
-    if isinstance(items, list) and items:
-        files = {str(it["path"]): str(it["key"]) for it in items
-                 if isinstance(it, dict) and isinstance(it.get("path"), str) and isinstance(it.get("key"), str)}
-    else:
-        files = {str(k): str(k) for k in data}
-    return cm, files
-
-
-def mounted_files(run, c: Container) -> dict[str, MountedFile]:
-    """Absolute path -> ConfigMap key, for every ConfigMap (or projected ConfigMap) file the
-    container mounts and whose ConfigMap is in the run."""
-    t = c.template
-    ns = t.resource.namespace
-    out: dict[str, MountedFile] = {}
-    for _, m in c.volume_mounts:
-        mpath, vname = m.get("mountPath"), m.get("name")
-        if not isinstance(mpath, str) or not isinstance(vname, str):
-            continue
-        vol = t.volume(vname)
-        if vol is None:
-            continue
-        refs = []
-        if isinstance(vol[1].get("configMap"), dict):
-            refs.append(vol[1]["configMap"])
-        proj = vol[1].get("projected")
-        if isinstance(proj, dict) and isinstance(proj.get("sources"), list):
-            refs += [s["configMap"] for s in proj["sources"] if isinstance(s, dict) and isinstance(s.get("configMap"), dict)]
-        sub = m.get("subPath")
-        for ref in refs:
-            got = _files_of(run, ref, ns)
-            if got is None:
-                continue
-            cm, files = got
-            if isinstance(sub, str) and sub:
-                if sub in files:
-                    out[posixpath.normpath(mpath)] = MountedFile(cm, files[sub])
-                continue
-            for rel, key in files.items():
-                out[posixpath.normpath(posixpath.join(mpath, rel))] = MountedFile(cm, key)
-    return out
 
 
 def parse_config(text: str | None) -> dict | None:
