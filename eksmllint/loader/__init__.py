@@ -309,8 +309,11 @@ def load(paths: Iterable[str], *, exclude: Iterable[str] = (), max_bytes: int = 
     them (:func:`eksmllint.parallel.load_files`); ``cache`` reuses the parse of unchanged files.
     The result is the same either way, in the same order.
     """
+    from eksmllint.render.progress import progress_for
+
     result = LoadResult()
     files, result.missing = discover(paths, exclude)
+    report = progress_for(len(files))  # None unless stderr is a terminal, not CI, many files
     with gc_paused():
         if jobs > 1 and len(files) > 1:
             from eksmllint.parallel import load_files
@@ -318,7 +321,9 @@ def load(paths: Iterable[str], *, exclude: Iterable[str] = (), max_bytes: int = 
             loads: Iterable[FileLoad] = load_files(files, max_bytes, jobs, cache)
         else:
             loads = (load_file(path, max_bytes, cache) for path in files)
-        for item in loads:
+        for done, item in enumerate(loads, 1):
+            if report is not None:
+                report(done, len(files))
             if item.problem:
                 result.problems.append(item.problem)
             src = item.src
