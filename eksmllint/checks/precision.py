@@ -629,47 +629,40 @@ def _who(c: Container, u: Use) -> str:
 # --- EML401 prefer-bf16 ------------------------------------------------------------------------
 
 
-def prefer_bf16(ctx, t: PodTemplate):
+def _unsupported_choice(ctx, t: PodTemplate, *, bf16_capable: bool, chosen: str, other: str,
+                        applicability: Applicability, why: str):
+    """EML401/EML402 in one place: containers that select ``chosen`` (and not ``other``) on
+    accelerators whose bf16 support is ``bf16_capable``; the fix switches them to ``other``."""
     if not t.is_training:
         return
     acc = accelerators(ctx.run, t)
-    if acc.bf16 is not True:
+    if acc.bf16 is not bf16_capable:
         return
     for c in t.containers:
         p = analyse(ctx.run, c)
         req = p.requested()
-        fp16 = p.of(FP16, req)
-        if not fp16 or p.of(BF16, req):
+        uses = p.of(chosen, req)
+        if not uses or p.of(other, req):
             continue
-        yield report(
-            ctx, fp16[0],
-            f"{_who(c, fp16[0])} trains in fp16 ({_texts(fp16)}) on {acc.description}, which support bf16: "
-            "it keeps fp32's exponent range, so it needs no loss scaling and does not overflow to inf/NaN",
-            fix=switch_fix(t, fp16, BF16, Applicability.SAFE), related=fp16[1:],
-        )
+        yield report(ctx, uses[0], why.format(who=_who(c, uses[0]), texts=_texts(uses), acc=acc.description),
+                     fix=switch_fix(t, uses, other, applicability), related=uses[1:])
+
+
+def prefer_bf16(ctx, t: PodTemplate):
+    yield from _unsupported_choice(
+        ctx, t, bf16_capable=True, chosen=FP16, other=BF16, applicability=Applicability.SAFE,
+        why="{who} trains in fp16 ({texts}) on {acc}, which support bf16: it keeps fp32's exponent "
+            "range, so it needs no loss scaling and does not overflow to inf/NaN")
 
 
 # --- EML402 bf16-unsupported -------------------------------------------------------------------
 
 
 def bf16_unsupported(ctx, t: PodTemplate):
-    if not t.is_training:
-        return
-    acc = accelerators(ctx.run, t)
-    if acc.bf16 is not False:
-        return
-    for c in t.containers:
-        p = analyse(ctx.run, c)
-        req = p.requested()
-        bf16 = p.of(BF16, req)
-        if not bf16 or p.of(FP16, req):
-            continue
-        yield report(
-            ctx, bf16[0],
-            f"{_who(c, bf16[0])} requests bf16 ({_texts(bf16)}) but lands on {acc.description}, which have no "
-            "bf16 support: training fails to start or falls back to slow emulation",
-            fix=switch_fix(t, bf16, FP16, Applicability.UNSAFE), related=bf16[1:],
-        )
+    yield from _unsupported_choice(
+        ctx, t, bf16_capable=False, chosen=BF16, other=FP16, applicability=Applicability.UNSAFE,
+        why="{who} requests bf16 ({texts}) but lands on {acc}, which have no bf16 support: "
+            "training fails to start or falls back to slow emulation")
 
 
 # --- EML403 precision-conflict -----------------------------------------------------------------
