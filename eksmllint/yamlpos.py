@@ -320,6 +320,18 @@ def load_yaml_stream(text: str) -> tuple[list[RawDocument], YAMLLoadError | None
     return docs, None
 
 
+def load_data(text: str) -> Any:
+    """The data of a single-document YAML text (rule files, the catalogue): same tags and safety
+    as :func:`load_yaml_stream` and about twice as fast as PyYAML's own constructor. Raises
+    :class:`YAMLLoadError`; an empty text is ``None``."""
+    docs, error = load_yaml_stream(text)
+    if error is not None:
+        raise error
+    if len(docs) > 1:
+        raise YAMLLoadError("expected one YAML document, found several", docs[1].start_line, 1)
+    return docs[0].data if docs else None
+
+
 def to_plain(value: Any) -> Any:
     """Drop position information (plain dict/list), e.g. for JSON output or pydantic."""
     if isinstance(value, dict):

@@ -241,6 +241,37 @@ def test_every_known_kind_has_a_fixture() -> None:
     assert set(FIXTURES) == set(KNOWN_CRD_KINDS)
 
 
+def test_lazy_model_table_agrees_with_the_modules() -> None:
+    # models/__init__ names each pair's module and class statically (so importing the package
+    # builds no pydantic model); the modules' own MODELS/KINDS declarations are the truth.
+    import importlib
+    import pkgutil
+
+    import eksmllint.models as package
+    from eksmllint.models.common import KubeObject
+
+    declared: dict[tuple[str, str], tuple[str, str]] = {}
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"eksmllint.models.{info.name}")
+        for model in getattr(module, "MODELS", ()):
+            assert issubclass(model, KubeObject)
+            for pair in model.KINDS:
+                assert pair not in declared, f"two models for {pair}"
+                declared[pair] = (info.name, model.__name__)
+    assert declared == package._MODEL_TABLE
+
+
+def test_importing_the_package_builds_no_model() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, eksmllint.models as m; "
+            "assert not [n for n in sys.modules if n.startswith('eksmllint.models.') and n != 'eksmllint.models.common'], sorted(sys.modules); "
+            "m.model_for('karpenter.sh/v1', 'NodePool'); "
+            "assert 'eksmllint.models.karpenter' in sys.modules and 'eksmllint.models.kubeflow' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 @pytest.mark.parametrize("pair", sorted(FIXTURES), ids=lambda p: f"{p[0]}/{p[1]}")
 def test_valid_manifest_passes(pair: tuple[str, str]) -> None:
     doc = FIXTURES[pair]

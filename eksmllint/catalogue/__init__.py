@@ -55,8 +55,9 @@ from datetime import date
 from importlib import resources
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+
+from eksmllint.yamlpos import YAMLLoadError, load_data
 
 __all__ = [
     "ACCELERATOR_RESOURCES",
@@ -522,15 +523,12 @@ def _normalise(raw: Any) -> Requirement | None:
 # --------------------------------------------------------------------------------------------
 # Loading
 # --------------------------------------------------------------------------------------------
-_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
 def parse_catalogue(text: str) -> Catalogue:
     """Parse and validate catalogue YAML text; raises :class:`CatalogueError` on any problem."""
     try:
-        data = yaml.load(text, Loader=_YAML_LOADER)  # noqa: S506 - a SafeLoader variant
-    except yaml.YAMLError as exc:
-        raise CatalogueError(f"instance catalogue is not valid YAML: {exc}") from exc
+        data = load_data(text)
+    except YAMLLoadError as exc:
+        raise CatalogueError(f"instance catalogue is not valid YAML: line {exc.line}: {exc.message}") from exc
     if not isinstance(data, dict):
         raise CatalogueError("instance catalogue must be a mapping at the top level")
     try:

@@ -13,13 +13,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Iterable, Iterator
 
-import yaml
-
 from eksmllint.core.rule import FAMILIES, Rule, RuleSpec
 from eksmllint.paths import builtin_rules_dir
+from eksmllint.yamlpos import load_data
 
 ENTRY_POINT_GROUP = "eksmllint.rules"
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class RegistryError(Exception):
@@ -37,7 +35,7 @@ def _resolve(dotted: str):
 def load_rule_dir(directory: Path, source: str = "builtin") -> Iterator[Rule]:
     for path in sorted(directory.rglob("EML*.yaml")) if source == "builtin" else sorted(directory.rglob("*.yaml")):
         try:
-            data = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
+            data = load_data(path.read_text(encoding="utf-8"))
             spec = RuleSpec.model_validate(data)
         except Exception as err:  # pydantic or YAML: name the file, keep the message short
             raise RegistryError(f"{path}: invalid rule file: {err}") from err

@@ -10,96 +10,99 @@ Public API:
 * :class:`ModelIssue` - ``(path, message)``; ``path`` uses the YAML keys as written and
   ints for list indices.
 
-Model classes are built once at import; validation is a single ``model_validate`` on the
-plain dict plus a few cheap raw-dict checks (``KubeObject.extra_issues``).
+Model modules are imported on first use: pydantic builds ~110 classes for all of them (~0.1 s),
+and a run that holds only a Job and a NodePool should pay for ``karpenter`` alone. The table
+:data:`_MODEL_TABLE` names the module and class of every pair; a test checks that it agrees with
+each module's own ``MODELS`` / ``KINDS`` declarations. Validation is a single ``model_validate``
+on the document plus a few cheap raw-dict checks (``KubeObject.extra_issues``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ValidationError
+from .common import MAX_ISSUES, ModelIssue, format_path
 
-from . import jobset, karpenter, kubeflow, kueue, lws, ray, slinky, volcano
-from .common import MAX_ISSUES, KubeObject, ModelIssue, format_path, issues_from_validation_error
-from .jobset import JobSet
-from .karpenter import EC2NodeClass, EC2NodeClassV1beta1, NodePool, NodePoolV1beta1
-from .kubeflow import (
-    JAXJob,
-    MPIJobV1,
-    MPIJobV2,
-    PaddleJob,
-    PyTorchJob,
-    TFJob,
-    TrainingRuntime,
-    TrainJob,
-    XGBoostJob,
-)
-from .kueue import ClusterQueue, ClusterQueueV1beta1, LocalQueue, ResourceFlavor
-from .lws import LeaderWorkerSet
-from .ray import RayCluster, RayJob, RayService
-from .slinky import SlinkyObject
-from .volcano import CoschedulingPodGroup, VolcanoJob, VolcanoPodGroup, VolcanoQueue
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
-__all__ = [
-    "KNOWN_CRD_KINDS",
-    "ClusterQueue",
-    "ClusterQueueV1beta1",
-    "CoschedulingPodGroup",
-    "EC2NodeClass",
-    "EC2NodeClassV1beta1",
-    "JAXJob",
-    "JobSet",
-    "KubeObject",
-    "LeaderWorkerSet",
-    "LocalQueue",
-    "MPIJobV1",
-    "MPIJobV2",
-    "ModelIssue",
-    "NodePool",
-    "NodePoolV1beta1",
-    "PaddleJob",
-    "PyTorchJob",
-    "RayCluster",
-    "RayJob",
-    "RayService",
-    "ResourceFlavor",
-    "SlinkyObject",
-    "TFJob",
-    "TrainJob",
-    "TrainingRuntime",
-    "VolcanoJob",
-    "VolcanoPodGroup",
-    "VolcanoQueue",
-    "XGBoostJob",
-    "format_path",
-    "model_for",
-    "validate_crd",
-]
+    from .common import KubeObject
 
-
-def _build_registry() -> dict[tuple[str, str], type[KubeObject]]:
-    registry: dict[tuple[str, str], type[KubeObject]] = {}
-    for module in (karpenter, kubeflow, volcano, ray, jobset, lws, kueue, slinky):
-        for model in module.MODELS:
-            for pair in model.KINDS:
-                if pair in registry:  # pragma: no cover - programming error, caught by tests
-                    raise RuntimeError(f"duplicate CRD model for {pair}")
-                registry[pair] = model
-    return registry
-
-
-_REGISTRY: dict[tuple[str, str], type[KubeObject]] = _build_registry()
+#: (apiVersion, kind) -> (module in this package, model class).
+_MODEL_TABLE: dict[tuple[str, str], tuple[str, str]] = {
+    ('karpenter.sh/v1', 'NodePool'): ('karpenter', 'NodePool'),
+    ('karpenter.k8s.aws/v1', 'EC2NodeClass'): ('karpenter', 'EC2NodeClass'),
+    ('karpenter.sh/v1beta1', 'NodePool'): ('karpenter', 'NodePoolV1beta1'),
+    ('karpenter.k8s.aws/v1beta1', 'EC2NodeClass'): ('karpenter', 'EC2NodeClassV1beta1'),
+    ('kubeflow.org/v1', 'PyTorchJob'): ('kubeflow', 'PyTorchJob'),
+    ('kubeflow.org/v1', 'TFJob'): ('kubeflow', 'TFJob'),
+    ('kubeflow.org/v1', 'MPIJob'): ('kubeflow', 'MPIJobV1'),
+    ('kubeflow.org/v1', 'XGBoostJob'): ('kubeflow', 'XGBoostJob'),
+    ('kubeflow.org/v1', 'PaddleJob'): ('kubeflow', 'PaddleJob'),
+    ('kubeflow.org/v1', 'JAXJob'): ('kubeflow', 'JAXJob'),
+    ('kubeflow.org/v2beta1', 'MPIJob'): ('kubeflow', 'MPIJobV2'),
+    ('trainer.kubeflow.org/v1alpha1', 'TrainJob'): ('kubeflow', 'TrainJob'),
+    ('trainer.kubeflow.org/v1alpha1', 'TrainingRuntime'): ('kubeflow', 'TrainingRuntime'),
+    ('trainer.kubeflow.org/v1alpha1', 'ClusterTrainingRuntime'): ('kubeflow', 'TrainingRuntime'),
+    ('batch.volcano.sh/v1alpha1', 'Job'): ('volcano', 'VolcanoJob'),
+    ('scheduling.volcano.sh/v1beta1', 'Queue'): ('volcano', 'VolcanoQueue'),
+    ('scheduling.volcano.sh/v1beta1', 'PodGroup'): ('volcano', 'VolcanoPodGroup'),
+    ('scheduling.x-k8s.io/v1alpha1', 'PodGroup'): ('volcano', 'CoschedulingPodGroup'),
+    ('ray.io/v1', 'RayCluster'): ('ray', 'RayCluster'),
+    ('ray.io/v1', 'RayJob'): ('ray', 'RayJob'),
+    ('ray.io/v1', 'RayService'): ('ray', 'RayService'),
+    ('jobset.x-k8s.io/v1alpha2', 'JobSet'): ('jobset', 'JobSet'),
+    ('leaderworkerset.x-k8s.io/v1', 'LeaderWorkerSet'): ('lws', 'LeaderWorkerSet'),
+    ('kueue.x-k8s.io/v1beta1', 'ClusterQueue'): ('kueue', 'ClusterQueueV1beta1'),
+    ('kueue.x-k8s.io/v1beta2', 'ClusterQueue'): ('kueue', 'ClusterQueue'),
+    ('kueue.x-k8s.io/v1beta1', 'LocalQueue'): ('kueue', 'LocalQueue'),
+    ('kueue.x-k8s.io/v1beta2', 'LocalQueue'): ('kueue', 'LocalQueue'),
+    ('kueue.x-k8s.io/v1beta1', 'ResourceFlavor'): ('kueue', 'ResourceFlavor'),
+    ('kueue.x-k8s.io/v1beta2', 'ResourceFlavor'): ('kueue', 'ResourceFlavor'),
+    ('slinky.slurm.net/v1beta1', 'Controller'): ('slinky', 'SlinkyObject'),
+    ('slinky.slurm.net/v1beta1', 'NodeSet'): ('slinky', 'SlinkyObject'),
+    ('slinky.slurm.net/v1beta1', 'LoginSet'): ('slinky', 'SlinkyObject'),
+    ('slinky.slurm.net/v1beta1', 'Accounting'): ('slinky', 'SlinkyObject'),
+    ('slinky.slurm.net/v1beta1', 'RestApi'): ('slinky', 'SlinkyObject'),
+    ('slinky.slurm.net/v1beta1', 'Token'): ('slinky', 'SlinkyObject'),
+    ('slinky.slurm.net/v1alpha1', 'Controller'): ('slinky', 'SlinkyObject'),
+    ('slinky.slurm.net/v1alpha1', 'NodeSet'): ('slinky', 'SlinkyObject'),
+    ('slinky.slurm.net/v1alpha1', 'LoginSet'): ('slinky', 'SlinkyObject'),
+    ('slinky.slurm.net/v1alpha1', 'Accounting'): ('slinky', 'SlinkyObject'),
+    ('slinky.slurm.net/v1alpha1', 'RestApi'): ('slinky', 'SlinkyObject'),
+    ('slinky.slurm.net/v1alpha1', 'Token'): ('slinky', 'SlinkyObject'),
+    ('slinky.slurm.net/v1alpha1', 'Cluster'): ('slinky', 'SlinkyObject'),
+}
 
 #: (apiVersion, kind) pairs that have a model.
-KNOWN_CRD_KINDS: frozenset[tuple[str, str]] = frozenset(_REGISTRY)
+KNOWN_CRD_KINDS: frozenset[tuple[str, str]] = frozenset(_MODEL_TABLE)
+
+#: Public model class name -> its module (``from eksmllint.models import NodePool`` stays valid).
+_CLASS_MODULE: dict[str, str] = {cls: module for module, cls in _MODEL_TABLE.values()}
+
+__all__ = ["KNOWN_CRD_KINDS", "KubeObject", "ModelIssue", "format_path", "model_for", "validate_crd",
+           *sorted(_CLASS_MODULE)]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _CLASS_MODULE:
+        return getattr(importlib.import_module(f"{__name__}.{_CLASS_MODULE[name]}"), name)
+    if name == "KubeObject":
+        from .common import KubeObject
+
+        return KubeObject
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def model_for(api_version: str, kind: str) -> type[BaseModel] | None:
     """The model for ``(apiVersion, kind)``, or ``None`` if eksmllint has none."""
     if not isinstance(api_version, str) or not isinstance(kind, str):
         return None
-    return _REGISTRY.get((api_version, kind))
+    where = _MODEL_TABLE.get((api_version, kind))
+    if where is None:
+        return None
+    return getattr(importlib.import_module(f"{__name__}.{where[0]}"), where[1])
 
 
 def validate_crd(obj: dict[str, Any]) -> list[ModelIssue] | None:
@@ -113,8 +116,11 @@ def validate_crd(obj: dict[str, Any]) -> list[ModelIssue] | None:
         if not isinstance(obj, dict):
             return None
         model = model_for(obj.get("apiVersion"), obj.get("kind"))  # type: ignore[arg-type]
-        if model is None or not issubclass(model, KubeObject):
+        if model is None:
             return None
+        from pydantic import ValidationError
+
+        from .common import issues_from_validation_error
         issues: list[ModelIssue] = []
         try:
             model.model_validate(obj)

@@ -190,6 +190,7 @@ class CRDModel(BaseModel):
         alias_generator=to_camel,
         frozen=False,
         revalidate_instances="never",
+        defer_build=True,
     )
 
 
@@ -201,6 +202,7 @@ class LooseModel(BaseModel):
         populate_by_name=True,
         alias_generator=to_camel,
         revalidate_instances="never",
+        defer_build=True,
     )
 
 

@@ -182,6 +182,7 @@ def _json_type(value: Any) -> str:
                           (dict, "object"), (list, "array"), (tuple, "array"),
                           ((_dt.date, _dt.datetime), "string")):
         if isinstance(value, py):
+            _JSON_TYPE_OF[type(value)] = json_name  # the loader's YMap/YList: one lookup from now on
             return json_name
     return type(value).__name__
 
