@@ -81,6 +81,16 @@ class Resource:
 
     # -- location ----------------------------------------------------------------------------
     def location(self, path: DocPath = ()) -> Location:
+        # Memoised per path: rules point at the same places over and over (a NodePool's taint is
+        # "related" to every pod it blocks). Locations are immutable, so sharing them is safe.
+        key = path if isinstance(path, tuple) else tuple(path)
+        memo = self.__dict__.setdefault("_locations", {})
+        found = memo.get(key)
+        if found is None:
+            found = memo[key] = self._location(key)
+        return found
+
+    def _location(self, path: DocPath) -> Location:
         line, col = resolve_position(self.data, path)
         if line == 0:
             line, col = self.data.start if isinstance(self.data, YMap) else (self.doc.start_line, 1)

@@ -59,12 +59,12 @@ class Container:
     data: dict
     init: bool = False
 
-    @property
+    @cached_property
     def name(self) -> str:
         n = self.data.get("name")
         return n if isinstance(n, str) else ""
 
-    @property
+    @cached_property
     def image(self) -> str | None:
         img = self.data.get("image")
         return img if isinstance(img, str) else None
@@ -99,7 +99,7 @@ class Container:
     def limit_quantity(self, resource: str):
         return parse_quantity(self.limits.get(resource))
 
-    @property
+    @cached_property
     def env_list(self) -> list[dict]:
         env = self.data.get("env")
         return [e for e in env if isinstance(e, dict)] if isinstance(env, list) else []
@@ -123,7 +123,7 @@ class Container:
                     return i
         return None
 
-    @property
+    @cached_property
     def volume_mounts(self) -> list[tuple[int, dict]]:
         vm = self.data.get("volumeMounts")
         return [(i, m) for i, m in enumerate(vm) if isinstance(m, dict)] if isinstance(vm, list) else []
@@ -135,10 +135,15 @@ class Container:
         return " ".join((command or []) + (args or []))
 
     def argv_lists(self) -> tuple[list[str] | None, list[str] | None]:
-        def strs(v):
-            return [str(x) for x in v] if isinstance(v, list) else None
-
-        return strs(self.data.get("command")), strs(self.data.get("args"))
+        """(command, args) as strings; computed once (many rules read them: do not mutate)."""
+        found = self.__dict__.get("_argv")
+        if found is None:
+            command, args = self.data.get("command"), self.data.get("args")
+            found = self.__dict__["_argv"] = (
+                [str(x) for x in command] if isinstance(command, list) else None,
+                [str(x) for x in args] if isinstance(args, list) else None,
+            )
+        return found
 
 
 @dataclass(eq=False)
@@ -150,11 +155,11 @@ class PodTemplate:
     role: str
     replicas: int | None  # pods created from this template per job (None = per node / unknown)
 
-    @property
+    @cached_property
     def resource(self) -> Resource:
         return self.workload.resource
 
-    @property
+    @cached_property
     def spec_path(self) -> DocPath:
         return self.path + ("spec",)
 
@@ -168,12 +173,12 @@ class PodTemplate:
         m = self.resource.get(self.path + ("metadata",))
         return m if isinstance(m, dict) else {}
 
-    @property
+    @cached_property
     def annotations(self) -> dict:
         a = self.metadata.get("annotations")
         return a if isinstance(a, dict) else {}
 
-    @property
+    @cached_property
     def labels(self) -> dict:
         a = self.metadata.get("labels")
         return a if isinstance(a, dict) else {}
@@ -196,7 +201,7 @@ class PodTemplate:
             if isinstance(c, dict)
         ]
 
-    @property
+    @cached_property
     def volumes(self) -> list[tuple[int, dict]]:
         v = self.spec.get("volumes")
         return [(i, x) for i, x in enumerate(v) if isinstance(x, dict)] if isinstance(v, list) else []
@@ -217,26 +222,26 @@ class PodTemplate:
     def accelerators(self) -> dict[str, int]:
         return {r: n for r in ACCELERATORS if (n := self.device_count(r))}
 
-    @property
+    @cached_property
     def accelerator_total(self) -> int:
         return sum(self.accelerators.values())
 
-    @property
+    @cached_property
     def scheduler_name(self) -> str | None:
         s = self.spec.get("schedulerName")
         return s if isinstance(s, str) else None
 
-    @property
+    @cached_property
     def node_selector(self) -> dict[str, str]:
         ns = self.spec.get("nodeSelector")
         return {str(k): str(v) for k, v in ns.items()} if isinstance(ns, dict) else {}
 
-    @property
+    @cached_property
     def tolerations(self) -> list[dict]:
         t = self.spec.get("tolerations")
         return [x for x in t if isinstance(x, dict)] if isinstance(t, list) else []
 
-    @property
+    @cached_property
     def is_training(self) -> bool:
         return self.workload.is_training_kind or self.accelerator_total > 0
 
@@ -249,35 +254,35 @@ class Workload:
     resource: Resource
     templates: list[PodTemplate] = field(default_factory=list)
 
-    @property
+    @cached_property
     def kind(self) -> str:
         return self.resource.kind
 
-    @property
+    @cached_property
     def is_volcano_job(self) -> bool:
         return self.kind == "Job" and self.resource.group == VOLCANO_JOB_API
 
-    @property
+    @cached_property
     def is_batch_job(self) -> bool:
         return self.kind == "Job" and self.resource.api_version.startswith("batch/")
 
-    @property
+    @cached_property
     def is_indexed_job(self) -> bool:
         return self.is_batch_job and self.resource.get(("spec", "completionMode")) == "Indexed"
 
-    @property
+    @cached_property
     def is_training_kind(self) -> bool:
         return self.kind in TRAINING_KINDS or self.is_volcano_job or self.is_indexed_job
 
-    @property
+    @cached_property
     def is_training(self) -> bool:
         return any(t.is_training for t in self.templates)
 
-    @property
+    @cached_property
     def operator_managed(self) -> bool:
         return self.kind in OPERATOR_MANAGED
 
-    @property
+    @cached_property
     def total_pods(self) -> int | None:
         """Pods the workload runs at once; None when unknown (DaemonSet, autoscaled)."""
         total = 0
@@ -287,12 +292,12 @@ class Workload:
             total += t.replicas
         return total
 
-    @property
+    @cached_property
     def collective_templates(self) -> list[PodTemplate]:
         """Templates whose pods take part in the collective (not launchers, heads, submitters)."""
         return [t for t in self.templates if t.role not in ("launcher", "submitter", "head")]
 
-    @property
+    @cached_property
     def collective_size(self) -> int:
         """Pods in one collective (catalogue: 'workers x replicas')."""
         if self.kind in ("Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "Pod", "CronJob"):
@@ -303,7 +308,7 @@ class Workload:
             return _int(self.resource.get(("spec", "leaderWorkerTemplate", "size")), 1) or 1
         return sum(t.replicas or 0 for t in self.collective_templates)
 
-    @property
+    @cached_property
     def is_multi_pod(self) -> bool:
         return self.is_training and self.collective_size > 1
 
@@ -317,7 +322,7 @@ class Workload:
                     return True
         return False
 
-    @property
+    @cached_property
     def is_collective(self) -> bool:
         """Do the pods rendezvous (so a partial start deadlocks, one failure kills the job)?
 

@@ -13,6 +13,7 @@ coverage) are generic; they live here until the core ``scheduling`` module offer
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -380,16 +381,20 @@ def env_settings(c: Container) -> Iterator[EnvSetting]:
             yield EnvSetting(name, str(value), c.path + ("env", i, "value"), "env")
 
 
-def _tokens(args: list) -> Iterator[tuple[int, list[str]]]:
+def _tokens(args: list) -> Iterator[tuple[int, tuple[str, ...]]]:
     for i, a in enumerate(args):
-        if not isinstance(a, str):
-            continue
-        try:  # punctuation_chars: "export A=b; cmd" splits the ";" off the assignment
-            lexer = shlex.shlex(a, posix=True, punctuation_chars=True)
-            lexer.whitespace_split = True
-            yield i, list(lexer)
-        except ValueError:
-            yield i, a.split()
+        if isinstance(a, str):
+            yield i, _words(a)
+
+
+@functools.lru_cache(maxsize=4096)  # generated manifests repeat the same command lines
+def _words(a: str) -> tuple[str, ...]:
+    try:  # punctuation_chars: "export A=b; cmd" splits the ";" off the assignment
+        lexer = shlex.shlex(a, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        return tuple(lexer)
+    except ValueError:
+        return tuple(a.split())
 
 
 def argv_settings(c: Container) -> Iterator[EnvSetting]:

@@ -5,13 +5,47 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass
-from typing import Iterable
+from functools import lru_cache
+from typing import TYPE_CHECKING, Iterable
 
 from eksmllint.resource import Resource
 from eksmllint.workload import Container, PodTemplate
 
+if TYPE_CHECKING:
+    from eksmllint.launch.model import Invocation
+
 SHM_PATH = "/dev/shm"
 _NUM_WORKERS = re.compile(r"--(?:dataloader_)?num[_-]workers(?:=|\s+)(\d+)")
+
+
+def container_invocations(c: Container) -> tuple[Invocation, ...]:
+    """Launches of container ``c`` (torchrun, deepspeed, mpirun ...), with ``$(VAR)`` expanded from
+    its literal env the way the kubelet does. Analysed once per container (the 4xx, 6xx and 8xx
+    rules all ask) and once per distinct command line (generated manifests repeat them)."""
+    found = c.__dict__.get("_invocations")
+    if found is None:
+        command, args = c.argv_lists()
+        if command is None and args is None:
+            found = ()
+        else:
+            env = tuple((str(e.get("name")), None if "valueFrom" in e else str(e.get("value", "") or ""))
+                        for e in c.env_list if isinstance(e.get("name"), str))
+            found = _analyse(tuple(command) if command is not None else None,
+                             tuple(args) if args is not None else None, env)
+        c.__dict__["_invocations"] = found
+    return found
+
+
+@lru_cache(maxsize=4096)
+def _analyse(command: tuple[str, ...] | None, args: tuple[str, ...] | None,
+             env: tuple[tuple[str, str | None], ...]) -> tuple[Invocation, ...]:
+    from eksmllint.launch.command import (  # the shell analysis: on first use
+        analyse_container,
+        k8s_env,
+    )
+
+    return tuple(analyse_container(list(command) if command is not None else None,
+                                   list(args) if args is not None else None, k8s_env(env)))
 
 
 def mount_at(container: Container, mount_path: str) -> tuple[int, dict] | None:

@@ -41,6 +41,7 @@ from eksmllint.catalogue import InstanceType, get_catalogue
 from eksmllint.checks.helpers import (
     MountedFile,
     configmap_refs,
+    container_invocations,
     find_configmap,
     mounted_files,
 )
@@ -53,7 +54,6 @@ from eksmllint.core.finding import (
     RemovePath,
     SetValue,
 )
-from eksmllint.launch.command import analyse_container, k8s_env
 from eksmllint.launch.deepspeed import (
     DeepSpeedConfig,
     DeepSpeedError,
@@ -108,28 +108,6 @@ def loader_rejects(path: str, text: str, kind: str) -> bool:
 
     _, problems = parse_source(SourceFile(path, text, kind))
     return bool(problems)
-
-
-def _container_key(c: Container) -> tuple:
-    command, args = c.argv_lists()
-    env = tuple((str(e.get("name")), None if "valueFrom" in e else str(e.get("value", "") or ""))
-                for e in c.env_list if isinstance(e.get("name"), str))
-    return (tuple(command) if command is not None else None, tuple(args) if args is not None else None, env)
-
-
-@lru_cache(maxsize=4096)
-def _analyse(key: tuple) -> tuple[Invocation, ...]:
-    command, args, env = key
-    return tuple(analyse_container(
-        list(command) if command is not None else None, list(args) if args is not None else None, k8s_env(env)))
-
-
-def container_invocations(c: Container) -> tuple[Invocation, ...]:
-    """Launches of container ``c``, with ``$(VAR)`` expanded from its literal env (kubelet rules)."""
-    command, args = c.argv_lists()
-    if command is None and args is None:
-        return ()
-    return _analyse(_container_key(c))
 
 
 def container_text(c: Container) -> str:
@@ -1564,8 +1542,9 @@ def launch_file_invalid(ctx, run):
     for src, script in slurm_files(run):
         for line, msg in script.errors:
             yield ctx.report_file(src, line, _error_col(src, line, msg), f"Slurm batch script: {msg}")
-    referenced = _referenced_json(run)
-    for f in json_files(run):
+    files = json_files(run)
+    referenced = _referenced_json(run) if files else {}  # every launcher of the run: only for JSON files
+    for f in files:
         named = ds_named(f.path) or f.path in referenced or looks_like_deepspeed(_first_doc(f))
         if not named:
             continue

@@ -126,6 +126,8 @@ def _unquote(raw: str) -> str:
 
 def _expand(text: str, env: dict[str, str | None], shell_assigned: frozenset[str] | None) -> str:
     """Kubernetes ``$(VAR)`` (and, in scripts, shell ``$VAR``) from literal container env only."""
+    if "$" not in text:
+        return text
     text = _K8S_REF.sub(lambda m: env[m.group(1)] if env.get(m.group(1)) is not None else m.group(0), text)
     if shell_assigned is not None:
         def sh(m: re.Match) -> str:
@@ -497,6 +499,14 @@ class ContainerPrecision:
 
 
 def analyse(run, c: Container) -> ContainerPrecision:
+    """The container's precision choices; computed once per container (EML401-404 all ask)."""
+    found = c.__dict__.get("_precision")
+    if found is None:
+        found = c.__dict__["_precision"] = _analyse(run, c)
+    return found
+
+
+def _analyse(run, c: Container) -> ContainerPrecision:
     words = container_words(c)
     uses = _unambiguous(flag_uses(c.template.resource, words))
     uses += env_uses(c, words) + config_uses(run, c, words)
@@ -530,6 +540,14 @@ def _describe(types: Iterable[InstanceType]) -> str:
 
 
 def accelerators(run, t: PodTemplate) -> Accelerators:
+    """Whether the template's accelerators support bf16; computed once per template."""
+    found = t.__dict__.get("_bf16_verdict")
+    if found is None:
+        found = t.__dict__["_bf16_verdict"] = _accelerators(run, t)
+    return found
+
+
+def _accelerators(run, t: PodTemplate) -> Accelerators:
     verdicts: list[Accelerators] = []
     for u in _device_templates(t):
         neuron = {r: n for r, n in u.accelerators.items() if r in NEURON_RESOURCES}

@@ -12,7 +12,7 @@ NodePool of the run can take a pod (an empty landing: EML701/EML702 say why) the
 pins itself are used, because the pod can never run anywhere else; a resource none of the
 landing types offers at all is left to EML702.
 
-Launch commands are read through :func:`invocations` (``eksmllint.launch.analyse_container``
+Launch commands are read through :func:`~eksmllint.checks.helpers.container_invocations` (``eksmllint.launch.analyse_container``
 with the container's env, so ``$(VAR)`` resolves exactly as the kubelet resolves it).
 """
 
@@ -24,10 +24,15 @@ from decimal import Decimal
 from typing import Any, Iterable, Iterator
 
 from eksmllint.catalogue import InstanceType
-from eksmllint.checks.helpers import fmt_list
+from eksmllint.checks.helpers import container_invocations, fmt_list
 from eksmllint.core.finding import DocPath, Fix, SetValue
-from eksmllint.launch.command import analyse_container, k8s_env
-from eksmllint.launch.model import PER_NODE_LAUNCHERS, Invocation, Option, canonical_name, parse_int
+from eksmllint.launch.model import (
+    PER_NODE_LAUNCHERS,
+    Invocation,
+    Option,
+    canonical_name,
+    parse_int,
+)
 from eksmllint.quantity import format_mib, parse_count, parse_quantity, to_mib
 from eksmllint.resource import Resource
 from eksmllint.scheduling import instance_types_for, pod_requirement_terms
@@ -212,17 +217,6 @@ def _fmt_qty(r: str, q: Decimal) -> str:
 # =============================================================================================
 # Launch commands
 # =============================================================================================
-def invocations(c: Container) -> list[Invocation]:
-    """Launcher invocations of container ``c`` (torchrun, deepspeed, mpirun ...), with ``$(VAR)``
-    expanded from the container's literal env the way the kubelet does."""
-    command, args = c.argv_lists()
-    if command is None and args is None:
-        return []
-    env = k8s_env([(str(e.get("name")), None if "valueFrom" in e else str(e.get("value", "") or ""))
-                   for e in c.env_list if isinstance(e.get("name"), str)])
-    return analyse_container(command, args, env)
-
-
 def is_per_node_launch(inv: Invocation) -> bool:
     """A per-node launcher, also when mpirun starts it (``mpirun -N 1 torchrun ...``: the launch
     analysis reports torchrun as mpirun's program there)."""
@@ -414,7 +408,7 @@ def nproc_mismatch(ctx, resource: Resource) -> Iterator:
     explicit: set[int] = set()  # templates whose main container passes the flag itself
     for t in w.templates:
         for c in t.containers:
-            for inv in invocations(c):
+            for inv in container_invocations(c):
                 opt = _nproc_options(inv)
                 if opt is None:
                     continue
@@ -565,7 +559,7 @@ def nnodes_mismatch(ctx, w: Workload) -> Iterator:
         return  # elastic without a literal range: the pod count changes at run time
     for t in w.templates:
         for c in t.containers:
-            for inv in invocations(c):
+            for inv in container_invocations(c):
                 opt = option(inv, "nnodes") if inv.launcher == "torchrun" else (
                     option(inv, "num_nodes") if inv.launcher == "deepspeed" else None)
                 if opt is None or opt.resolved is None:
@@ -627,7 +621,7 @@ def mpi_slots_mismatch(ctx, w: Workload) -> Iterator:
     workers = _literal_int(r.get(("spec", "mpiReplicaSpecs", "Worker", "replicas"), 1))
     if slots is None or workers is None:
         return
-    launches = [(c, inv) for c in (launcher.containers if launcher else []) for inv in invocations(c)]
+    launches = [(c, inv) for c in (launcher.containers if launcher else []) for inv in container_invocations(c)]
     per_node = any(is_per_node_launch(inv) for _, inv in launches)
     gpus = worker.device_count(GPU)
     intended = slots

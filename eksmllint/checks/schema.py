@@ -18,7 +18,7 @@ from __future__ import annotations
 import difflib
 from functools import lru_cache
 
-from eksmllint.core.finding import Fix, Severity, SetValue
+from eksmllint.core.finding import Fix, SetValue, Severity
 from eksmllint.models import KNOWN_CRD_KINDS, model_for, validate_crd
 from eksmllint.resource import Resource
 from eksmllint.schema import api_status, supported_versions, validate_core

@@ -75,6 +75,8 @@ _MODEL_TABLE: dict[tuple[str, str], tuple[str, str]] = {
     ('slinky.slurm.net/v1alpha1', 'Cluster'): ('slinky', 'SlinkyObject'),
 }
 
+_LOADED: dict[tuple[str, str], type[KubeObject]] = {}
+
 #: (apiVersion, kind) pairs that have a model.
 KNOWN_CRD_KINDS: frozenset[tuple[str, str]] = frozenset(_MODEL_TABLE)
 
@@ -99,10 +101,13 @@ def model_for(api_version: str, kind: str) -> type[BaseModel] | None:
     """The model for ``(apiVersion, kind)``, or ``None`` if eksmllint has none."""
     if not isinstance(api_version, str) or not isinstance(kind, str):
         return None
-    where = _MODEL_TABLE.get((api_version, kind))
-    if where is None:
-        return None
-    return getattr(importlib.import_module(f"{__name__}.{where[0]}"), where[1])
+    model = _LOADED.get((api_version, kind))
+    if model is None:
+        where = _MODEL_TABLE.get((api_version, kind))
+        if where is None:
+            return None
+        model = _LOADED[(api_version, kind)] = getattr(importlib.import_module(f"{__name__}.{where[0]}"), where[1])
+    return model
 
 
 def validate_crd(obj: dict[str, Any]) -> list[ModelIssue] | None:

@@ -110,6 +110,7 @@ def supported_versions() -> list[str]:
     return list(_version_dirs())
 
 
+@functools.lru_cache(maxsize=64)
 def _normalise_version(k8s_version: str) -> str:
     """Accept "1.33", "v1.33" or "1.33.2"; raise ValueError for anything unsupported."""
     m = _VERSION_RE.match(str(k8s_version).strip()) if isinstance(k8s_version, str) else None

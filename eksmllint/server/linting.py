@@ -27,8 +27,7 @@ from typing import Any, Iterable
 from eksmllint.config import Config
 from eksmllint.core import suppression
 from eksmllint.core.context import KARPENTER_GROUP, LintRun, RuleContext, RunSettings
-from eksmllint.core.engine import _internal_error, select_rules
-from eksmllint.core.engine import _targets as _engine_targets
+from eksmllint.core.engine import internal_error, select_rules, targets
 from eksmllint.core.finding import Applicability, Finding, Severity
 from eksmllint.core.registry import Registry
 from eksmllint.core.rule import Rule
@@ -192,12 +191,12 @@ class AdmissionLinter:
         findings: list[Finding] = []
         for rule in self.rules:
             rctx = RuleContext(rule, run)
-            targets = _engine_targets(rule, run) if own is None else self._targets(rule, run, res, own)
-            for target, resource in targets:
+            pairs = targets(rule, run) if own is None else self._targets(rule, run, res, own)
+            for target, resource in pairs:
                 try:
                     findings.extend(rule.check(rctx, target) or ())
                 except Exception as exc:  # a broken rule is a finding, never a failed request
-                    findings.append(_internal_error(rule, resource, target, exc))
+                    findings.append(internal_error(rule, resource, target, exc))
         findings = [f for f in findings if f.location.file == ADMISSION_FILE]
         if self.overrides:
             findings = [f.with_(severity=self.overrides[f.code]) if f.code in self.overrides else f
