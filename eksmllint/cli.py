@@ -117,7 +117,8 @@ def make_config(config, select, ignore, k8s_version, context, **extra) -> Config
 @click.option("--show-suppressed", is_flag=True, help="Also print suppressed findings.")
 @click.option("--no-frames", is_flag=True, help="No code frames under findings (text format on a terminal).")
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, show_default="0 = automatic",
-              help="Parse files in N worker processes (0: one per CPU from 4 CPUs on; 1: no subprocesses); rules run once over everything.")
+              help="Processes: for parsing (0: one per CPU from 4 CPUs on) and, on large runs, for the rules "
+                   "(0: one per CPU); 1: no subprocesses. Every rule sees every file either way.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Reuse the parse of unchanged files from DIR.")
 @click.option("--fix", "apply_fixes", is_flag=True, help="Apply safe fixes first (as `eksmllint fix`), then lint what is left.")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix: also apply unsafe fixes.")

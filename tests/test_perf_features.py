@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import pickle
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,7 @@ from eksmllint import parallel
 from eksmllint.cache import ParseCache
 from eksmllint.cli import cli
 from eksmllint.config import Config
+from eksmllint.core import engine
 from eksmllint.core.engine import lint_paths
 from eksmllint.loader import gc_paused, load, parse_text
 from eksmllint.yamlpos import MAX_DEPTH, YList, YMap, _convert_generic, load_yaml_stream
@@ -283,3 +286,84 @@ def test_cli_jobs_and_cache_dir_options(tree, tmp_path):
     assert any((tmp_path / "c").rglob("*"))
     res = CliRunner().invoke(cli, ["lint", "--jobs", "-1", str(tree)])
     assert res.exit_code == 2
+
+
+# --- rules in forked processes --------------------------------------------------------------------
+needs_fork = pytest.mark.skipif(not (sys.platform.startswith("linux") and hasattr(os, "fork")),
+                                reason="rules are forked on Linux only")
+
+
+@pytest.fixture()
+def forking(monkeypatch):
+    """Fork for any run size, and count the forks (pytest may have threads: allow it here)."""
+    monkeypatch.setattr(parallel, "MIN_PARALLEL_RULE_TARGETS", 0)
+    monkeypatch.setattr(parallel, "can_fork", lambda: True)
+    forks: list[int] = []
+    real_fork = os.fork
+
+    def counting_fork() -> int:
+        forks.append(1)
+        return real_fork()
+
+    monkeypatch.setattr(parallel.os, "fork", counting_fork)
+    return forks
+
+
+@needs_fork
+def test_forked_rules_find_exactly_what_serial_rules_find(tree, forking):
+    serial = lint_paths([str(tree)], Config(), jobs=1)
+    forked = lint_paths([str(tree)], Config(), jobs=3)
+    assert len(forking) == 2  # three groups: two children and this process
+    assert forked.findings == serial.findings and serial.findings  # fixes and locations included
+    assert gc.get_freeze_count() == 0
+
+
+@needs_fork
+def test_a_child_that_dies_has_its_rules_rerun_in_the_parent(tree, forking, monkeypatch):
+    parent, real_run_rules = os.getpid(), engine.run_rules
+
+    def dies_in_children(run, rules):
+        if os.getpid() != parent:
+            os._exit(3)
+        return real_run_rules(run, rules)
+
+    serial = lint_paths([str(tree)], Config(), jobs=1)
+    monkeypatch.setattr(engine, "run_rules", dies_in_children)
+    assert lint_paths([str(tree)], Config(), jobs=2).findings == serial.findings and forking
+
+
+def test_small_runs_and_threaded_processes_do_not_fork(tree, monkeypatch):
+    def no_fork():
+        raise AssertionError("forked")
+
+    monkeypatch.setattr(parallel.os, "fork", no_fork)
+    assert lint_paths([str(tree)], Config(), jobs=4).findings  # 49 resources: below the threshold
+    monkeypatch.setattr(parallel, "MIN_PARALLEL_RULE_TARGETS", 0)
+    import threading
+
+    stop = threading.Event()
+    worker = threading.Thread(target=stop.wait)
+    worker.start()
+    try:
+        assert not parallel.can_fork()  # e.g. the webhook's thread pool
+        assert lint_paths([str(tree)], Config(), jobs=4).findings
+    finally:
+        stop.set()
+        worker.join()
+
+
+def test_rule_groups_keep_families_together_and_balance_work():
+    from eksmllint.core.registry import default_registry
+
+    rules = list(default_registry())
+    sizes = {"templates": 100, "workloads": 80, "resources": 120, "files": 10, "run": 120}
+    groups = parallel.rule_groups(rules, 2, sizes)
+    assert sorted(r.code for g in groups for r in g) == sorted(r.code for r in rules)
+    family_group = {}
+    for i, g in enumerate(groups):
+        for r in g:
+            assert family_group.setdefault(r.code[:4], i) == i  # one family, one group
+    loads = [sum(sizes[r.spec.target] for r in g) for g in groups]
+    assert len(groups) == 2 and max(loads) <= 1.25 * min(loads)
+    assert parallel.rule_groups(rules, 1, sizes) == [rules]
+    assert parallel.rule_jobs(3) == 3 and parallel.rule_jobs(0) == parallel.available_cpus()

@@ -122,7 +122,10 @@ def _load_problem(p: LoadProblem) -> Finding:
 
 
 def lint_loaded(loaded: LoadResult, cfg: Config, registry: Registry | None = None,
-                context: LoadResult | None = None, mode: str = "cli") -> LintResult:
+                context: LoadResult | None = None, mode: str = "cli", rule_jobs: int = 1) -> LintResult:
+    """Run the enabled rules over what was loaded. ``rule_jobs`` > 1 spreads the rules over
+    forked processes for large runs (:func:`eksmllint.parallel.run_rules_forked`); the findings
+    are the same."""
     registry = registry or default_registry()
     rules = select_rules(registry, cfg)
     files = list(loaded.files)
@@ -137,7 +140,12 @@ def lint_loaded(loaded: LoadResult, cfg: Config, registry: Registry | None = Non
     settings = RunSettings(cfg.kubernetes_version, mode, cfg.reference_kinds)
     run = LintRun(resources, files, settings)
     findings = [_load_problem(p) for p in loaded.problems]
-    findings += run_rules(run, rules)
+    if rule_jobs > 1:
+        from eksmllint.parallel import run_rules_forked
+
+        findings += run_rules_forked(run, rules, rule_jobs, run_rules)
+    else:
+        findings += run_rules(run, rules)
     context_paths = {f.path for f in files if f.context_only}
     findings = [f for f in findings if f.location.file not in context_paths]
     overrides = {}
@@ -163,8 +171,9 @@ def lint_paths(paths: list[str], cfg: Config, registry: Registry | None = None, 
                jobs: int = 1, cache_dir: str | None = None) -> LintResult:
     """Lint files and directories.
 
-    ``jobs``: parse in up to that many worker processes (0 = one per CPU; 1 = none; small inputs
-    are parsed in-process anyway); rules always run once, here, over everything loaded.
+    ``jobs``: parse in up to that many worker processes (0 = automatic, one per CPU from 4 CPUs on;
+    1 = none; small inputs are parsed in-process anyway), and, for large runs, spread the rules
+    over that many forked processes (0 = one per CPU). Every rule runs once over everything loaded.
     ``cache_dir``: reuse the parse of files whose text is unchanged (:mod:`eksmllint.cache`).
     Findings are the same whatever the two are.
     """
@@ -173,17 +182,18 @@ def lint_paths(paths: list[str], cfg: Config, registry: Registry | None = None, 
         from eksmllint.cache import ParseCache
 
         cache = ParseCache(cache_dir)
+    checking_jobs = 1
     if jobs != 1:
-        from eksmllint.parallel import resolve_jobs
+        from eksmllint.parallel import resolve_jobs, rule_jobs
 
-        jobs = resolve_jobs(jobs)
+        jobs, checking_jobs = resolve_jobs(jobs), rule_jobs(jobs)
     with gc_paused():
         loaded = load(paths, exclude=cfg.exclude, max_bytes=cfg.max_file_size, jobs=jobs, cache=cache)
         context = load(list(cfg.context), exclude=cfg.exclude, max_bytes=cfg.max_file_size,
                        context_only=True, jobs=jobs, cache=cache) if cfg.context else None
         gc.freeze()
     try:
-        return lint_loaded(loaded, cfg, registry, context)
+        return lint_loaded(loaded, cfg, registry, context, rule_jobs=checking_jobs)
     finally:
         gc.unfreeze()
 
