@@ -15,7 +15,6 @@ Who answers what, so that one object gets at most one of the three "what is this
 
 from __future__ import annotations
 
-import difflib
 from functools import lru_cache
 
 from eksmllint.core.finding import Fix, SetValue, Severity
@@ -90,6 +89,8 @@ def _span(versions: list[str]) -> str:
 
 
 def _did_you_mean(word: str, choices: set[str]) -> str:
+    import difflib  # only for a message
+
     close = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)
     return f" (did you mean {close[0]}?)" if close else ""
 
@@ -223,6 +224,8 @@ def unknown_kind(ctx, r: Resource):
         same = {k for a, k in KNOWN_CRD_KINDS if a == api}
         known = sorted(same or modelled)
         notes = [f"it models {', '.join(known[:8])}{' ...' if len(known) > 8 else ''} there"]
+        import difflib  # only for a message
+
         close = difflib.get_close_matches(kind, known, n=1, cutoff=0.6)
         if close:
             notes.append(f"did you mean {close[0]}?")

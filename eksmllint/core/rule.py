@@ -74,13 +74,14 @@ class Rule:
     """A registered rule: immutable metadata plus its check function. Stateless by design
     (the webhook runs rules concurrently), so options live in a read-only mapping."""
 
-    __slots__ = ("spec", "check", "source", "options")
+    __slots__ = ("spec", "check", "source", "options", "severity")
 
     def __init__(self, spec: RuleSpec, check: CheckFn, source: str = "builtin") -> None:
         self.spec = spec
         self.check = check
         self.source = source
         self.options: Mapping[str, Any] = MappingProxyType(dict(spec.options))
+        self.severity: Severity = Severity.parse(spec.severity)  # read for every finding
 
     @property
     def code(self) -> str:
@@ -93,10 +94,6 @@ class Rule:
     @property
     def family(self) -> str:
         return FAMILIES[int(self.code[3])]
-
-    @property
-    def severity(self) -> Severity:
-        return Severity.parse(self.spec.severity)
 
     @property
     def fixable(self) -> bool:
