@@ -230,7 +230,9 @@ def test_eml805_literal_srun_count_is_edited_in_place(tmp_path: Path) -> None:
     src = write(tmp_path / "a.sbatch", text)
     found = lint([src], "EML805")
     assert len(found) == 1 and found[0].location.line == 4
-    edits = dict(found[0].extra)["text_edits"]
+    fix = found[0].fix
+    assert fix is not None and fix.edits_text
+    edits = [(op.line, op.col, op.old, op.new) for op in fix.ops]
     after = parse_sbatch(_apply_edits(text, edits))
     assert after.tasks_per_node(after.invocations[0].under_srun) == 1
 

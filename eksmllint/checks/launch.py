@@ -52,6 +52,7 @@ from eksmllint.core.finding import (
     Fix,
     FixOp,
     RemovePath,
+    ReplaceText,
     SetValue,
 )
 from eksmllint.launch.deepspeed import (
@@ -588,13 +589,14 @@ def srun_launcher_multiplied(ctx, src: SourceFile):
             per = f"each runs its own {inv.launcher}"
             total = f": {tasks} launchers per node fight over the same GPUs and rendezvous"
         edits = text_edits_805(src.text, script, inv)
-        extra = (("text_edits", edits),) if edits else ()
+        fix = Fix(f"Run one {inv.launcher} per node: " + "; ".join(f"{old} -> {new}" for _, _, old, new in edits),
+                  tuple(ReplaceText(*e) for e in edits)) if edits else None
         yield ctx.report_file(
             src, *slurm_line_col(src, pos, raw),
             f"srun starts {tasks} tasks per node ({desc}) and {per} "
             f"(line {inv.source.position.script_line}){total}; {inv.launcher} is a per-node launcher: "
             "run it with --ntasks-per-node=1",
-            extra=extra,
+            fix=fix,
         )
 
 
@@ -618,7 +620,7 @@ def text_edits_805(text: str, script: SlurmScript, inv: Invocation) -> tuple[tup
     as before (the GPUs per node when known): ``(line, col, old, new)``, 1-based. Computed, then
     verified by re-parsing the edited script; empty when verification fails.
 
-    These are what a ``ReplaceText`` fix op would carry once the Fix model can express text edits."""
+    The finding's fix carries them as :class:`~eksmllint.core.finding.ReplaceText` operations."""
     nproc, _ = _nproc(inv)
     want = script.gpus_per_node or nproc
     edits: list[tuple[int, int, str, str]] = []

@@ -71,6 +71,7 @@ class Location:
 # --- Fixes ------------------------------------------------------------------------------------
 # A fix is data: a list of operations on paths of one document. The fixer (files: edits spliced
 # into the original text) and the mutating webhook (RFC 6902 JSON Patch) lower the same operations.
+# Files that are not YAML documents (Slurm batch scripts) are fixed with text edits instead.
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,14 +97,32 @@ class RemovePath:
     path: DocPath
 
 
-FixOp = Union[SetValue, AppendItem, RemovePath]
+@dataclass(frozen=True, slots=True)
+class ReplaceText:
+    """Replace ``old``, which starts at 1-based ``line`` and ``col`` of the file, with ``new``
+    (``new`` holds no line break). For files that are not YAML documents; the edits of a fix apply
+    in order, each to the text the previous ones left."""
+
+    line: int
+    col: int
+    old: str
+    new: str
+
+
+FixOp = Union[SetValue, AppendItem, RemovePath, ReplaceText]
 
 
 @dataclass(frozen=True, slots=True)
 class Fix:
+    """What a finding's fix does: document-path operations, or (for scripts) only text edits."""
+
     title: str
     ops: tuple[FixOp, ...]
     applicability: Applicability = Applicability.SAFE
+
+    @property
+    def edits_text(self) -> bool:
+        return bool(self.ops) and all(isinstance(op, ReplaceText) for op in self.ops)
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from eksmllint.core.finding import Applicability, Finding
 from eksmllint.core.registry import Registry, default_registry
 from eksmllint.fix.apply import apply_findings, select_fixes
 from eksmllint.fix.spans import FixError, parse_stream
+from eksmllint.fix.text import apply_text_edits
 from eksmllint.loader import LoadProblem, LoadResult, parse_source
 from eksmllint.resource import Resource, SourceFile
 
@@ -125,8 +126,9 @@ def _prepare(src: FixSource, parsed: _Parsed) -> _State:
     if src.text is None:
         out.note = "not read"
         return state
-    if src.kind == "slurm":
-        out.note = "Slurm scripts are linted but not fixed"
+    if src.kind == "slurm":  # no document tree: only text-edit fixes apply (EML805)
+        state.fixable = True
+        state.seen.add(_digest(src.text))
         return state
     file, _, problems = parsed.get(src.path, src.text, src.kind)
     out.helm = any(d.template for d in file.documents)
@@ -180,8 +182,11 @@ def fix_sources(sources: list[FixSource], cfg: Config | None = None, registry: R
 
 
 def _fix_pass(s: _State, findings: list[Finding], pass_no: int) -> None:
-    chosen, _deferred = select_fixes(findings)
-    text, applied, failed = apply_findings(s.text, chosen, json_file=s.out.kind == "json")
+    if s.out.kind == "slurm":
+        text, applied, failed = _apply_text_fix(s.text, findings)
+    else:
+        chosen, _deferred = select_fixes(findings)
+        text, applied, failed = apply_findings(s.text, chosen, json_file=s.out.kind == "json")
     for f, why in failed:
         s.refused.add(_fix_key(f))
         s.out.failed.append((f, why))
@@ -196,6 +201,21 @@ def _fix_pass(s: _State, findings: list[Finding], pass_no: int) -> None:
     s.seen.add(digest)
     s.text = text
     s.out.applied.extend(applied)
+
+
+def _apply_text_fix(text: str, findings: list[Finding]) -> tuple[str, list[Finding], list[tuple[Finding, str]]]:
+    """One text-edit fix per pass (the first in file order): its edits were computed on the text
+    as linted, and the next pass re-lints the edited script, so the others are recomputed."""
+    candidates = sorted((f for f in findings if f.fix is not None), key=Finding.sort_key)
+    if not candidates:
+        return text, [], []
+    first = candidates[0]
+    if not first.fix.edits_text:
+        return text, [], [(first, "a script can only be fixed with text edits")]
+    try:
+        return apply_text_edits(text, first.fix), [first], []
+    except FixError as err:
+        return text, [], [(first, str(err))]
 
 
 def _give_up(s: _State, why: str) -> None:

@@ -18,7 +18,8 @@ from eksmllint.loader import _file_kind
 from eksmllint.paths import rule_fixtures_dir
 from eksmllint.testing import RuleCase, discover_cases
 
-MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+#: Files a fix can edit: manifests (document operations) and Slurm scripts (text edits).
+FIXABLE_SUFFIXES = (".yaml", ".yml", ".json", ".sbatch", ".slurm", ".sh")
 
 
 def case_files(path: Path) -> list[Path]:
@@ -33,14 +34,14 @@ def golden_path(case: RuleCase, bad_file: Path) -> Path:
 
 
 def fixable_cases(root: Path | None = None) -> list[RuleCase]:
-    """Cases of fixable rules whose bad example is made of manifests (YAML/JSON)."""
+    """Cases of fixable rules whose bad example is made of files a fix can edit."""
     registry = default_registry()
     out = []
     for case in discover_cases(root or rule_fixtures_dir()):
         rule = registry.get(case.code)
         if rule is None or rule.spec.fix == "no" or case.bad is None:
             continue
-        if all(p.suffix in MANIFEST_SUFFIXES for p in case_files(case.bad)):
+        if all(p.suffix in FIXABLE_SUFFIXES for p in case_files(case.bad)):
             out.append(case)
     return out
 

@@ -1,0 +1,34 @@
+"""Text edits (:class:`~eksmllint.core.finding.ReplaceText`) for files that are not YAML documents.
+
+A Slurm batch script has no document tree to splice into, so its fixes name the exact text they
+replace and where it starts. Each edit is checked against the text before it is made: a script
+that changed since it was linted is refused, never edited in the wrong place.
+"""
+
+from __future__ import annotations
+
+from eksmllint.core.finding import Fix, ReplaceText
+from eksmllint.fix.spans import FixError
+
+
+def apply_text_edits(text: str, fix: Fix) -> str:
+    """``text`` with the fix's edits made in order; raises :class:`FixError` when one does not match."""
+    for op in fix.ops:
+        if not isinstance(op, ReplaceText):
+            raise FixError(f"a fix mixes text edits with a {type(op).__name__}")
+        text = _replace(text, op)
+    return text
+
+
+def _replace(text: str, op: ReplaceText) -> str:
+    if "\n" in op.new or "\r" in op.new or "\n" in op.old:
+        raise FixError("a text edit may not add or remove line breaks")
+    lines = text.split("\n")  # lines as the rules count them (a "\r" stays with its line)
+    if not 1 <= op.line <= len(lines) or op.col < 1:
+        raise FixError(f"line {op.line} does not exist")
+    line = lines[op.line - 1]
+    start = op.col - 1
+    if line[start:start + len(op.old)] != op.old:
+        raise FixError(f"line {op.line} no longer has {op.old!r} at column {op.col}")
+    lines[op.line - 1] = line[:start] + op.new + line[start + len(op.old):]
+    return "\n".join(lines)

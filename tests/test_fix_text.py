@@ -1,0 +1,100 @@
+"""Text-edit fixes (``ReplaceText``) on Slurm batch scripts: EML805's fix.
+
+Properties over generated scripts: the fix clears EML805, fixing again changes nothing, and only
+the lines the edits name differ from the original (every other byte stays)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from eksmllint.config import Config
+from eksmllint.core.engine import lint_text
+from eksmllint.core.finding import Fix, ReplaceText, SetValue
+from eksmllint.fix import FixError, fix_text
+from eksmllint.fix.text import apply_text_edits
+from eksmllint.launch.slurm import parse_sbatch
+
+ONLY_805 = Config(select=("EML805",))
+
+
+def eml805(text: str, name: str = "job.sbatch"):
+    return [f for f in lint_text(text, ONLY_805, name=name).active if f.code == "EML805"]
+
+
+@st.composite
+def scripts(draw) -> str:
+    nodes = draw(st.sampled_from([1, 2, 4]))
+    gpus = draw(st.sampled_from([None, 4, 8]))
+    tasks = draw(st.integers(min_value=2, max_value=8))
+    where = draw(st.sampled_from(["sbatch", "srun", "srun-n"]))
+    launcher = draw(st.sampled_from(["torchrun", "torchrun-env", "accelerate", "deepspeed"]))
+    nproc = draw(st.sampled_from([2, 4, 8]))
+    newline = draw(st.sampled_from(["\n", "\r\n"]))
+    directives = [f"#SBATCH --nodes={nodes}", "#SBATCH --job-name=train", "#SBATCH --time=24:00:00"]
+    if gpus:
+        directives.append(f"#SBATCH --gpus-per-node={gpus}")
+    if where == "sbatch":
+        directives.append(f"#SBATCH --ntasks-per-node={tasks}")
+    directives = draw(st.permutations(directives))
+    srun = "srun"
+    if where == "srun":
+        srun += f" --ntasks-per-node={tasks}"
+    elif where == "srun-n":
+        srun += f" -n {tasks * nodes}"
+    command = {
+        "torchrun": f"torchrun --nnodes={nodes} --nproc_per_node={nproc} --rdzv_endpoint=$HEAD:29500 train.py",
+        "torchrun-env": "torchrun --nnodes=$SLURM_NNODES --nproc_per_node=$SLURM_NTASKS_PER_NODE train.py --bf16",
+        "accelerate": f"accelerate launch --num_processes={nproc * nodes} --num_machines={nodes} train.py",
+        "deepspeed": f"deepspeed --num_gpus={nproc} train.py --deepspeed ds.json",
+    }[launcher]
+    if draw(st.booleans()):  # continuation lines, as scripts usually write long launches
+        continued = " \\" + newline + "    "
+        body = srun + continued + command.replace(" train.py", continued + "train.py", 1)
+    else:
+        body = f"{srun} {command}"
+    comment = draw(st.sampled_from(["", "# launch one step", "echo starting"]))
+    lines = ["#!/bin/bash", *directives, "", "export HEAD=$(hostname)", comment, body, ""]
+    return newline.join(lines)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scripts())
+def test_eml805_fix_clears_the_finding_touches_only_its_lines_and_is_idempotent(text: str) -> None:
+    found = eml805(text)
+    fixable = [f for f in found if f.fix is not None]
+    out = fix_text(text, ONLY_805, name="job.sbatch")
+    assert not out.error and not out.failed
+    if not fixable:
+        assert out.fixed == text
+        return
+    assert fixable[0].fix.edits_text
+    assert eml805(out.fixed) == []  # the finding it targets is gone
+    assert not [f for f in lint_text(out.fixed, Config(), name="job.sbatch").active if f.code in ("EML000", "EML005")]
+    assert fix_text(out.fixed, ONLY_805, name="job.sbatch").fixed == out.fixed  # idempotent
+    edited = {op.line for f in out.applied for op in f.fix.ops}
+    before, after = text.split("\n"), out.fixed.split("\n")
+    changed = {i + 1 for i, (a, b) in enumerate(zip(before, after)) if a != b}
+    assert len(before) == len(after) and changed and changed <= edited  # nothing else moved
+    script = parse_sbatch(out.fixed)
+    assert all(script.tasks_per_node(inv.under_srun) == 1 for inv in script.invocations if inv.under_srun)
+
+
+def test_text_edit_is_refused_when_the_text_moved() -> None:
+    fix = Fix("t", (ReplaceText(2, 9, "--ntasks-per-node=8", "--ntasks-per-node=1"),))
+    text = "#!/bin/bash\n#SBATCH --ntasks-per-node=8\n"
+    assert apply_text_edits(text, fix) == "#!/bin/bash\n#SBATCH --ntasks-per-node=1\n"
+    with pytest.raises(FixError, match="no longer has"):
+        apply_text_edits("#!/bin/bash\n#SBATCH  --ntasks-per-node=8\n", fix)
+    with pytest.raises(FixError, match="does not exist"):
+        apply_text_edits("#!/bin/bash", fix)
+    with pytest.raises(FixError, match="line breaks"):
+        apply_text_edits(text, Fix("t", (ReplaceText(2, 9, "--ntasks-per-node=8", "a\nb"),)))
+    with pytest.raises(FixError, match="mixes"):
+        apply_text_edits(text, Fix("t", (SetValue(("a",), 1),)))
+
+
+def test_edits_apply_in_order_on_one_line() -> None:
+    fix = Fix("t", (ReplaceText(1, 6, "-n 16", "-n 2"), ReplaceText(1, 16, "=8", "=4")))
+    assert apply_text_edits("srun -n 16 x --a=8\n", fix) == "srun -n 2 x --a=4\n"  # col 16: after the first edit
