@@ -103,7 +103,17 @@ KARPENTER_REPORTED = {
     "inf2.8xlarge": (31850, 118312, 234, 0, 0),
     "inf2.24xlarge": (95690, 355262, 737, 0, 0),
     "inf2.48xlarge": (191450, 718987, 737, 0, 0),
+    "g4dn.xlarge": (3920, 14481, 29, 0, 125),
+    "g4dn.2xlarge": (7910, 29636, 29, 0, 225),
+    "g4dn.4xlarge": (15890, 59946, 29, 0, 225),
+    "g4dn.8xlarge": (31850, 120248, 58, 1, 900),
+    "g4dn.12xlarge": (47810, 178933, 234, 1, 900),
+    "g4dn.16xlarge": (63770, 241490, 58, 1, 900),
+    "g4dn.metal": (95690, 355262, 737, 1, 1800),
 }
+
+#: Catalogue entries beyond the facts table: g4dn (T4), which the rule catalogue names for EML402.
+BEYOND_FACTS_TABLE = frozenset(name for name in KARPENTER_REPORTED if name.startswith("g4dn."))
 
 
 @pytest.fixture(scope="module")
@@ -119,8 +129,9 @@ def names(result: tuple[InstanceType, ...]) -> list[str]:
 # Data validation
 # ------------------------------------------------------------------------------------------------
 def test_catalogue_loads_and_covers_facts_table(cat: Catalogue) -> None:
-    assert cat.names() == frozenset(FACTS_INSTANCES)
-    assert len(cat.all()) == len(FACTS_INSTANCES)
+    assert cat.names() == frozenset(FACTS_INSTANCES) | BEYOND_FACTS_TABLE
+    assert len(cat.all()) == len(FACTS_INSTANCES) + len(BEYOND_FACTS_TABLE)
+    assert cat.names() == frozenset(KARPENTER_REPORTED)  # every entry is checked against Karpenter
     assert cat.version >= 1
     assert get_catalogue() is cat  # cached
 
@@ -148,14 +159,14 @@ def test_unverified_facts_are_tagged(cat: Catalogue) -> None:
                  "g6e.12xlarge", "g6e.24xlarge", "g6e.48xlarge"):
         assert cat.get(name).confidence_of("nvlink") == "unverified", name
     for it in cat.all():
-        if it.accelerator == "V100":
+        if it.accelerator in ("V100", "T4"):
             assert it.confidence_of("bf16") == "unverified"
     assert cat.get("p4d.24xlarge").confidence_of("nvlink") == "verified"
 
 
-def test_bf16_only_missing_on_v100(cat: Catalogue) -> None:
+def test_bf16_only_missing_on_v100_and_t4(cat: Catalogue) -> None:
     assert {it.name for it in cat.all() if not it.bf16} == {
-        "p3.2xlarge", "p3.8xlarge", "p3.16xlarge", "p3dn.24xlarge"}
+        "p3.2xlarge", "p3.8xlarge", "p3.16xlarge", "p3dn.24xlarge"} | BEYOND_FACTS_TABLE
 
 
 def test_models_are_frozen(cat: Catalogue) -> None:
@@ -214,7 +225,7 @@ def test_unparseable_text_raises_catalogue_error(text: str) -> None:
 
 
 def test_round_trip_of_packaged_data_is_valid() -> None:
-    assert parse_catalogue(_mutated(lambda d: None)).names() == frozenset(FACTS_INSTANCES)
+    assert parse_catalogue(_mutated(lambda d: None)).names() == frozenset(FACTS_INSTANCES) | BEYOND_FACTS_TABLE
 
 
 # ------------------------------------------------------------------------------------------------
@@ -349,7 +360,7 @@ def test_gpu_count_gt_4(cat: Catalogue) -> None:
     result = names(cat.matching([(K + "instance-gpu-count", "Gt", ["4"])]))
     assert result == [
         "p3.16xlarge", "p3dn.24xlarge", "p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge",
-        "p5e.48xlarge", "p5en.48xlarge", "p6-b200.48xlarge", "g5.48xlarge", "g6.48xlarge",
+        "p5e.48xlarge", "p5en.48xlarge", "p6-b200.48xlarge", "g4dn.metal", "g5.48xlarge", "g6.48xlarge",
         "g6e.48xlarge",
     ]
     # integers as YAML would give them work the same, and Gte/Lte are inclusive

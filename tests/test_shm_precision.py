@@ -326,3 +326,15 @@ def test_accelerate_config_file_in_configmap_conflicts_with_flag():
     ).replace("ENV", "[]") + "  volumeMounts: [{name: acc, mountPath: /etc/acc, readOnly: true}]\n"
     found = lint(cm + job(container, "- name: acc\n  configMap: {name: acc}\n"), "EML403")
     assert len(found) == 1 and "accelerate mixed_precision: fp16" in found[0].message
+
+
+def test_eml402_on_t4_g4dn_and_silent_on_a10g():
+    # The rule catalogue names T4 on g4dn beside V100: the catalogue carries g4dn (no BF16).
+    container = gpu4().replace('"--num_workers", "4"', '"--bf16"').replace("nvidia.com/gpu: 4", "nvidia.com/gpu: 1")
+    on = {"node.kubernetes.io/instance-type": "g4dn.12xlarge"}
+    found = lint(job(container, "- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 8Gi}\n",
+                     spec_extra=f"nodeSelector: {on}\n".replace("'", '"')), "EML402")
+    assert len(found) == 1 and "T4" in found[0].message and "g4dn.12xlarge" in found[0].message
+    a10g = "nodeSelector: {node.kubernetes.io/instance-type: g5.12xlarge}\n"
+    assert not lint(job(container, "- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 8Gi}\n", spec_extra=a10g),
+                    "EML402")
