@@ -7,13 +7,16 @@ Edge types: ``template-of`` (workload -> template), ``can-land-on`` / ``blocked-
 (template -> NodePool), ``uses-nodeclass`` (NodePool -> EC2NodeClass), ``mounts`` (template ->
 PVC / ConfigMap / Secret), ``uses-storageclass`` (PVC -> StorageClass), ``binds`` (PVC -> PV),
 ``runs-as`` (ServiceAccount), ``has-priority`` (PriorityClass), ``queued-in`` (workload -> Queue /
-LocalQueue / PodGroup), ``covers`` (DaemonSet -> instance type).
+LocalQueue / PodGroup), ``submits-to`` (Kueue LocalQueue -> ClusterQueue), ``uses-flavor``
+(ClusterQueue -> ResourceFlavor), ``flavor-of`` (ResourceFlavor -> the NodePool its
+``karpenter.sh/nodepool`` node label names), ``covers`` (DaemonSet -> instance type).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterator
 
+from eksmllint.core.context import KUEUE_GROUP
 from eksmllint.resource import Resource
 from eksmllint.workload import PodTemplate, Workload
 
@@ -99,9 +102,36 @@ def build_graph(run: "LintRun") -> "nx.MultiDiGraph":
         if isinstance(pv, str):
             for dst in targets("PersistentVolume", pv, None):
                 g.add_edge(src, dst, type="binds", path=("spec", "volumeName"))
+    _add_kueue(g, run, targets)
     for w in run.workloads:
         _add_workload(g, run, w, targets)
     return g
+
+
+def _add_kueue(g, run, targets) -> None:
+    """Quota to capacity: LocalQueue -> ClusterQueue -> ResourceFlavor -> NodePool."""
+    for lq in run.of_kind("LocalQueue", KUEUE_GROUP):
+        cq = lq.get(("spec", "clusterQueue"))
+        if isinstance(cq, str):
+            for dst in targets("ClusterQueue", cq, None):
+                g.add_edge(res_node(lq.kind, lq.namespace, lq.name), dst, type="submits-to",
+                           path=("spec", "clusterQueue"))
+    for cq in run.of_kind("ClusterQueue", KUEUE_GROUP):
+        groups = cq.get(("spec", "resourceGroups"))
+        for gi, group in enumerate(groups if isinstance(groups, list) else ()):
+            flavors = group.get("flavors") if isinstance(group, dict) else None
+            for fi, flavor in enumerate(flavors if isinstance(flavors, list) else ()):
+                name = flavor.get("name") if isinstance(flavor, dict) else None
+                if isinstance(name, str):
+                    for dst in targets("ResourceFlavor", name, None):
+                        g.add_edge(res_node(cq.kind, cq.namespace, cq.name), dst, type="uses-flavor",
+                                   path=("spec", "resourceGroups", gi, "flavors", fi, "name"))
+    for rf in run.of_kind("ResourceFlavor", KUEUE_GROUP):
+        pool = rf.get(("spec", "nodeLabels", "karpenter.sh/nodepool"))
+        if isinstance(pool, str):
+            for dst in targets("NodePool", pool, None):
+                g.add_edge(res_node(rf.kind, rf.namespace, rf.name), dst, type="flavor-of",
+                           path=("spec", "nodeLabels", "karpenter.sh/nodepool"))
 
 
 _EDGE_FOR = {"PersistentVolumeClaim": "mounts", "ConfigMap": "mounts", "Secret": "mounts",

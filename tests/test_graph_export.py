@@ -214,6 +214,52 @@ def test_typed_edges_of_the_platform(graph):
     assert len(edges) == len(graph.edges)  # no duplicate (source, target, type)
 
 
+KUEUE = """\
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: h100}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+        - {key: node.kubernetes.io/instance-type, operator: In, values: [p5.48xlarge]}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: h100-flavor}
+spec:
+  nodeLabels: {karpenter.sh/nodepool: h100}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: research}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+    - coveredResources: [nvidia.com/gpu]
+      flavors:
+        - name: h100-flavor
+          resources: [{name: nvidia.com/gpu, nominalQuota: 64}]
+        - name: not-defined-here
+          resources: [{name: nvidia.com/gpu, nominalQuota: 8}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: team-a, namespace: ml}
+spec: {clusterQueue: research}
+"""
+
+
+def test_kueue_quota_chain_reaches_the_nodepool():
+    edges = {(e.source, e.target, e.type) for e in export_graph(lint_text(KUEUE, name="kueue.yaml")).edges}
+    assert ("LocalQueue/ml/team-a", "ClusterQueue/research", "submits-to") in edges
+    assert ("ClusterQueue/research", "ResourceFlavor/h100-flavor", "uses-flavor") in edges
+    assert ("ResourceFlavor/h100-flavor", "NodePool/h100", "flavor-of") in edges
+    assert not [e for e in edges if "not-defined-here" in e[1]]  # no edge to a missing object
+    assert all(t in EDGE_TYPES for _, _, t in edges)
+
+
 def test_nodes_carry_their_worst_finding(result, graph):
     active = result.active
     assert any(f.severity == Severity.ERROR for f in active)  # the eval Job's untolerated taint

@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from eksmllint.catalogue import get_catalogue
+from eksmllint.core.context import KARPENTER_GROUP
 from eksmllint.core.finding import AppendItem, Fix, SetValue
 from eksmllint.resource import Resource
 from eksmllint.scheduling import INSTANCE_TYPE, NodePoolView
 from eksmllint.workload import ACCELERATORS, PodTemplate, Workload
 
 DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"
-KARPENTER_GROUP = "karpenter.sh"
 #: CRD default of ``spec.template.spec.expireAfter`` (v1) / ``spec.disruption.expireAfter`` (v1beta1).
 DEFAULT_EXPIRE_AFTER = "720h"
 #: Disruption reasons a budget can name; "Empty" is harmless for training (no pod runs there).

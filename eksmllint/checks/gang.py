@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Iterator
 
+from eksmllint.core.context import KUEUE_GROUP
 from eksmllint.core.finding import Fix, SetValue
 from eksmllint.graph import queue_references
 from eksmllint.quantity import parse_count, parse_quantity
@@ -27,7 +28,6 @@ from eksmllint.workload import PodTemplate, Workload
 VOLCANO = "volcano"
 VOLCANO_SCHEDULING_GROUP = "scheduling.volcano.sh"
 COSCHEDULING_GROUP = "scheduling.x-k8s.io"
-KUEUE_GROUP = "kueue.x-k8s.io"
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 KUEUE_POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 COSCHEDULING_LABELS = ("scheduling.x-k8s.io/pod-group", "pod-group.scheduling.sigs.k8s.io")

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from eksmllint.scheduling import Landing, NodePoolView
 
 KARPENTER_GROUP = "karpenter.sh"
+KUEUE_GROUP = "kueue.x-k8s.io"
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,9 @@ EDGE_TYPES: dict[str, str] = {
     "runs-as": "pods run as this ServiceAccount",
     "has-priority": "pods get this PriorityClass",
     "queued-in": "workload is admitted through this queue / PodGroup",
+    "submits-to": "Kueue LocalQueue admits into this ClusterQueue",
+    "uses-flavor": "ClusterQueue has quota in this ResourceFlavor",
+    "flavor-of": "ResourceFlavor's nodes come from this NodePool",
     "covers": "DaemonSet runs on this instance type",
 }
 
@@ -300,6 +303,9 @@ EDGE_COLORS: dict[str, str] = {
     "runs-as": "#6b7280",
     "has-priority": "#6b7280",
     "queued-in": "#a15c00",
+    "submits-to": "#a15c00",
+    "uses-flavor": "#a15c00",
+    "flavor-of": "#a15c00",
     "covers": "#1f6fb2",
 }
 DASHED_EDGES = frozenset({"blocked-by-taint"})
