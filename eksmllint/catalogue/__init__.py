@@ -331,6 +331,12 @@ class InstanceType(BaseModel):
             R_EFA: self.max_efa,
         }
 
+    def offers(self, devices: Mapping[str, int]) -> bool:
+        """A node of this type has at least ``devices`` (resource -> count), as Karpenter requires
+        before it launches the type for a pod."""
+        capacity = self.resource_capacity()
+        return all(capacity.get(resource, 0) >= n for resource, n in devices.items())
+
     def _build_labels(self) -> dict[str, str]:
         labels = {
             L_INSTANCE_TYPE: self.name,

@@ -154,11 +154,7 @@ def can_host(view: NodePoolView, t: PodTemplate) -> bool:
         return True
     if not any(k in _CLOSED_KEYS and op == "In" for k, op, _ in view.requirements):
         return True  # unconstrained: Karpenter can launch an accelerated type
-    for it in get_catalogue().matching(view.requirements):
-        capacity = it.resource_capacity()
-        if all(capacity.get(res, 0) >= n for res, n in t.accelerators.items()):
-            return True
-    return False
+    return any(it.offers(t.accelerators) for it in get_catalogue().matching(view.requirements))
 
 
 def _hosting_key(run, t: PodTemplate) -> tuple:

@@ -92,10 +92,6 @@ def _instance_reqs(reqs: Iterable[Requirement]) -> list[Requirement]:
     return [r for r in reqs if r[0] in INSTANCE_KEYS]
 
 
-def fits(it: InstanceType, t: PodTemplate) -> bool:
-    """The instance type has the accelerators the pod asks for (Karpenter only launches such types)."""
-    capacity = it.resource_capacity()
-    return all(capacity.get(r, 0) >= n for r, n in t.accelerators.items())
 
 
 def types_on(t: PodTemplate, pool: NodePoolView) -> tuple[InstanceType, ...] | None:
@@ -118,7 +114,7 @@ def types_on(t: PodTemplate, pool: NodePoolView) -> tuple[InstanceType, ...] | N
             if instance_types_for(pod_reqs) is None and not (t.accelerators and all_reqs):
                 return None
             types = get_catalogue().matching(all_reqs)
-        found.update((it.name, it) for it in types if fits(it, t))
+        found.update((it.name, it) for it in types if it.offers(t.accelerators))
     return tuple(found.values())
 
 
