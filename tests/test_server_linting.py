@@ -439,3 +439,42 @@ def test_an_update_replaces_the_stored_version_in_the_context(linter):
     other = Resource(Document(src, 0, to_ymap(GPU_POD), 1), to_ymap(GPU_POD))
     run2 = linter._run(other, src, ctx)
     assert len(run2.resources) == 3 and [w.resource for w in run2.workloads] == [other]
+
+
+# --- run-dependent caches never outlive a request ------------------------------------------------
+DS_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: t5-ft, namespace: training}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      nodeSelector: {node.kubernetes.io/instance-type: p3.2xlarge}
+      containers:
+        - name: trainer
+          image: repo/trainer:1.0
+          workingDir: /cfg
+          command: ["deepspeed", "t5.py", "--deepspeed_config", "ds.json"]
+          resources: {limits: {nvidia.com/gpu: 1, cpu: "7", memory: 48Gi}}
+          volumeMounts: [{name: cfg, mountPath: /cfg}]
+      volumes: [{name: cfg, configMap: {name: ds-cfg}}]
+"""
+
+
+def _ds_configmap(precision: str) -> dict:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ds-cfg", "namespace": "training"},
+            "data": {"ds.json": json.dumps({precision: {"enabled": True}})}}
+
+
+@pytest.mark.parametrize("order", [("fp16", "bf16"), ("bf16", "fp16")])
+def test_context_workloads_do_not_carry_one_requests_answer_into_the_next(order):
+    # The snapshot's containers are shared by every request's run; the precision of the mounted
+    # DeepSpeed config is the admitted ConfigMap's, so each request must be judged on its own.
+    src = SourceFile("ctx.yaml", DS_JOB, "yaml")
+    resources, problems = parse_source(src)
+    snapshot = ContextSnapshot.build([LoadResult([src], resources, problems)], 1)
+    linter = AdmissionLinter(Config(), default_registry())
+    for precision in order:
+        found = [f for f in linter.lint(_ds_configmap(precision), snapshot, "training").active if f.code == "EML402"]
+        assert bool(found) == (precision == "bf16"), precision  # V100 has no bf16

@@ -499,10 +499,13 @@ class ContainerPrecision:
 
 
 def analyse(run, c: Container) -> ContainerPrecision:
-    """The container's precision choices; computed once per container (EML401-404 all ask)."""
-    found = c.__dict__.get("_precision")
+    """The container's precision choices; computed once per container and run (EML401-404 all
+    ask). Kept in the run, not on the container: the answer reads the run's ConfigMaps, and the
+    webhook reuses its context's containers in every request's run."""
+    memo = run.memo("precision-of-container")
+    found = memo.get(id(c))
     if found is None:
-        found = c.__dict__["_precision"] = _analyse(run, c)
+        found = memo[id(c)] = _analyse(run, c)
     return found
 
 
@@ -540,10 +543,12 @@ def _describe(types: Iterable[InstanceType]) -> str:
 
 
 def accelerators(run, t: PodTemplate) -> Accelerators:
-    """Whether the template's accelerators support bf16; computed once per template."""
-    found = t.__dict__.get("_bf16_verdict")
+    """Whether the template's accelerators support bf16; computed once per template and run
+    (it depends on the run's NodePools)."""
+    memo = run.memo("bf16-of-template")
+    found = memo.get(id(t))
     if found is None:
-        found = t.__dict__["_bf16_verdict"] = _accelerators(run, t)
+        found = memo[id(t)] = _accelerators(run, t)
     return found
 
 
