@@ -19,6 +19,7 @@ whole merged run, in forked processes that inherit it (:func:`run_rules_forked`,
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from typing import TYPE_CHECKING, Any, Iterator
 
@@ -151,10 +152,11 @@ def load_files(paths: list[str], max_bytes: int, jobs: int,
 # Rules in forked processes
 # --------------------------------------------------------------------------------------------
 # Rules are 60-70 % of a large run and independent of each other: every rule reads the same
-# (merged) run and none writes to it except its own caches. So after loading, the run is
-# forked: each child inherits the whole run (copy-on-write, nothing is sent to it), runs a group
-# of rules and sends back only its findings; the parent runs the first group itself. Every rule
-# still sees every file. Findings are sorted afterwards, so the output does not depend on it.
+# (merged) run; what they cache (in the run, or on its workload views) is derived from it alone.
+# So after loading, the run is forked: each child inherits the whole run (copy-on-write, nothing
+# is sent to it), runs a group of rules and sends back only its findings; the parent runs the
+# first group itself. Every rule still sees every file. Findings are sorted afterwards, so the
+# output does not depend on it.
 
 #: Fewest rule targets (pod templates + resources) for which forking pays: a fork and the
 #: transfer of findings cost a few tens of milliseconds.
@@ -208,42 +210,60 @@ def run_rules_forked(run: Any, rules: list, jobs: int, run_rules: Any) -> list:
     if len(groups) < 2:
         return run_rules(run, rules)
     _warm_shared_views(run)
-    children: list[tuple[int, int, list]] = []
-    for group in groups[1:]:
-        read_fd, write_fd = os.pipe()
-        try:
-            pid = os.fork()
-        except OSError:
-            os.close(read_fd)
-            os.close(write_fd)
-            children.append((-1, -1, group))  # run here below
-            continue
-        if pid == 0:  # the child: run the group, send the findings, leave without cleanup
-            code = 1
+    children: list[tuple[int, int, list]] = []  # (pid or -1, read end of its pipe, its rules)
+    open_reads: list[int] = []
+    reaped: set[int] = set()
+    try:
+        for group in groups[1:]:
+            read_fd, write_fd = os.pipe()
             try:
+                pid = os.fork()
+            except OSError:
                 os.close(read_fd)
-                data = pickle.dumps(run_rules(run, group), protocol=pickle.HIGHEST_PROTOCOL)
-                with os.fdopen(write_fd, "wb") as out:
-                    out.write(data)
-                code = 0
-            finally:
-                os._exit(code)  # no atexit handlers, no flushing of the parent's buffers
-        os.close(write_fd)
-        children.append((pid, read_fd, group))
-    findings = run_rules(run, groups[0])
-    for pid, read_fd, group in children:
-        result = None
-        if pid > 0:
-            with os.fdopen(read_fd, "rb") as pipe:
-                data = pipe.read()
-            _, status = os.waitpid(pid, 0)
-            if os.waitstatus_to_exitcode(status) == 0:
+                os.close(write_fd)
+                children.append((-1, -1, group))  # run here below
+                continue
+            if pid == 0:  # the child: run the group, send the findings, leave without cleanup
+                code = 1
                 try:
-                    result = pickle.loads(data)
-                except Exception:  # noqa: BLE001 - a damaged transfer: re-run the group here
-                    result = None
-        findings.extend(run_rules(run, group) if result is None else result)
-    return findings
+                    os.close(read_fd)
+                    for fd in open_reads:  # earlier children's pipes are not this child's
+                        os.close(fd)
+                    data = pickle.dumps(run_rules(run, group), protocol=pickle.HIGHEST_PROTOCOL)
+                    with os.fdopen(write_fd, "wb") as out:
+                        out.write(data)
+                    code = 0
+                finally:
+                    os._exit(code)  # no atexit handlers, no flushing of the parent's buffers
+            os.close(write_fd)
+            open_reads.append(read_fd)
+            children.append((pid, read_fd, group))
+        findings = run_rules(run, groups[0])
+        for pid, read_fd, group in children:
+            result = None
+            if pid > 0:
+                open_reads.remove(read_fd)
+                with os.fdopen(read_fd, "rb") as pipe:
+                    data = pipe.read()
+                _, status = os.waitpid(pid, 0)
+                reaped.add(pid)
+                if os.waitstatus_to_exitcode(status) == 0:
+                    try:
+                        result = pickle.loads(data)
+                    except Exception:  # noqa: BLE001 - a damaged transfer: re-run the group here
+                        result = None
+            findings.extend(run_rules(run, group) if result is None else result)
+        return findings
+    finally:  # interrupted (Ctrl-C in this process's own group): leave no child or pipe behind
+        for fd in open_reads:
+            os.close(fd)
+        for pid, _, _ in children:
+            if pid > 0 and pid not in reaped:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                except OSError:
+                    pass
 
 
 def _warm_shared_views(run: Any) -> None:

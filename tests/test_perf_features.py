@@ -295,15 +295,17 @@ needs_fork = pytest.mark.skipif(not (sys.platform.startswith("linux") and hasatt
 
 @pytest.fixture()
 def forking(monkeypatch):
-    """Fork for any run size, and count the forks (pytest may have threads: allow it here)."""
+    """Fork for any run size, and record the children's pids (pytest may have threads: allow it here)."""
     monkeypatch.setattr(parallel, "MIN_PARALLEL_RULE_TARGETS", 0)
     monkeypatch.setattr(parallel, "can_fork", lambda: True)
     forks: list[int] = []
     real_fork = os.fork
 
     def counting_fork() -> int:
-        forks.append(1)
-        return real_fork()
+        pid = real_fork()
+        if pid:  # in the parent: the child's pid
+            forks.append(pid)
+        return pid
 
     monkeypatch.setattr(parallel.os, "fork", counting_fork)
     return forks
@@ -367,3 +369,24 @@ def test_rule_groups_keep_families_together_and_balance_work():
     assert len(groups) == 2 and max(loads) <= 1.25 * min(loads)
     assert parallel.rule_groups(rules, 1, sizes) == [rules]
     assert parallel.rule_jobs(3) == 3 and parallel.rule_jobs(0) == parallel.available_cpus()
+
+
+@needs_fork
+def test_an_interrupted_parent_leaves_no_child_or_pipe(tree, forking, monkeypatch):
+    real_run_rules, parent = engine.run_rules, os.getpid()
+
+    def interrupted_here(run, rules):
+        if os.getpid() == parent:
+            raise KeyboardInterrupt
+        return real_run_rules(run, rules)
+
+    fds_before = set(os.listdir("/proc/self/fd"))
+    monkeypatch.setattr(engine, "run_rules", interrupted_here)
+    with pytest.raises(KeyboardInterrupt):
+        lint_paths([str(tree)], Config(), jobs=3)
+    assert len(forking) == 2
+    for pid in forking:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)  # killed and reaped, not left running
+    assert set(os.listdir("/proc/self/fd")) <= fds_before  # no pipe left open
+    assert gc.get_freeze_count() == 0

@@ -68,7 +68,7 @@ from eksmllint.launch.model import (
     Option,
     parse_int,
 )
-from eksmllint.launch.slurm import SlurmScript, parse_sbatch
+from eksmllint.launch.slurm import SlurmScript, parse_sbatch, script_lines
 from eksmllint.quantity import parse_count, parse_quantity, to_mib
 from eksmllint.resource import Resource, SourceFile, walk
 from eksmllint.workload import (
@@ -171,8 +171,9 @@ def script_note(pos: ArgPosition | None) -> str:
 def slurm_line_col(src: SourceFile | None, pos: ArgPosition | None, raw: str = "") -> tuple[int, int]:
     line = pos.script_line if pos is not None and pos.script_line else 1
     col = 1
-    if src is not None and 0 < line <= len(src.lines):
-        text = src.lines[line - 1]
+    lines = script_lines(src.text) if src is not None and src.text else []
+    if 0 < line <= len(lines):
+        text = lines[line - 1]
         k = text.find(raw) if raw else -1
         col = k + 1 if k >= 0 else len(text) - len(text.lstrip()) + 1
     return line, col
@@ -601,7 +602,7 @@ def srun_launcher_multiplied(ctx, src: SourceFile):
 
 
 def _replace_on_line(text: str, line: int, old: str, new: str) -> tuple[str, tuple[int, int, str, str]] | None:
-    lines = text.split("\n")
+    lines = text.split("\n")  # numbered like launch.slurm.script_lines and fix.text
     if not 0 < line <= len(lines) or lines[line - 1].count(old) != 1:
         return None
     col = lines[line - 1].index(old) + 1
@@ -1567,7 +1568,8 @@ def launch_file_invalid(ctx, run):
 
 def _error_col(src: SourceFile, line: int, msg: str) -> int:
     """Column of the text an error message quotes ('--nodse'), else of the line's first word."""
-    text = src.lines[line - 1] if 0 < line <= len(src.lines) else ""
+    lines = script_lines(src.text) if src.text else []
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
     for quoted in re.findall(r"'([^']+)'", msg):
         k = text.find(quoted)
         if k >= 0:

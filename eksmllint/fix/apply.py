@@ -22,6 +22,7 @@ from eksmllint.core.finding import (
     Fix,
     FixOp,
     RemovePath,
+    ReplaceText,
     SetValue,
 )
 from eksmllint.fix import model
@@ -143,6 +144,8 @@ def full_ops(fix: Fix, base_path: DocPath = ()) -> tuple[FixOp, ...]:
         return fix.ops
     out: list[FixOp] = []
     for op in fix.ops:
+        if isinstance(op, ReplaceText):
+            raise FixError("a text edit has no document path (it applies to scripts only)")
         if isinstance(op, RemovePath):
             out.append(RemovePath(tuple(base_path) + tuple(op.path)))
         else:

@@ -204,18 +204,27 @@ def _fix_pass(s: _State, findings: list[Finding], pass_no: int) -> None:
 
 
 def _apply_text_fix(text: str, findings: list[Finding]) -> tuple[str, list[Finding], list[tuple[Finding, str]]]:
-    """One text-edit fix per pass (the first in file order): its edits were computed on the text
-    as linted, and the next pass re-lints the edited script, so the others are recomputed."""
-    candidates = sorted((f for f in findings if f.fix is not None), key=Finding.sort_key)
-    if not candidates:
-        return text, [], []
-    first = candidates[0]
-    if not first.fix.edits_text:
-        return text, [], [(first, "a script can only be fixed with text edits")]
-    try:
-        return apply_text_edits(text, first.fix), [first], []
-    except FixError as err:
-        return text, [], [(first, str(err))]
+    """Text-edit fixes on lines no other chosen fix touches, in file order. An edit never adds or
+    removes a line, so fixes on disjoint lines keep each other's positions; a fix that shares a
+    line with an earlier one waits for the next pass, which re-lints and recomputes it."""
+    applied: list[Finding] = []
+    failed: list[tuple[Finding, str]] = []
+    touched: set[int] = set()
+    for f in sorted((f for f in findings if f.fix is not None), key=Finding.sort_key):
+        if not f.fix.edits_text:
+            failed.append((f, "a script can only be fixed with text edits"))
+            continue
+        lines = {op.line for op in f.fix.ops}
+        if lines & touched:
+            continue  # deferred
+        try:
+            text = apply_text_edits(text, f.fix)
+        except FixError as err:
+            failed.append((f, str(err)))
+            continue
+        touched |= lines
+        applied.append(f)
+    return text, applied, failed
 
 
 def _give_up(s: _State, why: str) -> None:

@@ -21,9 +21,9 @@ def apply_text_edits(text: str, fix: Fix) -> str:
 
 
 def _replace(text: str, op: ReplaceText) -> str:
-    if "\n" in op.new or "\r" in op.new or "\n" in op.old:
+    if any(ch in edit for ch in "\r\n" for edit in (op.old, op.new)):
         raise FixError("a text edit may not add or remove line breaks")
-    lines = text.split("\n")  # lines as the rules count them (a "\r" stays with its line)
+    lines = text.split("\n")  # lines as the shell and the Slurm parser count them (launch.slurm.script_lines)
     if not 1 <= op.line <= len(lines) or op.col < 1:
         raise FixError(f"line {op.line} does not exist")
     line = lines[op.line - 1]

@@ -259,12 +259,19 @@ def _per_node(ntasks: int | None, nodes: int | None) -> int | None:
     return ntasks // nodes
 
 
+def script_lines(text: str) -> list[str]:
+    """Lines as a shell counts them: split at "\n" only (a CRLF's "\r" dropped). ``str.splitlines``
+    also splits at form feeds, "\x85" or U+2028, which would number directives differently from
+    the commands (the shell lexer) and from the fixer's text edits."""
+    return [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+
+
 def is_slurm_script(path: str, text: str) -> bool:
     """A ``*.sbatch``/``*.slurm`` file, or any file whose header (the comment block before
     the first command) holds an ``#SBATCH`` directive."""
     if path.lower().endswith(_SUFFIXES):
         return True
-    for k, line in enumerate(text.splitlines()):
+    for k, line in enumerate(script_lines(text)):
         if k > _HEADER_SCAN_LIMIT:
             break
         if _DIRECTIVE_RE.match(line):
@@ -330,7 +337,7 @@ def _derive(script: SlurmScript) -> dict[str, str]:
 def _parse(text: str) -> SlurmScript:
     script = SlurmScript()
     header = True
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in enumerate(script_lines(text), start=1):
         is_directive = _DIRECTIVE_RE.match(line) is not None
         if header:
             stripped = line.strip()
