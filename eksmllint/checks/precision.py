@@ -502,11 +502,7 @@ def analyse(run, c: Container) -> ContainerPrecision:
     """The container's precision choices; computed once per container and run (EML401-404 all
     ask). Kept in the run, not on the container: the answer reads the run's ConfigMaps, and the
     webhook reuses its context's containers in every request's run."""
-    memo = run.memo("precision-of-container")
-    found = memo.get(id(c))
-    if found is None:
-        found = memo[id(c)] = _analyse(run, c)
-    return found
+    return run.once("precision-of-container", c, _analyse)
 
 
 def _analyse(run, c: Container) -> ContainerPrecision:
@@ -545,11 +541,7 @@ def _describe(types: Iterable[InstanceType]) -> str:
 def accelerators(run, t: PodTemplate) -> Accelerators:
     """Whether the template's accelerators support bf16; computed once per template and run
     (it depends on the run's NodePools)."""
-    memo = run.memo("bf16-of-template")
-    found = memo.get(id(t))
-    if found is None:
-        found = memo[id(t)] = _accelerators(run, t)
-    return found
+    return run.once("bf16-of-template", t, _accelerators)
 
 
 def _accelerators(run, t: PodTemplate) -> Accelerators:

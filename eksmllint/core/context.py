@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from eksmllint.core.finding import DocPath, Finding, Fix, Location, Severity
 from eksmllint.resource import Resource, SourceFile
@@ -87,6 +87,16 @@ class LintRun:
     def memo(self, name: str) -> dict:
         """A dict that lives as long as the run: for rules' own caches (keys are the rule's business)."""
         return self.__dict__.setdefault("_memo_" + name, {})
+
+    def once(self, name: str, obj: object, compute: Callable[["LintRun", Any], Any]) -> Any:
+        """``compute(run, obj)``, computed once per run and object. For answers that depend on the
+        run (its ConfigMaps, NodePools): the webhook shares workload views between requests' runs,
+        so such answers must not be stored on the views themselves."""
+        memo = self.memo(name)
+        found = memo.get(id(obj))
+        if found is None:
+            found = memo[id(obj)] = compute(self, obj)
+        return found
 
     @cached_property
     def nodepools(self) -> list["NodePoolView"]:
