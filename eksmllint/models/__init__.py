@@ -19,15 +19,14 @@ on the document plus a few cheap raw-dict checks (``KubeObject.extra_issues``).
 
 from __future__ import annotations
 
+import functools
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .common import MAX_ISSUES, ModelIssue, format_path
+from .common import MAX_ISSUES, KubeObject, ModelIssue, format_path
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
-
-    from .common import KubeObject
 
 #: (apiVersion, kind) -> (module in this package, model class).
 _MODEL_TABLE: dict[tuple[str, str], tuple[str, str]] = {
@@ -75,8 +74,6 @@ _MODEL_TABLE: dict[tuple[str, str], tuple[str, str]] = {
     ('slinky.slurm.net/v1alpha1', 'Cluster'): ('slinky', 'SlinkyObject'),
 }
 
-_LOADED: dict[tuple[str, str], type[KubeObject]] = {}
-
 #: (apiVersion, kind) pairs that have a model.
 KNOWN_CRD_KINDS: frozenset[tuple[str, str]] = frozenset(_MODEL_TABLE)
 
@@ -87,13 +84,15 @@ __all__ = ["KNOWN_CRD_KINDS", "KubeObject", "ModelIssue", "format_path", "model_
            *sorted(_CLASS_MODULE)]
 
 
+@functools.cache
+def _model_class(module: str, name: str) -> type[KubeObject]:
+    """The class ``name`` of ``eksmllint.models.<module>``, importing the module on first use."""
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
+
 def __getattr__(name: str) -> Any:
     if name in _CLASS_MODULE:
-        return getattr(importlib.import_module(f"{__name__}.{_CLASS_MODULE[name]}"), name)
-    if name == "KubeObject":
-        from .common import KubeObject
-
-        return KubeObject
+        return _model_class(_CLASS_MODULE[name], name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -101,13 +100,8 @@ def model_for(api_version: str, kind: str) -> type[BaseModel] | None:
     """The model for ``(apiVersion, kind)``, or ``None`` if eksmllint has none."""
     if not isinstance(api_version, str) or not isinstance(kind, str):
         return None
-    model = _LOADED.get((api_version, kind))
-    if model is None:
-        where = _MODEL_TABLE.get((api_version, kind))
-        if where is None:
-            return None
-        model = _LOADED[(api_version, kind)] = getattr(importlib.import_module(f"{__name__}.{where[0]}"), where[1])
-    return model
+    where = _MODEL_TABLE.get((api_version, kind))
+    return _model_class(*where) if where is not None else None
 
 
 def validate_crd(obj: dict[str, Any]) -> list[ModelIssue] | None:
