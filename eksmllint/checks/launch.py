@@ -602,12 +602,19 @@ def srun_launcher_multiplied(ctx, src: SourceFile):
 
 
 def _replace_on_line(text: str, line: int, old: str, new: str) -> tuple[str, tuple[int, int, str, str]] | None:
+    """The edit replacing the only ``old`` on ``line``, made exactly as ``eksmllint fix`` will make it
+    (so the re-parse below verifies the fixer's own result); None when ``old`` is not there once."""
+    from eksmllint.fix.spans import FixError  # only when an srun step is flagged
+    from eksmllint.fix.text import replace_text
+
     lines = text.split("\n")  # numbered like launch.slurm.script_lines and fix.text
     if not 0 < line <= len(lines) or lines[line - 1].count(old) != 1:
         return None
-    col = lines[line - 1].index(old) + 1
-    lines[line - 1] = lines[line - 1].replace(old, new)
-    return "\n".join(lines), (line, col, old, new)
+    op = ReplaceText(line, lines[line - 1].index(old) + 1, old, new)
+    try:
+        return replace_text(text, op), (op.line, op.col, op.old, op.new)
+    except FixError:
+        return None
 
 
 def _same_site(script: SlurmScript, inv: Invocation) -> Invocation | None:

@@ -16,11 +16,12 @@ def apply_text_edits(text: str, fix: Fix) -> str:
     for op in fix.ops:
         if not isinstance(op, ReplaceText):
             raise FixError(f"a fix mixes text edits with a {type(op).__name__}")
-        text = _replace(text, op)
+        text = replace_text(text, op)
     return text
 
 
-def _replace(text: str, op: ReplaceText) -> str:
+def replace_text(text: str, op: ReplaceText) -> str:
+    """``text`` with one edit made; raises :class:`FixError` when ``op.old`` is not at its place."""
     if any(ch in edit for ch in "\r\n" for edit in (op.old, op.new)):
         raise FixError("a text edit may not add or remove line breaks")
     lines = text.split("\n")  # lines as the shell and the Slurm parser count them (launch.slurm.script_lines)
