@@ -48,6 +48,25 @@ def _analyse(command: tuple[str, ...] | None, args: tuple[str, ...] | None,
                                    list(args) if args is not None else None, k8s_env(env)))
 
 
+_INDEX_RANGE = re.compile(r"(\d+)(?:-(\d+))?")
+
+
+def index_ranges(text: str) -> list[tuple[int, int]] | None:
+    """``0,1,4-7`` -> [(0, 0), (1, 1), (4, 7)] (device and core lists: CUDA_VISIBLE_DEVICES,
+    NEURON_RT_VISIBLE_CORES); None when a part is not a number or an ascending ``lo-hi`` range."""
+    ranges: list[tuple[int, int]] = []
+    for part in text.split(","):
+        m = _INDEX_RANGE.fullmatch(part.strip())
+        if not m:
+            return None
+        lo = int(m.group(1))
+        hi = int(m.group(2)) if m.group(2) else lo
+        if hi < lo:
+            return None
+        ranges.append((lo, hi))
+    return ranges
+
+
 def mount_at(container: Container, mount_path: str) -> tuple[int, dict] | None:
     for i, m in container.volume_mounts:
         if str(m.get("mountPath", "")).rstrip("/") == mount_path:

@@ -43,6 +43,7 @@ from eksmllint.checks.helpers import (
     configmap_refs,
     container_invocations,
     find_configmap,
+    index_ranges,
     mounted_files,
 )
 from eksmllint.core.finding import (
@@ -396,19 +397,12 @@ _VISIBLE_ENV = {
 
 
 def _index_list(value: str) -> list[int] | None:
-    """``0,1,2`` / ``0-3`` -> indices; None when not a plain index list (UUIDs, ``all``)."""
-    out: list[int] = []
-    for part in value.split(","):
-        part = part.strip()
-        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
-        if not m:
-            return None
-        lo = int(m.group(1))
-        hi = int(m.group(2)) if m.group(2) else lo
-        if hi < lo or hi - lo > 4096:
-            return None
-        out.extend(range(lo, hi + 1))
-    return out
+    """``0,1,2`` / ``0-3`` -> indices; None when not a plain index list (UUIDs, ``all``) or a
+    range spans more than 4096 indices."""
+    ranges = index_ranges(value)
+    if ranges is None or any(hi - lo > 4096 for lo, hi in ranges):
+        return None
+    return [i for lo, hi in ranges for i in range(lo, hi + 1)]
 
 
 def _visible_problem(name: str, value: str, devices: int) -> str:

@@ -24,7 +24,7 @@ from decimal import Decimal
 from typing import Any, Iterable, Iterator
 
 from eksmllint.catalogue import InstanceType
-from eksmllint.checks.helpers import container_invocations, fmt_list
+from eksmllint.checks.helpers import container_invocations, fmt_list, index_ranges
 from eksmllint.core.finding import DocPath, Fix, SetValue
 from eksmllint.launch.model import (
     PER_NODE_LAUNCHERS,
@@ -727,18 +727,10 @@ def nodepool_limit_too_small(ctx, pool_resource: Resource) -> Iterator:
 # =============================================================================================
 def _visible_cores_count(text: str) -> int | None:
     """Cores named by ``NEURON_RT_VISIBLE_CORES`` ("0-31", "0,1,4-7", "3"); None if not literal."""
-    total = 0
-    for part in text.split(","):
-        part = part.strip()
-        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
-        if not m:
-            return None
-        lo = int(m.group(1))
-        hi = int(m.group(2)) if m.group(2) else lo
-        if hi < lo:
-            return None
-        total += hi - lo + 1
-    return total or None
+    ranges = index_ranges(text)
+    if ranges is None:
+        return None
+    return sum(hi - lo + 1 for lo, hi in ranges) or None
 
 
 def neuron_cores_mismatch(ctx, t: PodTemplate) -> Iterator:
