@@ -416,35 +416,39 @@ def argv_settings(c: Container) -> Iterator[EnvSetting]:
                     yield EnvSetting(m.group(1), m.group(2), c.path + (key, i), "mpirun -x")
 
 
+def _conflicts(settings: Iterable[EnvSetting]) -> Iterator[tuple[EnvSetting, str]]:
+    """The settings that keep NCCL/libfabric off EFA, with why."""
+    for s in settings:
+        why = transport_conflict(s.name, s.value)
+        if why:
+            yield s, why
+
+
 def efa_env_conflict(ctx, t: PodTemplate):
     w = t.workload
     if t.device_count(EFA) > 0:
         n = t.device_count(EFA)
         subjects = efa_containers(t) or t.containers
         for c in subjects:
-            for s in list(env_settings(c)) + list(argv_settings(c)):
-                why = transport_conflict(s.name, s.value)
-                if why:
-                    yield ctx.report(
-                        t.resource, s.path,
-                        f"{s.name}={s.value.strip()} ({s.how}) {why} although the pod requests {n} "
-                        "vpc.amazonaws.com/efa, so EFA is never used",
-                    )
+            for s, why in _conflicts([*env_settings(c), *argv_settings(c)]):
+                yield ctx.report(
+                    t.resource, s.path,
+                    f"{s.name}={s.value.strip()} ({s.how}) {why} although the pod requests {n} "
+                    "vpc.amazonaws.com/efa, so EFA is never used",
+                )
     elif t.role == "launcher" and w.kind == "MPIJob":
         workers = [o for o in w.templates if o is not t and o.device_count(EFA) > 0]
         if not workers:
             return
         n = max(o.device_count(EFA) for o in workers)
         for c in t.containers:
-            for s in argv_settings(c):
-                why = transport_conflict(s.name, s.value)
-                if why:
-                    yield ctx.report(
-                        t.resource, s.path,
-                        f"{s.name}={s.value.strip()} ({s.how}) {why} on the workers, which request {n} "
-                        "vpc.amazonaws.com/efa, so EFA is never used",
-                        related=[template_location(o) for o in workers],
-                    )
+            for s, why in _conflicts(argv_settings(c)):
+                yield ctx.report(
+                    t.resource, s.path,
+                    f"{s.name}={s.value.strip()} ({s.how}) {why} on the workers, which request {n} "
+                    "vpc.amazonaws.com/efa, so EFA is never used",
+                    related=[template_location(o) for o in workers],
+                )
 
 
 # --- EML105 efa-device-plugin-coverage ------------------------------------------------------
