@@ -172,7 +172,7 @@ def script_note(pos: ArgPosition | None) -> str:
 def slurm_line_col(src: SourceFile | None, pos: ArgPosition | None, raw: str = "") -> tuple[int, int]:
     line = pos.script_line if pos is not None and pos.script_line else 1
     col = 1
-    lines = script_lines(src.text) if src is not None and src.text else []
+    lines = script_lines(src.text) if src is not None and src.text else ()
     if 0 < line <= len(lines):
         text = lines[line - 1]
         k = text.find(raw) if raw else -1
@@ -1569,7 +1569,7 @@ def launch_file_invalid(ctx, run):
 
 def _error_col(src: SourceFile, line: int, msg: str) -> int:
     """Column of the text an error message quotes ('--nodse'), else of the line's first word."""
-    lines = script_lines(src.text) if src.text else []
+    lines = script_lines(src.text) if src.text else ()
     text = lines[line - 1] if 0 < line <= len(lines) else ""
     for quoted in re.findall(r"'([^']+)'", msg):
         k = text.find(quoted)

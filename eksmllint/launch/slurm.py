@@ -13,6 +13,7 @@ so that ``$SLURM_NTASKS_PER_NODE`` in a launcher resolves.
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 from dataclasses import dataclass, field, replace
@@ -259,11 +260,12 @@ def _per_node(ntasks: int | None, nodes: int | None) -> int | None:
     return ntasks // nodes
 
 
-def script_lines(text: str) -> list[str]:
+@functools.lru_cache(maxsize=64)  # the parser and every finding's column lookup ask for the same script
+def script_lines(text: str) -> tuple[str, ...]:
     """Lines as a shell counts them: split at "\n" only (a CRLF's "\r" dropped). ``str.splitlines``
     also splits at form feeds, "\x85" or U+2028, which would number directives differently from
     the commands (the shell lexer) and from the fixer's text edits."""
-    return [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+    return tuple(line[:-1] if line.endswith("\r") else line for line in text.split("\n"))
 
 
 def is_slurm_script(path: str, text: str) -> bool:
