@@ -3,11 +3,38 @@
 from __future__ import annotations
 
 import json
+import re
 import textwrap
+from functools import lru_cache
 
 from eksmllint.core.registry import Registry
 from eksmllint.core.rule import Rule
-from eksmllint.paths import rule_fixtures_dir
+from eksmllint.paths import builtin_rules_dir, rule_fixtures_dir
+
+#: The fixtures' test markers (``# expect: EML301``): for the test driver, not for readers.
+_EXPECT_MARKER = re.compile(r"\s*#\s*expect:\s*[A-Z0-9][A-Z0-9, ]*")
+
+
+@lru_cache(maxsize=1)
+def _rule_files() -> dict[str, str]:
+    root = builtin_rules_dir()
+    return {p.stem: p.relative_to(root).as_posix() for p in root.rglob("EML*.yaml")}
+
+
+def rule_doc_path(rule: Rule) -> str | None:
+    """The rule's definition file as a repository path (``rules/shm/EML301-shm-missing.yaml``):
+    the documentation that exists wherever the code does. None for third-party rules."""
+    found = _rule_files().get(f"{rule.code}-{rule.slug}") if rule.source == "builtin" else None
+    return f"rules/{found}" if found else None
+
+
+def _without_markers(text: str) -> str:
+    out = []
+    for line in text.splitlines():
+        cleaned = _EXPECT_MARKER.sub("", line).rstrip()
+        if cleaned or not line.strip():
+            out.append(cleaned)
+    return "\n".join(out) + "\n"
 
 
 def rule_fixture_dir(rule: Rule):
@@ -18,13 +45,13 @@ def _example(rule: Rule, name: str) -> str | None:
     base = rule_fixture_dir(rule)
     single = base / f"{name}.yaml"
     if single.is_file():
-        return single.read_text(encoding="utf-8")
+        return _without_markers(single.read_text(encoding="utf-8"))
     folder = base / name
     if folder.is_dir():
         parts = []
         for p in sorted(folder.iterdir()):
             if p.is_file():
-                parts.append(f"# --- {p.name}\n{p.read_text(encoding='utf-8')}")
+                parts.append(f"# --- {p.name}\n{_without_markers(p.read_text(encoding='utf-8'))}")
         return "\n".join(parts)
     return None
 
@@ -39,7 +66,7 @@ def rules_text(registry: Registry) -> str:
 def rules_json(registry: Registry) -> str:
     return json.dumps([
         {"code": r.code, "slug": r.slug, "family": r.family, "severity": r.spec.severity, "fix": r.spec.fix,
-         "summary": r.spec.summary, "options": dict(r.options), "help": r.help_uri}
+         "summary": r.spec.summary, "options": dict(r.options), "help": rule_doc_path(r)}
         for r in registry
     ], indent=2) + "\n"
 
@@ -76,4 +103,22 @@ def explain_text(rule: Rule) -> str:
             out += ["", title, textwrap.indent(text.rstrip(), "  ")]
     if s.references:
         out += ["", "References"] + [f"  - {r}" for r in s.references]
+    if rule_doc_path(rule):
+        out += ["", f"Rule file: {rule_doc_path(rule)}"]
+    return "\n".join(out) + "\n"
+
+
+def rule_markdown(rule: Rule) -> str:
+    """The rule's help as Markdown (SARIF ``help.markdown``: GitHub shows it with each alert)."""
+    s = rule.spec
+    out = [f"**{rule.code} {rule.slug}**: {s.summary}", "", "## Why it matters", "", s.rationale.strip(),
+           "", "## What it does", "", s.description.strip()]
+    if s.fix_description:
+        out += ["", f"## Fix ({s.fix})", "", s.fix_description.strip()]
+    if s.references:
+        out += ["", "## References", ""] + [f"- {r}" for r in s.references]
+    more = f"`eksmllint explain {rule.code}`"
+    if rule_doc_path(rule):
+        more += f"; rule file `{rule_doc_path(rule)}` in the eksmllint repository"
+    out += ["", f"More: {more}."]
     return "\n".join(out) + "\n"

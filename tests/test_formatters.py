@@ -33,18 +33,24 @@ def test_sarif_is_valid_and_names_rules_with_help():
     assert set(rules) == {r.code for r in default_registry()}
     for result in run_["results"]:
         rule = rules[result["ruleId"]]
-        assert rule["shortDescription"]["text"] and rule["helpUri"] and rule["help"]["text"]
+        assert rule["shortDescription"]["text"] and rule["help"]["text"] and rule["help"]["markdown"]
+        assert "helpUri" not in rule  # no site publishes rule pages; the help text is inline
         region = result["locations"][0]["physicalLocation"]["region"]
         assert region["startLine"] >= 1
-    suppressed = [r for r in run_["results"] if r.get("suppressions")]
+    assert not [r for r in run_["results"] if r.get("suppressions")]  # suppressed: left out
+    shown = json.loads(run("lint", "--format", "sarif", "--show-suppressed", str(BAD), str(SUPPRESSED)).output)
+    jsonschema.validate(shown, SCHEMA)
+    suppressed = [r for r in shown["runs"][0]["results"] if r.get("suppressions")]
     assert suppressed and suppressed[0]["ruleId"] == "EML301"
+    assert suppressed[0]["suppressions"][0]["kind"] == "inSource"
 
 
 def test_junit_parses_back():
     out = run("lint", "--format", "junit", str(BAD))
     xml = JUnitXml.fromstring(out.output.encode())
     cases = [case for suite in xml for case in suite]
-    assert any(case.name == "PyTorchJob training/llama-pretrain" and case.result for case in cases)
+    assert any(case.name == "EML301 shm-missing: PyTorchJob training/llama-pretrain (line 14)" and case.result
+               for case in cases)
     failure = next(case for case in cases if case.result).result[0]
     assert "EML301" in failure.type
 
@@ -56,10 +62,11 @@ def test_github_annotations():
 
 
 def test_gitlab_code_quality_fingerprints_are_stable(tmp_path):
-    moved = tmp_path / "bad.yaml"
-    moved.write_text("# a new comment pushes every line down\n\n" + BAD.read_text())
-    first = json.loads(run("lint", "--format", "gitlab", str(BAD)).output)
-    second = json.loads(run("lint", "--format", "gitlab", str(moved)).output)
+    target = tmp_path / "bad.yaml"
+    target.write_text(BAD.read_text())
+    first = json.loads(run("lint", "--format", "gitlab", str(target)).output)
+    target.write_text("# a new comment pushes every line down\n\n" + BAD.read_text())
+    second = json.loads(run("lint", "--format", "gitlab", str(target)).output)
     assert first[0]["fingerprint"] == second[0]["fingerprint"]
     assert first[0]["location"]["lines"]["begin"] != second[0]["location"]["lines"]["begin"]
 

@@ -99,10 +99,6 @@ class Rule:
     def fixable(self) -> bool:
         return self.spec.fix != "no"
 
-    @property
-    def help_uri(self) -> str:
-        return f"https://eksmllint.dev/rules/{self.code}-{self.slug}"
-
     def with_options(self, options: Mapping[str, Any]) -> "Rule":
         rule = Rule(self.spec, self.check, self.source)
         merged = dict(self.spec.options)

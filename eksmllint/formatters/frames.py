@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from eksmllint.core.finding import Finding
+from eksmllint.formatters.safe import one_line
 from eksmllint.resource import SourceFile
 
 
@@ -10,7 +11,7 @@ def frame(lines: list[str], line: int, col: int) -> list[str]:
     if not (0 < line <= len(lines)):
         return []
     width = len(str(line))
-    text = lines[line - 1].replace("\t", " ")
+    text = one_line(lines[line - 1].replace("\t", " "))  # no terminal escapes from the file
     caret = " " * (max(col, 1) - 1) + "^"
     return [f"  {line:>{width}} | {text}", f"  {' ' * width} | {caret}"]
 

@@ -1,25 +1,33 @@
-"""GitLab Code Quality report (JSON array) with stable fingerprints."""
+"""GitLab Code Quality report (JSON array): repository-relative paths, and fingerprints unique per
+file, rule, resource and document path (GitLab shows one issue per fingerprint)."""
 
 from __future__ import annotations
 
 import json
 
 from eksmllint.core.finding import Severity
-from eksmllint.formatters.sarif import fingerprint
+from eksmllint.formatters.places import ReportPaths, fingerprints
 
 _SEVERITY = {Severity.ERROR: "critical", Severity.WARNING: "major", Severity.INFO: "info"}
 
 
 def render(result, registry, options) -> str:
+    paths = ReportPaths(result.run.files)
     issues = []
-    for f in result.active:
+    for f, fp in zip(result.findings, fingerprints(result.findings, paths)):
+        if f.suppressed_by:
+            continue
+        place = paths.place(f.location)
+        description = f"{f.code} {f.message}" + (f" ({f.resource.display()})" if f.resource else "")
+        if place.note:
+            description += f" [{place.note}]"
         issues.append({
             "type": "issue",
             "check_name": f"{f.code} {f.slug}",
-            "description": f"{f.code} {f.message}" + (f" ({f.resource.display()})" if f.resource else ""),
+            "description": description,
             "categories": ["Bug Risk"],
             "severity": _SEVERITY[f.severity],
-            "fingerprint": fingerprint(f),
-            "location": {"path": f.location.file, "lines": {"begin": max(f.location.line, 1)}},
+            "fingerprint": fp,
+            "location": {"path": place.path, "lines": {"begin": max(place.line, 1)}},
         })
     return json.dumps(issues, indent=2) + "\n"

@@ -1,29 +1,51 @@
-"""JUnit XML for GitLab/Jenkins: one testcase per resource (or file), one failure per finding."""
+"""JUnit XML for Jenkins (xunit), GitLab and other test-report readers.
+
+One testcase per finding, each with exactly one ``<failure>`` (readers that show one failure per
+testcase lose nothing), and one passing testcase per linted file without findings, so the totals
+mean something. Only elements and attributes of Jenkins xunit's JUnit schema (junit-10.xsd) are
+written; the file is in ``classname`` (``testcase/@file`` is not accepted by every reader).
+Text is escaped to one line and to characters XML 1.0 allows.
+"""
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from collections import defaultdict
 
+from eksmllint.formatters.places import ReportPaths
+from eksmllint.formatters.safe import one_line
 
 
 def render(result, registry, options) -> str:
-    cases: dict[tuple[str, str], list] = defaultdict(list)
-    for r in result.run.resources:
-        if not r.doc.file.context_only:
-            cases[(r.doc.file.path, r.ref.display())]
+    paths = ReportPaths(result.run.files)
+    suite = ET.Element("testsuite", name="eksmllint")
+    failing: set[str] = set()
+    cases = []
     for f in result.active:
-        name = f.resource.display() if f.resource else f.location.file
-        cases[(f.location.file, name)].append(f)
-    suite = ET.Element("testsuite", name="eksmllint", tests=str(len(cases)),
-                       failures=str(sum(1 for v in cases.values() if v)), errors="0", skipped="0")
-    for (file, name), findings in sorted(cases.items()):
-        case = ET.SubElement(suite, "testcase", classname=file, name=name, file=file)
-        for f in findings:
-            failure = ET.SubElement(case, "failure", type=f"{f.code} {f.slug}",
-                                    message=f"{f.code} [{f.severity}] {f.message}")
-            failure.text = f"{f.location.file}:{f.location.line}:{f.location.col}: {f.message}"
-    root = ET.Element("testsuites", name="eksmllint", tests=suite.get("tests"), failures=suite.get("failures"))
+        place = paths.place(f.location)
+        failing.add(place.path)
+        what = f.resource.display() if f.resource else "file"
+        where = f"line {place.line}" if place.line else place.note or "whole file"
+        text = f"{place.path}:{place.line}:{place.col}: {f.code} [{f.severity}] {f.message}"
+        if f.resource:
+            text += f" ({f.resource.display()})"
+        if place.note:
+            text += f" [{place.note}]"
+        cases.append((place.path, f"{f.code} {f.slug}: {what} ({where})",
+                      {"type": f"{f.code} {f.slug}", "message": f"[{f.severity}] {f.message}"}, text))
+    for src in result.run.files:
+        path = paths.path(src.path)
+        if not src.context_only and path not in failing:
+            cases.append((path, "no findings", None, None))
+            failing.add(path)  # a file given twice is one testcase
+    for classname, name, failure, text in cases:
+        case = ET.SubElement(suite, "testcase", classname=one_line(classname), name=one_line(name), time="0")
+        if failure is not None:
+            node = ET.SubElement(case, "failure", {k: one_line(v) for k, v in failure.items()})
+            node.text = one_line(text)
+    failures = str(len(result.active))
+    suite.attrib.update(tests=str(len(cases)), failures=failures, errors="0", skipped="0", time="0")
+    root = ET.Element("testsuites", name="eksmllint", tests=str(len(cases)), failures=failures,
+                      errors="0", time="0")
     root.append(suite)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"

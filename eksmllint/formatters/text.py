@@ -5,24 +5,26 @@ from __future__ import annotations
 from collections import Counter
 
 from eksmllint.core.finding import Finding, Severity
+from eksmllint.formatters.safe import one_line
 
 _COLORS = {Severity.ERROR: "\033[31m", Severity.WARNING: "\033[33m", Severity.INFO: "\033[36m"}
 _RESET = "\033[0m"
 
 
 def format_finding(f: Finding, color: bool = False) -> str:
+    """One line whatever the finding quotes: names and values are escaped (:func:`one_line`)."""
     loc = f.location
-    where = f"{loc.file}:{loc.line}:{loc.col}"
+    where = f"{one_line(loc.file)}:{loc.line}:{loc.col}"
     if loc.template:
-        where += f" [{loc.template}]"
+        where += f" [{one_line(loc.template)}]"
     sev = str(f.severity)
     if color:
         sev = f"{_COLORS[f.severity]}{sev}{_RESET}"
-    line = f"{where}: {f.code} [{sev}] {f.message}"
+    line = f"{where}: {f.code} [{sev}] {one_line(f.message)}"
     if f.resource is not None:
-        line += f" ({f.resource.display()})"
+        line += f" ({one_line(f.resource.display())})"
     if f.suppressed_by:
-        line += f" [suppressed by {f.suppressed_by}]"
+        line += f" [suppressed by {one_line(f.suppressed_by)}]"
     return line
 
 

@@ -1,0 +1,194 @@
+"""Where CI reports (SARIF, GitHub, GitLab, JUnit, baselines) say a finding is.
+
+CI systems match a report's paths against the repository checkout, so paths are made relative to
+the repository root (the git top-level directory above the working directory, else the working
+directory itself) whatever the user typed (``./k8s``, an absolute path, ``k8s/../k8s``). A path
+outside that root stays absolute: it is not in the checkout, and a relative ``../`` path would
+pretend otherwise.
+
+A Helm-rendered stream read from stdin (``helm template … | eksmllint lint -``) has no file: its
+findings point at the chart file named by the stream's ``# Source:`` comment, found in the
+repository when possible. The line is the template's own line when the flagged rendered line
+occurs exactly once in that template, else the finding is file-level and the message names the
+rendered line; never a rendered line number pinned on the template file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable
+
+from eksmllint.core.finding import Finding, Location
+
+STDIN_NAME = "<stdin>"
+#: Folders never searched for a Helm chart (the loader skips the same ones when linting).
+_SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".tox"})
+_CHART_NAME_RE = re.compile(r"^name:\s*['\"]?([^'\"\s#]+)", re.MULTILINE)
+
+
+def repo_root(cwd: str | None = None) -> str:
+    """The git top-level directory containing ``cwd`` (a ``.git`` folder, or file in a worktree),
+    else ``cwd``. Read from the file system: no ``git`` binary needed in the CI image."""
+    start = os.path.abspath(cwd or os.getcwd())
+    here = start
+    while True:
+        if os.path.exists(os.path.join(here, ".git")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return start
+        here = parent
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """A finding's location as a CI report writes it. ``line`` 0 means the whole file."""
+
+    path: str
+    line: int
+    col: int
+    note: str | None = None  # why the line is not the rendered one (Helm stdin), for messages
+
+
+class ReportPaths:
+    """Maps the linter's locations to report locations for one run (results cached)."""
+
+    def __init__(self, files: Iterable = (), root: str | None = None) -> None:
+        self.root = root or repo_root()
+        self._texts = {f.path: f.text for f in files if getattr(f, "text", None) is not None}
+        self._paths: dict[str, str] = {}
+
+    def path(self, file: str) -> str:
+        found = self._paths.get(file)
+        if found is None:
+            found = self._paths[file] = self._relative(file)
+        return found
+
+    def _relative(self, file: str) -> str:
+        if file == STDIN_NAME:
+            return file
+        full = os.path.normpath(os.path.abspath(file))
+        rel = os.path.relpath(full, self.root) if _same_drive(full, self.root) else None
+        if rel is None or rel == ".." or rel.startswith(".." + os.sep):
+            return full.replace(os.sep, "/")
+        return rel.replace(os.sep, "/")
+
+    def place(self, loc: Location) -> Place:
+        if loc.file == STDIN_NAME and loc.template:
+            return self._helm_place(loc)
+        return Place(self.path(loc.file), loc.line, loc.col)
+
+    def _helm_place(self, loc: Location) -> Place:
+        chart_file = find_chart_file(loc.template, self.root)
+        rendered = f"helm template output line {loc.line}" if loc.line else None
+        if chart_file is None:
+            return Place(loc.template, 0, 0, rendered)
+        line = 0
+        text = self._texts.get(loc.file)
+        if loc.line and text is not None:
+            line = _unique_line(chart_file, _line_at(text, loc.line))
+        path = self.path(chart_file)
+        if line:
+            return Place(path, line, 0)
+        return Place(path, 0, 0, rendered)
+
+
+def _same_drive(a: str, b: str) -> bool:
+    return os.path.splitdrive(a)[0].lower() == os.path.splitdrive(b)[0].lower()
+
+
+def _line_at(text: str, line: int) -> str:
+    lines = text.splitlines()
+    return lines[line - 1] if 0 < line <= len(lines) else ""
+
+
+def _unique_line(path: str, rendered: str) -> int:
+    """The 1-based line of ``path`` equal to ``rendered`` (ignoring surrounding blanks) when
+    exactly one line is; 0 otherwise (template logic changed it, or it is ambiguous)."""
+    wanted = rendered.strip()
+    if not wanted:
+        return 0
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return 0
+    hits = [no for no, text in enumerate(lines, 1) if text.strip() == wanted]
+    return hits[0] if len(hits) == 1 else 0
+
+
+@lru_cache(maxsize=256)
+def find_chart_file(template: str, root: str) -> str | None:
+    """The file a Helm ``# Source: CHART/templates/x.yaml`` comment names, if the chart is in the
+    repository: ``root/CHART/…`` or a folder holding a ``Chart.yaml`` named CHART (its folder name
+    or its ``name:``). Only an unambiguous match counts."""
+    parts = template.replace("\\", "/").split("/")
+    if len(parts) < 2 or any(p in ("", ".", "..") for p in parts):
+        return None
+    direct = os.path.join(root, *parts)
+    if os.path.isfile(direct):
+        return direct
+    chart, rest = parts[0], parts[1:]
+    hits = [os.path.join(d, *rest) for d in _chart_dirs(root, chart)]
+    hits = [h for h in hits if os.path.isfile(h)]
+    return hits[0] if len(hits) == 1 else None
+
+
+def _chart_dirs(root: str, chart: str) -> list[str]:
+    found = []
+    for here, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in _SKIP_DIRS]
+        if "Chart.yaml" in files:
+            if os.path.basename(here) == chart or _chart_name(os.path.join(here, "Chart.yaml")) == chart:
+                found.append(here)
+    return found
+
+
+def _chart_name(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            m = _CHART_NAME_RE.search(fh.read(65536))
+    except (OSError, UnicodeDecodeError):
+        return None
+    return m.group(1) if m else None
+
+
+# --- Fingerprints ------------------------------------------------------------------------------
+
+
+def identity(f: Finding, path: str | None) -> str:
+    """What makes a result the same one across runs: file, rule, resource identity and document
+    path, never the line (so edits elsewhere in the file keep it). Findings without a resource
+    (file-level: EML001, Slurm scripts) have only their line to tell them apart.
+
+    ``path`` None gives the identity of baselines written before files were part of it."""
+    r = f.resource
+    ident = (r.api_version, r.kind, r.namespace or "", r.name or "") if r else (f.location.file,)
+    key = (f.code, *ident, "/".join(map(str, f.location.path)), "" if r else str(f.location.line))
+    if path is not None:
+        key = (path, *key)
+    return hashlib.sha256("|".join(key).encode()).hexdigest()[:32]
+
+
+def fingerprints(findings: Iterable[Finding], paths: ReportPaths | None, *,
+                 legacy: bool = False) -> list[str]:
+    """One fingerprint per finding, distinct within the run: findings that share an identity (the
+    same rule twice on one field) are numbered in report order, which is deterministic. Pass every
+    finding of the run, suppressed ones included, so the numbers do not depend on suppressions.
+    ``legacy``: baseline version 1 identities (no file, no numbers)."""
+    seen: Counter[str] = Counter()
+    out = []
+    for f in findings:
+        base = identity(f, None if legacy else paths.place(f.location).path)
+        if legacy:
+            out.append(base)
+            continue
+        n = seen[base]
+        seen[base] += 1
+        out.append(base if n == 0 else f"{base}:{n}")
+    return out
