@@ -14,6 +14,7 @@ import click
 from eksmllint import __version__
 from eksmllint.config import Config, ConfigError, resolve_config, with_overrides
 from eksmllint.core.finding import Severity
+from eksmllint.formatters.safe import one_line
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -144,12 +145,13 @@ def lint(paths, config, select, ignore, k8s_version, context, fmt, output, fail_
     except ConfigError as err:
         raise click.UsageError(str(err)) from None
     for missing in result.missing:
-        click.echo(f"eksmllint: error: path does not exist: {missing}", err=True)
+        click.echo(f"eksmllint: error: path does not exist: {one_line(missing)}", err=True)
     if write_baseline:
         from eksmllint.baseline import write_baseline as write
+        from eksmllint.formatters.places import ReportPaths
 
-        count = write(write_baseline, result.active)
-        click.echo(f"eksmllint: wrote {count} finding(s) to baseline {write_baseline}", err=True)
+        count = write(write_baseline, result.findings, ReportPaths(result.run.files))
+        click.echo(f"eksmllint: wrote {count} finding(s) to baseline {one_line(write_baseline)}", err=True)
     if baseline:
         result = _apply_baseline(result, baseline)
     tty = sys.stdout.isatty()
@@ -171,15 +173,16 @@ def _apply_baseline(result, path: str):
     from dataclasses import replace
 
     from eksmllint.baseline import BaselineError, compare, load_baseline
+    from eksmllint.formatters.places import ReportPaths
 
     try:
-        entries = load_baseline(path)
+        baseline = load_baseline(path)
     except BaselineError as err:
-        raise click.UsageError(str(err)) from None
-    cmp = compare(result.active, entries)
+        raise click.UsageError(one_line(str(err))) from None
+    cmp = compare(result.findings, baseline, ReportPaths(result.run.files))
     for entry in cmp.stale:
-        click.echo(f"eksmllint: stale baseline entry (fixed or gone, remove it): {entry.get('file')}: "
-                   f"{entry.get('code')} {entry.get('resource') or ''}".rstrip(), err=True)
+        click.echo(one_line(f"eksmllint: stale baseline entry (fixed or gone, remove it): {entry.get('file')}: "
+                            f"{entry.get('code')} {entry.get('resource') or ''}".rstrip()), err=True)
     known = {id(f) for f in cmp.known}
     kept = [f if id(f) not in known else f.with_(suppressed_by=f"baseline {path}") for f in result.findings]
     return replace(result, findings=kept)
