@@ -1,7 +1,8 @@
 """GitHub Actions workflow commands: ``::error file=…,line=…,col=…,title=…::message``.
 
 Values are escaped as GitHub's own toolkit does (``%``, CR, LF in the message; also ``:`` and
-``,`` in properties), so no file or object name can end the command or start another one.
+``,`` in properties), so no file or object name can end the command or start another one; other
+control and line-separator characters are written as visible escapes first (:func:`one_line`).
 Paths are repository-relative, as the annotations need to land on the pull request's files.
 """
 
@@ -9,12 +10,13 @@ from __future__ import annotations
 
 from eksmllint.core.finding import Severity
 from eksmllint.formatters.places import ReportPaths
+from eksmllint.formatters.safe import one_line
 
 _CMD = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
 
 def escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return one_line(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def escape_property(text: str) -> str:
