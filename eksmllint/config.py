@@ -2,19 +2,71 @@
 
 Layering, lowest first: built-in defaults < the closest config file found upwards from the working
 directory (or ``--config``) < command-line flags. ``select`` replaces the rule set, ``ignore`` and
-``extend-select`` add to it. Unknown keys are errors naming the key and the file.
+``extend-select`` add to it. Unknown keys are errors naming the key and the file. Flags are
+validated like the file (``--kubernetes-version banana`` is an error, exit 2).
+
+The JSON schema of this model ships as ``eksmllint/config.schema.json`` (editors validate and
+complete with it); ``python -m eksmllint.config`` regenerates it and a test keeps them in step.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema, field_validator
 
 CONFIG_NAMES = (".eksmllint.yaml", ".eksmllint.yml")
+SCHEMA_PATH = Path(__file__).with_name("config.schema.json")
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_VERSION_RE = re.compile(r"1\.(\d{1,3})")
+
+
+class RawFloat(float):
+    """A number that remembers how it was written: ``kubernetes-version: 1.30`` unquoted is the
+    float 1.3 to YAML and TOML, and only the text says the user meant 1.30."""
+
+    text: str
+
+    def __new__(cls, text: str) -> "RawFloat":
+        obj = super().__new__(cls, text.replace("_", ""))
+        obj.text = text
+        return obj
+
+
+class _ConfigLoader(_Loader):  # type: ignore[misc, valid-type]
+    """The safe loader, with floats kept as :class:`RawFloat`."""
+
+
+def _raw_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
+    value = loader.construct_yaml_float(node)
+    try:
+        return RawFloat(node.value) if float(node.value.replace("_", "")) == value else value
+    except ValueError:  # YAML 1.1 spellings Python does not read (.inf, 1:30): the plain float
+        return value
+
+
+_ConfigLoader.add_constructor("tag:yaml.org,2002:float", _raw_float)
+
+
+def _version_hint() -> str:
+    from eksmllint.schema import supported_versions  # only on an error: schemas load lazily
+
+    versions = supported_versions()
+    return (f"schemas are bundled for {versions[0]} to {versions[-1]}; other 1.x versions are checked "
+            "against the nearest") if versions else "no schemas are bundled"
+
+
+KubernetesVersion = Annotated[str, WithJsonSchema({
+    "description": "Target Kubernetes minor version, such as \"1.33\" (quote it; an unquoted 1.30 is "
+                   "read as written, not as the number 1.3).",
+    "anyOf": [{"type": "string", "pattern": r"^1\.\d{1,3}$"},
+              {"type": "number", "minimum": 1, "exclusiveMaximum": 2}],
+})]
 
 
 class ConfigError(Exception):
@@ -24,18 +76,23 @@ class ConfigError(Exception):
 class Config(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
-    kubernetes_version: str = Field("1.33", alias="kubernetes-version")
-    select: tuple[str, ...] = ("ALL",)
-    extend_select: tuple[str, ...] = Field((), alias="extend-select")
-    ignore: tuple[str, ...] = ()
-    severity: dict[str, Literal["error", "warning", "info"]] = Field(default_factory=dict)
-    fail_on: Literal["error", "warning", "info", "never"] = Field("warning", alias="fail-on")
-    exclude: tuple[str, ...] = ()
-    per_path_ignores: dict[str, tuple[str, ...]] = Field(default_factory=dict, alias="per-path-ignores")
-    rules: dict[str, dict[str, Any]] = Field(default_factory=dict, description="per-rule options")
-    context: tuple[str, ...] = ()
-    max_file_size: int = Field(5 * 1024 * 1024, alias="max-file-size", gt=0)
-    unsafe_fixes: bool = Field(False, alias="unsafe-fixes")
+    kubernetes_version: KubernetesVersion = Field("1.33", alias="kubernetes-version")
+    select: tuple[str, ...] = Field(("ALL",), description="Rules to run: codes, slugs, families or prefixes (EML3).")
+    extend_select: tuple[str, ...] = Field((), alias="extend-select", description="Rules added to select.")
+    ignore: tuple[str, ...] = Field((), description="Rules removed from the selection.")
+    severity: dict[str, Literal["error", "warning", "info"]] = Field(
+        default_factory=dict, description="Per-rule severity override (code or slug -> severity).")
+    fail_on: Literal["error", "warning", "info", "never"] = Field(
+        "warning", alias="fail-on", description="Lowest severity that makes the run fail (exit 1).")
+    exclude: tuple[str, ...] = Field((), description=(
+        "Paths never linted: gitignore-style patterns relative to the config file's folder."))
+    per_path_ignores: dict[str, tuple[str, ...]] = Field(
+        default_factory=dict, alias="per-path-ignores", description="Glob -> rules not reported for those files.")
+    rules: dict[str, dict[str, Any]] = Field(default_factory=dict, description="Per-rule options (see `eksmllint explain CODE`).")
+    context: tuple[str, ...] = Field((), description="Paths loaded for cross-file rules only; their own findings are dropped.")
+    max_file_size: int = Field(5 * 1024 * 1024, alias="max-file-size", gt=0,
+                               description="Files larger than this many bytes are reported (EML001), not parsed.")
+    unsafe_fixes: bool = Field(False, alias="unsafe-fixes", description="`eksmllint fix` also applies unsafe fixes.")
     reference_kinds: tuple[str, ...] | None = Field(None, alias="reference-kinds")
 
     source: str | None = Field(None, exclude=True)
@@ -43,11 +100,50 @@ class Config(BaseModel):
     @field_validator("kubernetes_version", mode="before")
     @classmethod
     def _version(cls, v: Any) -> str:
-        text = str(v)
-        parts = text.split(".")
-        if len(parts) != 2 or not all(p.isdigit() for p in parts):
-            raise ValueError(f"kubernetes-version must look like 1.33, got {text!r}")
-        return text
+        if isinstance(v, float) and not isinstance(v, bool):
+            if not isinstance(v, RawFloat):
+                raise ValueError(f"write the version as a string such as \"1.30\": the number {v!r} "
+                                 "cannot tell 1.3 from 1.30")
+            v = v.text
+        m = _VERSION_RE.fullmatch(v.strip()) if isinstance(v, str) else None
+        if m is None:
+            raise ValueError(f"expected a Kubernetes version such as \"1.33\", got {v!r} ({_version_hint()})")
+        return f"1.{int(m.group(1))}"
+
+    def path_filter(self) -> "PathFilter":
+        """The ``exclude`` patterns, relative to the config file's folder (else the working dir)."""
+        base = Path(self.source).parent if self.source and Path(self.source).is_file() else Path.cwd()
+        return PathFilter(self.exclude, str(base))
+
+
+class PathFilter:
+    """``exclude`` as gitignore-style patterns (``pathspec``), relative to ``base``: ``charts/``,
+    ``**/templates/**``, ``!keep.yaml``. A path is matched however it was typed (``./x``, absolute);
+    outside ``base``, unanchored patterns (no ``/`` but a trailing one) still match its names."""
+
+    def __init__(self, patterns: tuple[str, ...] | list[str], base: str) -> None:
+        self.base = os.path.abspath(base)
+        self.spec = None
+        if patterns:
+            import pathspec  # only when something is excluded
+
+            self.spec = pathspec.GitIgnoreSpec.from_lines(patterns)
+
+    def __call__(self, path: str, is_dir: bool = False) -> bool:
+        if self.spec is None:
+            return False
+        full = os.path.abspath(path)
+        rel = os.path.relpath(full, self.base) if _same_drive(full, self.base) else ".."
+        if rel == ".":
+            return False
+        if rel == ".." or rel.startswith(".." + os.sep):
+            rel = os.path.splitdrive(full)[1].lstrip("/" + os.sep)
+        rel = rel.replace(os.sep, "/")
+        return self.spec.match_file(rel + "/" if is_dir else rel)
+
+
+def _same_drive(a: str, b: str) -> bool:
+    return os.path.splitdrive(a)[0].lower() == os.path.splitdrive(b)[0].lower()
 
 
 def _format_error(err: ValidationError, source: str) -> str:
@@ -57,7 +153,8 @@ def _format_error(err: ValidationError, source: str) -> str:
         if e["type"] == "extra_forbidden":
             lines.append(f"{source}: unknown key '{where}'")
         else:
-            lines.append(f"{source}: '{where}': {e['msg']}")
+            msg = e["msg"].removeprefix("Value error, ")  # pydantic's prefix for our own messages
+            lines.append(f"{source}: '{where}': {msg}")
     return "\n".join(lines)
 
 
@@ -66,6 +163,8 @@ def parse_config(data: Any, source: str) -> Config:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: the configuration must be a mapping")
+    if "source" in data:  # a model field set by the loader, not a setting
+        raise ConfigError(f"{source}: unknown key 'source'")
     try:
         cfg = Config.model_validate(data)
     except ValidationError as err:
@@ -82,12 +181,12 @@ def load_config_file(path: Path) -> Config:
         import tomllib  # only when a pyproject.toml is read (~3 ms of start-up otherwise)
 
         try:
-            data = tomllib.loads(text).get("tool", {}).get("eksmllint", {})
+            data = tomllib.loads(text, parse_float=RawFloat).get("tool", {}).get("eksmllint", {})
         except tomllib.TOMLDecodeError as err:
             raise ConfigError(f"{path}: invalid TOML: {err}") from None
     else:
         try:
-            data = yaml.load(text, Loader=_Loader)
+            data = yaml.load(text, Loader=_ConfigLoader)
         except yaml.YAMLError as err:
             raise ConfigError(f"{path}: invalid YAML: {err}") from None
     return parse_config(data, str(path))
@@ -119,6 +218,34 @@ def resolve_config(explicit: str | None, cwd: Path | None = None) -> Config:
 
 
 def with_overrides(cfg: Config, **overrides: Any) -> Config:
-    """CLI flags win; ``None`` means 'not given'."""
+    """CLI flags win; ``None`` means 'not given'. Validated like the file."""
     update = {k: v for k, v in overrides.items() if v is not None}
-    return cfg.model_copy(update=update) if update else cfg
+    if not update:
+        return cfg
+    fields = Config.model_fields
+    data = cfg.model_dump(by_alias=True)
+    data.update({(fields[k].alias or k) if k in fields else k: v for k, v in update.items()})
+    try:
+        merged = Config.model_validate(data)
+    except ValidationError as err:
+        raise ConfigError(_format_error(err, "command line")) from None
+    return merged.model_copy(update={"source": cfg.source})
+
+
+def json_schema() -> dict:
+    """The config file's JSON schema, from the model (what ``config.schema.json`` holds)."""
+    schema = Config.model_json_schema(by_alias=True)
+    schema["properties"].pop("source", None)  # set by the loader, rejected in files
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "eksmllint configuration (.eksmllint.yaml, [tool.eksmllint])"
+    return schema
+
+
+def schema_text() -> str:
+    return json.dumps(json_schema(), indent=2, sort_keys=True) + "\n"
+
+
+if __name__ == "__main__":  # python -m eksmllint.config > eksmllint/config.schema.json
+    import sys
+
+    sys.stdout.write(schema_text())

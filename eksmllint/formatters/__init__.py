@@ -6,6 +6,7 @@ Adding a format means adding a module and one line in :data:`FORMATTERS`, never 
 from __future__ import annotations
 
 import importlib
+import os
 from dataclasses import dataclass
 from typing import Callable
 
@@ -32,6 +33,18 @@ FORMATTERS: dict[str, str] = {
     "junit": "eksmllint.formatters.junit:render",
     "html": "eksmllint.formatters.html:render",
 }
+
+
+def use_color(stream, env=None) -> bool:
+    """Colour on a terminal, unless ``NO_COLOR`` is set (no-color.org: any non-empty value);
+    ``FORCE_COLOR`` (non-empty, not ``0``) turns it on in pipes and CI logs. NO_COLOR wins."""
+    env = os.environ if env is None else env
+    if env.get("NO_COLOR"):
+        return False
+    if env.get("FORCE_COLOR", "") not in ("", "0"):
+        return True
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
 
 
 def get_renderer(name: str) -> Renderer:
