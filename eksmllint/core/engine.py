@@ -188,8 +188,8 @@ def lint_paths(paths: list[str], cfg: Config, registry: Registry | None = None, 
 
         jobs, checking_jobs = resolve_jobs(jobs), rule_jobs(jobs)
     with gc_paused():
-        loaded = load(paths, exclude=cfg.exclude, max_bytes=cfg.max_file_size, jobs=jobs, cache=cache)
-        context = load(list(cfg.context), exclude=cfg.exclude, max_bytes=cfg.max_file_size,
+        loaded = load(paths, exclude=cfg.path_filter(), max_bytes=cfg.max_file_size, jobs=jobs, cache=cache)
+        context = load(list(cfg.context), exclude=cfg.path_filter(), max_bytes=cfg.max_file_size,
                        context_only=True, jobs=jobs, cache=cache) if cfg.context else None
         gc.freeze()
     try:

@@ -70,7 +70,7 @@ class FixRun:
 
 def read_sources(paths: list[str], cfg: Config) -> tuple[list[FixSource], dict[str, bytes], list[LoadProblem], list[str]]:
     """Read every file under ``paths`` as bytes (kept for the BOM and the changed-on-disk check)."""
-    files, missing = discover(paths, exclude=cfg.exclude)
+    files, missing = discover(paths, exclude=cfg.path_filter())
     sources: list[FixSource] = []
     raw: dict[str, bytes] = {}
     problems: list[LoadProblem] = []
@@ -104,7 +104,7 @@ def run_fix(paths: list[str], cfg: Config, registry: Registry, *, unsafe: bool |
             write: bool = True) -> FixRun:
     """Read, fix in memory and (``write``) write back. Nothing is printed."""
     sources, raw, problems, missing = read_sources(paths, cfg)
-    context = load(list(cfg.context), exclude=cfg.exclude, max_bytes=cfg.max_file_size,
+    context = load(list(cfg.context), exclude=cfg.path_filter(), max_bytes=cfg.max_file_size,
                    context_only=True) if cfg.context else None
     report = fix_sources(sources, cfg, registry, unsafe=unsafe, context=context)
     run = FixRun(report, raw, problems, missing)
@@ -185,14 +185,14 @@ def fix_then_lint(paths: list[str], cfg: Config, registry: Registry, *, unsafe: 
     for line in report_lines(run, unsafe=unsafe):
         echo(line)
     disk = [p for p in paths if p != STDIN]
-    loaded = load(disk, exclude=cfg.exclude, max_bytes=cfg.max_file_size) if disk else LoadResult()
+    loaded = load(disk, exclude=cfg.path_filter(), max_bytes=cfg.max_file_size) if disk else LoadResult()
     if STDIN in paths and run.stdin_fixed is not None:
         src = SourceFile(STDIN_NAME, run.stdin_fixed, _file_kind(STDIN_NAME, run.stdin_fixed) or "yaml")
         resources, problems = parse_source(src)
         loaded.files.append(src)
         loaded.resources.extend(resources)
         loaded.problems.extend(problems)
-    context = load(list(cfg.context), exclude=cfg.exclude, max_bytes=cfg.max_file_size,
+    context = load(list(cfg.context), exclude=cfg.path_filter(), max_bytes=cfg.max_file_size,
                    context_only=True) if cfg.context else None
     result = lint_loaded(loaded, cfg, registry, context)
     result.missing = list(loaded.missing)

@@ -6,7 +6,6 @@ never raised: a linter that crashes on one bad file in a thousand is switched of
 
 from __future__ import annotations
 
-import fnmatch
 import gc
 import json
 import os
@@ -23,6 +22,7 @@ from eksmllint.resource import Document, Resource, SourceFile
 
 if TYPE_CHECKING:
     from eksmllint.cache import ParseCache
+    from eksmllint.config import PathFilter
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 SLURM_SUFFIXES = (".sbatch", ".slurm")
@@ -52,16 +52,16 @@ class LoadResult:
     missing: list[str] = field(default_factory=list)  # paths given that do not exist
 
 
-def discover(paths: Iterable[str], exclude: Iterable[str] = ()) -> tuple[list[str], list[str]]:
-    """Expand directories (recursively, sorted) into candidate files; returns (files, missing)."""
-    patterns = tuple(exclude)
+def discover(paths: Iterable[str], exclude: "Iterable[str] | PathFilter" = ()) -> tuple[list[str], list[str]]:
+    """Expand directories (recursively, sorted) into candidate files; returns (files, missing).
+    ``exclude``: the config's :class:`~eksmllint.config.PathFilter`, or gitignore-style patterns
+    relative to the working directory."""
+    from eksmllint.config import PathFilter
+
+    excluded = exclude if isinstance(exclude, PathFilter) else PathFilter(tuple(exclude), os.getcwd())
     found: list[str] = []
     missing: list[str] = []
     seen: set[str] = set()
-
-    def excluded(p: str) -> bool:
-        norm = p.replace(os.sep, "/")
-        return any(fnmatch.fnmatch(norm, pat) or fnmatch.fnmatch(os.path.basename(norm), pat) for pat in patterns)
 
     def add(p: str) -> None:
         if p not in seen:
@@ -74,7 +74,7 @@ def discover(paths: Iterable[str], exclude: Iterable[str] = ()) -> tuple[list[st
             continue
         if os.path.isdir(raw):
             for root, dirs, files in os.walk(raw):
-                dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not excluded(os.path.join(root, d)))
+                dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not excluded(os.path.join(root, d), True))
                 for name in sorted(files):
                     full = os.path.join(root, name)
                     if excluded(full):
@@ -301,7 +301,7 @@ def load_file(path: str, max_bytes: int = DEFAULT_MAX_BYTES, cache: "ParseCache 
     return FileLoad(path, src, problem, parsed)
 
 
-def load(paths: Iterable[str], *, exclude: Iterable[str] = (), max_bytes: int = DEFAULT_MAX_BYTES,
+def load(paths: Iterable[str], *, exclude: "Iterable[str] | PathFilter" = (), max_bytes: int = DEFAULT_MAX_BYTES,
          context_only: bool = False, jobs: int = 1, cache: "ParseCache | None" = None) -> LoadResult:
     """Discover, read and parse everything under ``paths``.
 
