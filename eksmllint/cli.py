@@ -127,7 +127,7 @@ def lint(paths, config, select, ignore, k8s_version, context, fmt, output, fail_
          exit_zero, baseline, write_baseline, show_suppressed, no_frames, jobs, cache_dir, apply_fixes, unsafe_fixes):
     """Lint manifest files or directories (``-`` reads stdin)."""
     from eksmllint.core.engine import lint_paths
-    from eksmllint.formatters import FORMATTERS, RenderOptions, get_renderer
+    from eksmllint.formatters import FORMATTERS, RenderOptions, get_renderer, use_color
 
     if fmt not in FORMATTERS:
         raise click.UsageError(f"unknown format {fmt!r} (choose from {', '.join(sorted(FORMATTERS))})")
@@ -159,8 +159,9 @@ def lint(paths, config, select, ignore, k8s_version, context, fmt, output, fail_
         report = get_renderer(fmt)(result, registry, RenderOptions(show_suppressed=show_suppressed))
         Path(output).write_text(report, encoding="utf-8")
         fmt = "text"
-    options = RenderOptions(color=tty, show_suppressed=show_suppressed, frames=tty and not no_frames and fmt == "text")
-    click.echo(get_renderer(fmt)(result, registry, options), nl=False)
+    options = RenderOptions(color=use_color(sys.stdout), show_suppressed=show_suppressed,
+                            frames=tty and not no_frames and fmt == "text")
+    click.echo(get_renderer(fmt)(result, registry, options), nl=False, color=options.color)
     if result.missing:
         sys.exit(EXIT_USAGE)
     failed = fails(result.active, cfg.fail_on)
