@@ -1,0 +1,52 @@
+"""The CI examples and the README's CI section: installable as written, commands the CLI accepts."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+import yaml
+
+from eksmllint.cli import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted((ROOT / "examples" / "ci").iterdir())
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _section(title: str) -> str:
+    return README.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
+
+
+CI_TEXTS = {p.name: p.read_text(encoding="utf-8") for p in EXAMPLES} | {"README CI section": _section("CI gate and pre-commit")}
+
+
+@pytest.mark.parametrize("name", sorted(CI_TEXTS))
+def test_no_install_from_an_index_that_does_not_publish_it(name):
+    """eksmllint is not on PyPI: a bare `pip install eksmllint` would fail or install a stranger's."""
+    assert not re.search(r"pip install\s+['\"]?eksmllint(?![\w @\[-]*git\+)(['\"\s]|$)", CI_TEXTS[name]), name
+
+
+@pytest.mark.parametrize("name", sorted(CI_TEXTS))
+def test_every_eksmllint_command_parses(name):
+    commands = re.findall(r"(?:^|[\s'\"`])((?:\.eksmllint/bin/)?eksmllint (?:lint|fix) [^\n'`|#]*)", CI_TEXTS[name])
+    assert commands or name.startswith("pre-commit"), name
+    for command in commands:
+        args = shlex.split(command)[1:]
+        sub = cli.get_command(None, args[0])
+        sub.make_context(args[0], args[1:])  # raises on an unknown option or a bad value
+
+
+@pytest.mark.parametrize("path", [p for p in EXAMPLES if p.suffix in (".yml", ".yaml")], ids=lambda p: p.name)
+def test_yaml_examples_parse(path):
+    assert isinstance(yaml.safe_load(path.read_text(encoding="utf-8")), dict)
+
+
+def test_pre_commit_example_names_real_hooks_and_says_to_set_the_repo():
+    hooks = {h["id"] for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))}
+    example = yaml.safe_load((ROOT / "examples" / "ci" / "pre-commit-config.yaml").read_text(encoding="utf-8"))
+    (repo,) = example["repos"]
+    assert {h["id"] for h in repo["hooks"]} <= hooks
+    assert "OWNER" in repo["repo"]  # a visible placeholder, never a made-up real URL
