@@ -20,6 +20,8 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema, field_validator
 
+from eksmllint.paths import relative_inside
+
 CONFIG_NAMES = (".eksmllint.yaml", ".eksmllint.yml")
 SCHEMA_PATH = Path(__file__).with_name("config.schema.json")
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -132,18 +134,12 @@ class PathFilter:
     def __call__(self, path: str, is_dir: bool = False) -> bool:
         if self.spec is None:
             return False
-        full = os.path.abspath(path)
-        rel = os.path.relpath(full, self.base) if _same_drive(full, self.base) else ".."
+        rel = relative_inside(path, self.base)
+        if rel is None:  # outside base: its names from the file-system root
+            rel = os.path.splitdrive(os.path.abspath(path))[1].replace(os.sep, "/").lstrip("/")
         if rel == ".":
             return False
-        if rel == ".." or rel.startswith(".." + os.sep):
-            rel = os.path.splitdrive(full)[1].lstrip("/" + os.sep)
-        rel = rel.replace(os.sep, "/")
         return self.spec.match_file(rel + "/" if is_dir else rel)
-
-
-def _same_drive(a: str, b: str) -> bool:
-    return os.path.splitdrive(a)[0].lower() == os.path.splitdrive(b)[0].lower()
 
 
 def _format_error(err: ValidationError, source: str) -> str:

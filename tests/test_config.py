@@ -187,3 +187,12 @@ def test_rule_help_points_at_files_in_the_repository():
     for entry in json.loads(run("rules", "--format", "json").output):
         assert not entry["help"].startswith("http"), entry
         assert (ROOT / entry["help"]).is_file(), entry["help"]
+
+
+def test_readme_configuration_example_is_valid():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Configuration\n", 1)[1]
+    example = re.search(r"```yaml\n(.+?)```", section, re.S).group(1)
+    data = yaml.load(example, Loader=_ConfigLoader)
+    parse_config(data, "README")
+    jsonschema.validate(data, json_schema())

@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Iterable
 
 from eksmllint.core.finding import Finding, Location
+from eksmllint.loader import SKIP_DIRS
+from eksmllint.paths import relative_inside
 
 STDIN_NAME = "<stdin>"
-#: Folders never searched for a Helm chart (the loader skips the same ones when linting).
-_SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".tox"})
 _CHART_NAME_RE = re.compile(r"^name:\s*['\"]?([^'\"\s#]+)", re.MULTILINE)
 
 
@@ -73,11 +73,8 @@ class ReportPaths:
     def _relative(self, file: str) -> str:
         if file == STDIN_NAME:
             return file
-        full = os.path.normpath(os.path.abspath(file))
-        rel = os.path.relpath(full, self.root) if _same_drive(full, self.root) else None
-        if rel is None or rel == ".." or rel.startswith(".." + os.sep):
-            return full.replace(os.sep, "/")
-        return rel.replace(os.sep, "/")
+        rel = relative_inside(file, self.root)
+        return rel if rel is not None else os.path.normpath(os.path.abspath(file)).replace(os.sep, "/")
 
     def place(self, loc: Location) -> Place:
         if loc.file == STDIN_NAME and loc.template:
@@ -97,10 +94,6 @@ class ReportPaths:
         if line:
             return Place(path, line, 0)
         return Place(path, 0, 0, rendered)
-
-
-def _same_drive(a: str, b: str) -> bool:
-    return os.path.splitdrive(a)[0].lower() == os.path.splitdrive(b)[0].lower()
 
 
 def _line_at(text: str, line: int) -> str:
@@ -142,7 +135,7 @@ def find_chart_file(template: str, root: str) -> str | None:
 def _chart_dirs(root: str, chart: str) -> list[str]:
     found = []
     for here, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d not in _SKIP_DIRS]
+        dirs[:] = [d for d in dirs if d not in SKIP_DIRS]  # as the loader does
         if "Chart.yaml" in files:
             if os.path.basename(here) == chart or _chart_name(os.path.join(here, "Chart.yaml")) == chart:
                 found.append(here)
