@@ -8,10 +8,11 @@ from __future__ import annotations
 import importlib
 import os
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from eksmllint.core.engine import LintResult
-from eksmllint.core.registry import Registry
+if TYPE_CHECKING:  # the CLI imports this package at start-up: no engine import for that
+    from eksmllint.core.engine import LintResult
+    from eksmllint.core.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -21,7 +22,7 @@ class RenderOptions:
     frames: bool = False
 
 
-Renderer = Callable[[LintResult, Registry, RenderOptions], str]
+Renderer = Callable[["LintResult", "Registry", RenderOptions], str]
 
 #: format name -> "module:function"; imported lazily so `lint` starts fast.
 FORMATTERS: dict[str, str] = {
