@@ -107,12 +107,16 @@ def _unique_line(path: str, rendered: str) -> int:
     wanted = rendered.strip()
     if not wanted:
         return 0
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return 0
-    hits = [no for no, text in enumerate(lines, 1) if text.strip() == wanted]
+    hits = [no for no, text in enumerate(_stripped_lines(path), 1) if text == wanted]
     return hits[0] if len(hits) == 1 else 0
+
+
+@lru_cache(maxsize=64)
+def _stripped_lines(path: str) -> tuple[str, ...]:
+    try:
+        return tuple(line.strip() for line in Path(path).read_text(encoding="utf-8").splitlines())
+    except (OSError, UnicodeDecodeError):
+        return ()
 
 
 @lru_cache(maxsize=256)
@@ -132,14 +136,16 @@ def find_chart_file(template: str, root: str) -> str | None:
     return hits[0] if len(hits) == 1 else None
 
 
-def _chart_dirs(root: str, chart: str) -> list[str]:
+@lru_cache(maxsize=16)
+def _chart_dirs(root: str, chart: str) -> tuple[str, ...]:
+    """Folders under ``root`` holding the chart CHART (one walk per chart, not per template)."""
     found = []
     for here, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if d not in SKIP_DIRS]  # as the loader does
         if "Chart.yaml" in files:
             if os.path.basename(here) == chart or _chart_name(os.path.join(here, "Chart.yaml")) == chart:
                 found.append(here)
-    return found
+    return tuple(found)
 
 
 def _chart_name(path: str) -> str | None:
