@@ -171,7 +171,9 @@ def report_lines(run: FixRun, *, verb: str = "fixed", unsafe: bool = False) -> l
                      if f.fix and f.fix.applicability == Applicability.UNSAFE)
         if hidden:
             lines.append(f"{hidden} more fix{'es' * (hidden != 1)} available with --unsafe-fixes.")
-    return lines
+    from eksmllint.formatters.safe import one_line
+
+    return [one_line(line) for line in lines]  # file names are data: one log line each
 
 
 # -- lint --fix ---------------------------------------------------------------------------------
