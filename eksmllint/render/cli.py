@@ -17,6 +17,7 @@ import click
 
 from eksmllint.cli import EXIT_OK, EXIT_USAGE, _registry, common_options, make_config
 from eksmllint.config import ConfigError
+from eksmllint.formatters.safe import one_line
 
 FORMATS = ("dot", "mermaid", "json", "html")
 
@@ -45,7 +46,7 @@ def graph_command(paths, config, select, ignore, k8s_version, context, fmt, focu
     except ConfigError as err:
         raise click.UsageError(str(err)) from None
     for missing in result.missing:
-        click.echo(f"eksmllint: error: path does not exist: {missing}", err=True)
+        click.echo(f"eksmllint: error: path does not exist: {one_line(missing)}", err=True)
     graph = export_graph(result, include_instance_types=instance_types)
     if focus_on:
         try:
