@@ -275,3 +275,10 @@ def test_log_lines_cannot_be_forged(repo):
     assert result.exit_code == 2
     assert [line for line in result.stderr.splitlines() if "EML999" in line] == [
         f"eksmllint: error: path does not exist: missing\\n{FORGED}.yaml"]
+
+
+def test_fix_log_lines_cannot_be_forged(hostile):
+    result = CliRunner().invoke(cli, ["fix", "k8s"])
+    (line,) = [line for line in result.stderr.splitlines() if line.startswith("fixed ")]
+    assert line.startswith("fixed k8s/evil\\nx.yaml:1:1: EML999") and "EML301" in line
+    assert not [line for line in result.stderr.splitlines() if line.startswith(("x.yaml", "::error"))]
