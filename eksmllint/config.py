@@ -90,8 +90,10 @@ class Config(BaseModel):
         "Paths never linted: gitignore-style patterns relative to the config file's folder."))
     per_path_ignores: dict[str, tuple[str, ...]] = Field(
         default_factory=dict, alias="per-path-ignores", description="Glob -> rules not reported for those files.")
-    rules: dict[str, dict[str, Any]] = Field(default_factory=dict, description="Per-rule options (see `eksmllint explain CODE`).")
-    context: tuple[str, ...] = Field((), description="Paths loaded for cross-file rules only; their own findings are dropped.")
+    rules: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="Per-rule options (see `eksmllint explain CODE`).")
+    context: tuple[str, ...] = Field(
+        (), description="Paths loaded for cross-file rules only; their own findings are dropped.")
     max_file_size: int = Field(5 * 1024 * 1024, alias="max-file-size", gt=0,
                                description="Files larger than this many bytes are reported (EML001), not parsed.")
     unsafe_fixes: bool = Field(False, alias="unsafe-fixes", description="`eksmllint fix` also applies unsafe fixes.")

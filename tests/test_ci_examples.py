@@ -20,7 +20,8 @@ def _section(title: str) -> str:
     return README.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
 
 
-CI_TEXTS = {p.name: p.read_text(encoding="utf-8") for p in EXAMPLES} | {"README CI section": _section("CI gate and pre-commit")}
+CI_TEXTS = {p.name: p.read_text(encoding="utf-8") for p in EXAMPLES}
+CI_TEXTS["README CI section"] = _section("CI gate and pre-commit")
 
 
 @pytest.mark.parametrize("name", sorted(CI_TEXTS))
