@@ -51,7 +51,9 @@ def uris(results):
 @pytest.mark.parametrize("spelling", ["k8s/job.yaml", "./k8s/job.yaml", "k8s/../k8s/job.yaml", "ABS", "./k8s", "."])
 def test_paths_are_relative_to_the_repository_root_however_typed(repo, spelling):
     arg = str(repo / "k8s" / "job.yaml") if spelling == "ABS" else spelling
-    assert uris(sarif_results(arg)) == ["k8s/job.yaml"]
+    results = sarif_results(arg)
+    assert uris(results) == ["k8s/job.yaml"]
+    assert results[0]["partialFingerprints"] == sarif_results("k8s/job.yaml")[0]["partialFingerprints"]
     github = run("lint", "--format", "github", arg).output
     assert github.startswith("::warning file=k8s/job.yaml,line=14,col=15,")
     (issue,) = json.loads(run("lint", "--format", "gitlab", arg).output)
