@@ -206,7 +206,7 @@ def test_helm_stdin_points_at_the_chart_file_in_every_format(chart_repo):
     junit = run("lint", "--format", "junit", "-", input=RENDERED).output
     assert f'classname="{TEMPLATE_PATH}"' in junit and violations(junit) == []
     text = run("lint", "-", input=RENDERED).output
-    assert f"<stdin>:{RENDERED_LINE}:15 [trainer/templates/job.yaml]: EML301" in text
+    assert f"<stdin>:{RENDERED_LINE}:15 [{TEMPLATE_PATH}:{TEMPLATE_LINE}]: EML301" in text
     (finding,) = json.loads(run("lint", "--format", "json", "-", input=RENDERED).output)["findings"]
     assert finding["template"] == "trainer/templates/job.yaml"
     assert "trainer/templates/job.yaml" in run("lint", "--format", "html", "-", input=RENDERED).output
@@ -227,6 +227,7 @@ def test_helm_stdin_line_is_not_guessed(chart_repo):
 def test_helm_stdin_without_the_chart_names_the_template(repo):
     (issue,) = json.loads(run("lint", "--format", "gitlab", "-", input=RENDERED).output)
     assert issue["location"]["path"] == "trainer/templates/job.yaml"
+    assert f"<stdin>:{RENDERED_LINE}:15 [trainer/templates/job.yaml]: EML301" in run("lint", "-", input=RENDERED).output
 
 
 # --- hostile names (issue 16 item 12) --------------------------------------------------------------

@@ -5,18 +5,20 @@ from __future__ import annotations
 from collections import Counter
 
 from eksmllint.core.finding import Finding, Severity
+from eksmllint.formatters.places import STDIN_NAME, ReportPaths
 from eksmllint.formatters.safe import one_line
 
 _COLORS = {Severity.ERROR: "\033[31m", Severity.WARNING: "\033[33m", Severity.INFO: "\033[36m"}
 _RESET = "\033[0m"
 
 
-def format_finding(f: Finding, color: bool = False) -> str:
-    """One line whatever the finding quotes: names and values are escaped (:func:`one_line`)."""
+def format_finding(f: Finding, color: bool = False, source: str | None = None) -> str:
+    """One line whatever the finding quotes: names and values are escaped (:func:`one_line`).
+    ``source``: where a Helm template is in the repository (default: the template as named)."""
     loc = f.location
     where = f"{one_line(loc.file)}:{loc.line}:{loc.col}"
     if loc.template:
-        where += f" [{one_line(loc.template)}]"
+        where += f" [{one_line(source or loc.template)}]"
     sev = str(f.severity)
     if color:
         sev = f"{_COLORS[f.severity]}{sev}{_RESET}"
@@ -41,9 +43,22 @@ def summary(findings: list[Finding], suppressed: int = 0) -> str:
     return text + "."
 
 
+def _chart_source(f: Finding, paths) -> str | None:
+    """For a Helm stream on stdin: the chart file in the repository (with the template's line
+    when it is known), as CI reports name it; None when the chart is not found."""
+    if paths is None or f.location.file != STDIN_NAME or not f.location.template:
+        return None
+    place = paths.place(f.location)
+    if place.path == f.location.template:
+        return None
+    return f"{place.path}:{place.line}" if place.line else place.path
+
+
 def render(result, registry, options) -> str:
     shown = result.findings if options.show_suppressed else result.active
-    lines = [format_finding(f, options.color) for f in shown]
+    helm_stdin = any(f.location.file == STDIN_NAME and f.location.template for f in shown)
+    paths = ReportPaths(result.run.files) if helm_stdin else None
+    lines = [format_finding(f, options.color, _chart_source(f, paths)) for f in shown]
     if options.frames:
         from eksmllint.formatters.frames import with_frames
 
