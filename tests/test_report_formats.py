@@ -285,3 +285,19 @@ def test_fix_log_lines_cannot_be_forged(hostile):
     (line,) = [line for line in result.stderr.splitlines() if line.startswith("fixed ")]
     assert line.startswith("fixed k8s/evil\\nx.yaml:1:1: EML999") and "EML301" in line
     assert not [line for line in result.stderr.splitlines() if line.startswith(("x.yaml", "::error"))]
+
+
+def test_chart_found_by_its_name_and_never_guessed_among_two(repo):
+    from eksmllint.formatters.places import ReportPaths
+
+    chart = repo / "deploy" / "trainer-chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: trainer  # the folder name differs\nversion: 1\n")
+    (chart / "templates" / "job.yaml").write_text("kind: Job\n")
+    found = ReportPaths(root=str(repo)).chart_file("trainer/templates/job.yaml")
+    assert found == str(chart / "templates" / "job.yaml")
+    twin = repo / "vendor" / "trainer"
+    (twin / "templates").mkdir(parents=True)
+    (twin / "Chart.yaml").write_text("apiVersion: v2\nname: trainer\nversion: 2\n")
+    (twin / "templates" / "job.yaml").write_text("kind: Job\n")
+    assert ReportPaths(root=str(repo)).chart_file("trainer/templates/job.yaml") is None

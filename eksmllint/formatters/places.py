@@ -20,7 +20,6 @@ import os
 import re
 from collections import Counter
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
@@ -57,12 +56,16 @@ class Place:
 
 
 class ReportPaths:
-    """Maps the linter's locations to report locations for one run (results cached)."""
+    """Maps the linter's locations to report locations for one run. Lookups (paths, charts,
+    template lines) are cached for the run only: a later run may see the files changed."""
 
     def __init__(self, files: Iterable = (), root: str | None = None) -> None:
         self.root = root or repo_root()
-        self._texts = {f.path: f.text for f in files if getattr(f, "text", None) is not None}
+        self._files = {f.path: f for f in files}
         self._paths: dict[str, str] = {}
+        self._charts: dict[str, str | None] = {}
+        self._chart_dirs: dict[str, tuple[str, ...]] = {}
+        self._template_lines: dict[str, tuple[str, ...]] = {}
 
     def path(self, file: str) -> str:
         found = self._paths.get(file)
@@ -82,36 +85,50 @@ class ReportPaths:
         return Place(self.path(loc.file), loc.line, loc.col)
 
     def _helm_place(self, loc: Location) -> Place:
-        chart_file = find_chart_file(loc.template, self.root)
+        chart_file = self.chart_file(loc.template)
         rendered = f"helm template output line {loc.line}" if loc.line else None
         if chart_file is None:
             return Place(loc.template, 0, 0, rendered)
+        src = self._files.get(loc.file)
         line = 0
-        text = self._texts.get(loc.file)
-        if loc.line and text is not None:
-            line = _unique_line(chart_file, _line_at(text, loc.line))
+        if loc.line and src is not None and 0 < loc.line <= len(src.lines):
+            line = self._unique_line(chart_file, src.lines[loc.line - 1])
         path = self.path(chart_file)
-        if line:
-            return Place(path, line, 0)
-        return Place(path, 0, 0, rendered)
+        return Place(path, line, 0) if line else Place(path, 0, 0, rendered)
+
+    def chart_file(self, template: str) -> str | None:
+        """The file a Helm ``# Source: CHART/templates/x.yaml`` comment names, if the chart is in
+        the repository: ``root/CHART/…`` or a folder holding a ``Chart.yaml`` named CHART (its
+        folder name or its ``name:``). Only an unambiguous match counts."""
+        if template not in self._charts:
+            self._charts[template] = self._find_chart_file(template)
+        return self._charts[template]
+
+    def _find_chart_file(self, template: str) -> str | None:
+        parts = template.replace("\\", "/").split("/")
+        if len(parts) < 2 or any(p in ("", ".", "..") for p in parts):
+            return None
+        direct = os.path.join(self.root, *parts)
+        if os.path.isfile(direct):
+            return direct
+        chart, rest = parts[0], parts[1:]
+        if chart not in self._chart_dirs:  # one walk per chart, not per template
+            self._chart_dirs[chart] = _chart_dirs(self.root, chart)
+        hits = [h for d in self._chart_dirs[chart] if os.path.isfile(h := os.path.join(d, *rest))]
+        return hits[0] if len(hits) == 1 else None
+
+    def _unique_line(self, path: str, rendered: str) -> int:
+        """The 1-based line of ``path`` equal to ``rendered`` (ignoring surrounding blanks) when
+        exactly one line is; 0 otherwise (template logic changed it, or it is ambiguous)."""
+        wanted = rendered.strip()
+        if not wanted:
+            return 0
+        if path not in self._template_lines:
+            self._template_lines[path] = _stripped_lines(path)
+        hits = [no for no, text in enumerate(self._template_lines[path], 1) if text == wanted]
+        return hits[0] if len(hits) == 1 else 0
 
 
-def _line_at(text: str, line: int) -> str:
-    lines = text.splitlines()
-    return lines[line - 1] if 0 < line <= len(lines) else ""
-
-
-def _unique_line(path: str, rendered: str) -> int:
-    """The 1-based line of ``path`` equal to ``rendered`` (ignoring surrounding blanks) when
-    exactly one line is; 0 otherwise (template logic changed it, or it is ambiguous)."""
-    wanted = rendered.strip()
-    if not wanted:
-        return 0
-    hits = [no for no, text in enumerate(_stripped_lines(path), 1) if text == wanted]
-    return hits[0] if len(hits) == 1 else 0
-
-
-@lru_cache(maxsize=64)
 def _stripped_lines(path: str) -> tuple[str, ...]:
     try:
         return tuple(line.strip() for line in Path(path).read_text(encoding="utf-8").splitlines())
@@ -119,26 +136,8 @@ def _stripped_lines(path: str) -> tuple[str, ...]:
         return ()
 
 
-@lru_cache(maxsize=256)
-def find_chart_file(template: str, root: str) -> str | None:
-    """The file a Helm ``# Source: CHART/templates/x.yaml`` comment names, if the chart is in the
-    repository: ``root/CHART/…`` or a folder holding a ``Chart.yaml`` named CHART (its folder name
-    or its ``name:``). Only an unambiguous match counts."""
-    parts = template.replace("\\", "/").split("/")
-    if len(parts) < 2 or any(p in ("", ".", "..") for p in parts):
-        return None
-    direct = os.path.join(root, *parts)
-    if os.path.isfile(direct):
-        return direct
-    chart, rest = parts[0], parts[1:]
-    hits = [os.path.join(d, *rest) for d in _chart_dirs(root, chart)]
-    hits = [h for h in hits if os.path.isfile(h)]
-    return hits[0] if len(hits) == 1 else None
-
-
-@lru_cache(maxsize=16)
 def _chart_dirs(root: str, chart: str) -> tuple[str, ...]:
-    """Folders under ``root`` holding the chart CHART (one walk per chart, not per template)."""
+    """Folders under ``root`` holding the chart CHART."""
     found = []
     for here, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if d not in SKIP_DIRS]  # as the loader does
