@@ -19,9 +19,9 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
-from eksmllint.catalogue import InstanceType, get_catalogue
+from eksmllint.catalogue import CAPACITY_TYPES, InstanceType, get_catalogue
 from eksmllint.checks.helpers import fmt_list
-from eksmllint.core.finding import Applicability, DocPath, Fix, Location, SetValue
+from eksmllint.core.finding import AppendItem, Applicability, DocPath, Fix, Location, SetValue
 from eksmllint.resource import Resource
 from eksmllint.scheduling import (
     CAPACITY_TYPE,
@@ -41,7 +41,6 @@ from eksmllint.workload import DEVICE_PLUGIN_RESOURCES, EFA, Container, PodTempl
 ZONE_ID = "topology.k8s.aws/zone-id"
 ZONE_KEYS = (ZONE, "failure-domain.beta.kubernetes.io/zone", ZONE_ID)
 EFA_PLUGIN = "aws-efa-k8s-device-plugin"
-CAPACITY_TYPES = ("reserved", "spot", "on-demand")
 REQUIREMENTS: DocPath = ("spec", "template", "spec", "requirements")
 BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
 #: Tolerations the DaemonSet controller adds to every DaemonSet pod (Kubernetes DaemonSet docs).
@@ -598,9 +597,10 @@ def allowed_capacity(reqs: Iterable[Requirement], start: set[str] | None) -> set
 
 
 def pool_capacity(pool: NodePoolView) -> set[str]:
-    """Karpenter launches on-demand only when a NodePool has no capacity-type requirement."""
+    """Capacity types the pool allows; without a capacity-type requirement, every type (Karpenter
+    v1 applies no default and then prefers spot over on-demand)."""
     allowed = allowed_capacity(pool.offered, None)
-    return {"on-demand"} if allowed is None else allowed
+    return set(CAPACITY_TYPES) if allowed is None else allowed
 
 
 def template_may_use_spot(t: PodTemplate, pool_allowed: set[str]) -> bool:
@@ -635,9 +635,11 @@ def spot_for_collective(ctx, resource: Resource):
     if idx is not None and isinstance(pool.template_spec["requirements"][idx].get("values"), list):
         path = path + ("values",)
     pods = sum(t.workload.collective_size for t in {id(t.workload): t for t in served}.values())
+    how = "allows spot capacity" if idx is not None else \
+        "has no karpenter.sh/capacity-type requirement, so it allows spot capacity,"
     yield ctx.report(
         resource, path,
-        f"NodePool {pool.name!r} allows spot capacity and serves multi-node training {who(served)} "
+        f"NodePool {pool.name!r} {how} and serves multi-node training {who(served)} "
         f"({pods} pods in total); Karpenter prefers spot, and one reclaim (2-minute notice, not stopped by "
         "do-not-disrupt) kills the whole collective",
         fix=_no_spot_fix(pool, allowed),
@@ -649,6 +651,9 @@ def _no_spot_fix(pool: NodePoolView, allowed: set[str]) -> Fix | None:
     """Drop spot from the pool's only capacity-type requirement, keeping the other allowed types."""
     reqs = pool.template_spec.get("requirements")
     indices = [i for i, r in enumerate(reqs or []) if isinstance(r, dict) and r.get("key") == CAPACITY_TYPE]
+    if not indices and isinstance(reqs, list):
+        ops_add = (AppendItem(REQUIREMENTS, {"key": CAPACITY_TYPE, "operator": "In", "values": ["on-demand"]}),)
+        return Fix(f"Restrict NodePool {pool.name!r} to on-demand capacity", ops_add, Applicability.UNSAFE)
     if len(indices) != 1:
         return None
     base = REQUIREMENTS + (indices[0],)
