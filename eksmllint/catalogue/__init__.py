@@ -345,7 +345,9 @@ class InstanceType(BaseModel):
         LNC expose their physical cores). None for GPU types or an LNC that does not divide them."""
         if not self.is_neuron or not self.neuron_cores_per_device:
             return None
-        degree = lnc if lnc is not None else (self.default_lnc or 1)
+        if not self.default_lnc:  # generation without LNC (trn1, inf2: LNC=1 only)
+            return self.neuron_cores_per_device
+        degree = lnc if lnc is not None else self.default_lnc
         if degree < 1 or self.neuron_cores_per_device % degree:
             return None
         return self.neuron_cores_per_device // degree

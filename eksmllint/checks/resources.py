@@ -48,9 +48,9 @@ from eksmllint.workload import (
     Workload,
 )
 
-#: NeuronCore generations whose runtime core count depends on the Logical NeuronCore Config
-#: (trn2: LNC combines physical cores; its default is unverified, facts section 1): stay silent.
-LNC_CORE_VERSIONS = frozenset({"NeuronCore-v3"})
+#: Runtime variable grouping physical NeuronCores into logical ones on LNC types (trn2: default 2,
+#: catalogue source neuron-lnc); the cores a container sees are devices x physical cores / LNC.
+LNC_ENV = "NEURON_LOGICAL_NC_CONFIG"
 
 #: Kinds whose pod count is not a collective size torchrun's ``--nnodes`` could refer to.
 _NO_COLLECTIVE_KINDS = frozenset(
@@ -159,28 +159,37 @@ def _names(types: Iterable[InstanceType]) -> str:
     return fmt_list(sorted(it.name for it in types))
 
 
-def cores_per_device(types: Iterable[InstanceType] | None) -> int | None:
-    """NeuronCores per Neuron device, when every landing type agrees and is not LNC-dependent."""
+def cores_per_device(types: Iterable[InstanceType] | None, lnc: int | None = None) -> int | None:
+    """NeuronCores per Neuron device the runtime exposes (logical cores under the LNC ``lnc``, else
+    each type's default), when every landing type agrees; None otherwise."""
     if not types:
         return None
-    per = set()
-    for it in types:
-        if not it.is_neuron or it.neuron_core_version in LNC_CORE_VERSIONS:
-            return None
-        per.add(it.neuron_cores_per_device)
-    return per.pop() if len(per) == 1 else None
+    per = {it.logical_cores_per_device(lnc) for it in types}
+    return per.pop() if len(per) == 1 and None not in per else None
+
+
+def container_lnc(c: Container) -> int | None | bool:
+    """The container's literal ``NEURON_LOGICAL_NC_CONFIG`` (None: unset, the type's default
+    applies; False: set to something that is not a number, so the core count is unknown)."""
+    value = c.env.get(LNC_ENV)
+    if value is None:
+        return None
+    return parse_int(value) or False
 
 
 def neuron_cores_of(ctx, t: PodTemplate, c: Container) -> int | None:
-    """NeuronCores allocated to container ``c``: ``aws.amazon.com/neuroncore`` plus Neuron devices
-    x cores per device of the landing types. None when the container has none or it is unknown."""
+    """NeuronCores the Neuron runtime gives container ``c``: ``aws.amazon.com/neuroncore`` plus Neuron
+    devices x (logical) cores per device of the landing types. None when the container has none or
+    it is unknown (a non-literal LNC, or ``neuroncore`` counts on an LNC type, where the plugin
+    counts physical cores and the runtime logical ones)."""
     cores = c.count(NEURONCORE)
     devices = c.count(NEURON) + c.count(NEURONDEVICE)
     types = _landing_types(ctx, t)
-    if types and any(it.neuron_core_version in LNC_CORE_VERSIONS for it in types):
+    lnc = container_lnc(c)
+    if types and any(it.default_lnc for it in types) and (lnc is False or cores):
         return None
     if devices:
-        per = cores_per_device(types)
+        per = cores_per_device(types, lnc or None)
         if per is None:
             return None
         return cores + devices * per
@@ -773,7 +782,7 @@ def neuron_cores_mismatch(ctx, t: PodTemplate) -> Iterator:
             yield ctx.report(
                 t.resource, path,
                 f"{name}={value} asks for {wanted} NeuronCores but container {c.name!r} is "
-                f"allocated {have} ({_neuron_summary(c)}); the Neuron runtime fails to start",
+                f"allocated {have} ({_neuron_summary(c)}{_lnc_note(ctx, t, c)}); the Neuron runtime fails to start",
                 fix=fix,
             )
 
@@ -781,6 +790,16 @@ def neuron_cores_mismatch(ctx, t: PodTemplate) -> Iterator:
 def _neuron_summary(c: Container) -> str:
     parts = [f"{c.count(r)} {r}" for r in (NEURON, NEURONDEVICE, NEURONCORE) if c.count(r)]
     return ", ".join(parts)
+
+
+def _lnc_note(ctx, t: PodTemplate, c: Container) -> str:
+    """", N logical cores per device with NEURON_LOGICAL_NC_CONFIG=..." on LNC types, else ""."""
+    lnc_types = [it for it in _landing_types(ctx, t) or () if it.default_lnc]
+    if not lnc_types:
+        return ""
+    lnc = container_lnc(c) or lnc_types[0].default_lnc
+    how = f"{LNC_ENV}={lnc}" if container_lnc(c) else f"{LNC_ENV} unset, default {lnc}"
+    return f", {lnc_types[0].logical_cores_per_device(lnc)} logical cores per device with {how}"
 
 
 # =============================================================================================
