@@ -103,7 +103,8 @@ def exposure(pool: Resource) -> Exposure:
     unless ``consolidationPolicy: WhenEmpty`` or ``consolidateAfter: Never``; the CRD default is
     ``WhenEmptyOrUnderutilized`` (v1beta1: ``WhenUnderutilized``). A budget blocks a reason only
     when it allows zero nodes, has no ``schedule`` (so it is always active) and names that reason
-    or none (a budget without reasons applies to all). Without budgets Karpenter uses 10%."""
+    or none (a budget without reasons applies to all); Drifted is also covered by a scheduled zero
+    budget naming it (a maintenance window). Without budgets Karpenter uses 10%."""
     disruption = pool.get(("spec", "disruption"))
     disruption = disruption if isinstance(disruption, dict) else {}
     policy = disruption.get("consolidationPolicy")
@@ -121,6 +122,11 @@ def exposure(pool: Resource) -> Exposure:
             continue
         if "schedule" in b:
             scheduled_zero = True
+            # a zero budget that names Drifted on a schedule is a deliberate drift window: drift
+            # (AMI and security rollouts) happens outside it, at a time the owner chose
+            reasons = b.get("reasons")
+            if isinstance(reasons, list) and "Drifted" in {str(x) for x in reasons}:
+                covered.add("Drifted")
             continue
         reasons = b.get("reasons")
         covered |= set(REASONS) if not isinstance(reasons, list) else {str(x) for x in reasons}
@@ -247,6 +253,11 @@ def training_use(run, view: NodePoolView, by_definition: bool = True) -> str | N
 #: a NodePool without ``spec.disruption`` (facts section 3).
 DEFAULT_BUDGET = "10%"
 DEFAULT_CONSOLIDATE_AFTER = "0s"
+#: The fix blocks drift except in a weekly window (Sunday 00:00-04:00 UTC): a zero budget active
+#: for 164 h from Sunday 04:00. A permanent zero budget for Drifted would hold back AMI and security
+#: rollouts forever; running jobs are protected by karpenter.sh/do-not-disrupt (EML502).
+DRIFT_BLOCK_SCHEDULE = "0 4 * * sun"
+DRIFT_BLOCK_DURATION = "164h"
 
 
 def _budget_fix(pool: Resource, exp: Exposure) -> Fix:
@@ -255,16 +266,24 @@ def _budget_fix(pool: Resource, exp: Exposure) -> Fix:
     pace. Without a disruption block its defaulted consolidateAfter is written too, because the
     CRD requires it once the block exists."""
     path = ("spec", "disruption", "budgets")
-    budget: dict = {"nodes": "0"}
-    if not pool.api_version.endswith("v1beta1"):  # budget reasons arrived with karpenter.sh/v1
-        budget["reasons"] = list(exp.uncovered)
+    budgets: list[dict] = []
+    if pool.api_version.endswith("v1beta1"):  # no budget reasons before karpenter.sh/v1
+        budgets.append({"nodes": "0"})
+    else:
+        held = [r for r in exp.uncovered if r != "Drifted"]
+        if held:
+            budgets.append({"nodes": "0", "reasons": held})
+        if "Drifted" in exp.uncovered:
+            budgets.append({"nodes": "0", "reasons": ["Drifted"],
+                            "schedule": DRIFT_BLOCK_SCHEDULE, "duration": DRIFT_BLOCK_DURATION})
     ops: list = []
     if not isinstance(pool.get(("spec", "disruption")), dict):
         ops.append(SetValue(("spec", "disruption", "consolidateAfter"), DEFAULT_CONSOLIDATE_AFTER))
     if not isinstance(pool.get(path), list) or not pool.get(path):
         ops.append(AppendItem(path, {"nodes": DEFAULT_BUDGET}))
-    ops.append(AppendItem(path, budget))
-    return Fix(f"Add a disruption budget nodes \"0\" for {', '.join(exp.uncovered)}", tuple(ops))
+    ops.extend(AppendItem(path, b) for b in budgets)
+    return Fix(f"Add disruption budgets nodes \"0\" for {', '.join(exp.uncovered)} "
+               "(drift outside a weekly window)", tuple(ops))
 
 
 def nodepool_disruption_budget(ctx, pool: Resource):
