@@ -333,9 +333,25 @@ def _protected(t: PodTemplate) -> bool:
     return v.lower() == "true" or parse_go_duration(v) is not None
 
 
+def _short_protection(t: PodTemplate) -> tuple[float, int] | None:
+    """(protected seconds, run bound) when do-not-disrupt is a Go duration shorter than the run's
+    known bound (activeDeadlineSeconds): Karpenter honours the duration only for that long after
+    the pod starts, so the rest of the run is disruptable. None otherwise (unknown run length:
+    the duration is taken as chosen on purpose)."""
+    value = t.annotations.get(DO_NOT_DISRUPT)
+    protected = parse_go_duration(value.strip()) if isinstance(value, str) else None
+    if protected is None:
+        return None
+    bounds = [seconds for seconds, _, templates in deadlines(t.workload) if any(x is t for x in templates)]
+    return (protected, max(bounds)) if bounds and max(bounds) > protected else None
+
+
 def training_pod_disruptable(ctx, t: PodTemplate):
     # A RayJob submitter only submits and tails the job; the run itself lives in the Ray cluster.
-    if not is_training_pod(t) or t.role == "submitter" or _protected(t):
+    if not is_training_pod(t) or t.role == "submitter":
+        return
+    short = _short_protection(t)
+    if _protected(t) and short is None:
         return
     memo = ctx.run.memo("exposed")
     key = _hosting_key(ctx.run, t)
@@ -351,6 +367,9 @@ def training_pod_disruptable(ctx, t: PodTemplate):
     verbs = "/".join({"Underutilized": "consolidation", "Drifted": "drift"}[r] for r in exp.uncovered)
     current = t.annotations.get(DO_NOT_DISRUPT)
     has = f" ({DO_NOT_DISRUPT} is {current!r})" if current is not None else ""
+    if short is not None:
+        has = (f" ({DO_NOT_DISRUPT} is {current!r}, which protects them only for their first "
+               f"{human_duration(short[0])} of a run allowed {human_duration(short[1])})")
     who = "its pods" if t.role in ("pod", "replica") else f"its {t.role} pods"
     yield ctx.report(
         t.resource, t.path + ("metadata", "annotations"),
