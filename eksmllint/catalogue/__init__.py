@@ -65,6 +65,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from datetime import date
+from decimal import Decimal
 from importlib import resources
 from typing import Any, Literal
 
@@ -90,6 +91,7 @@ __all__ = [
     "get_catalogue",
     "karpenter_allocatable_cpu_millis",
     "karpenter_allocatable_memory_mib",
+    "kubelet_allocatable",
     "parse_catalogue",
 ]
 
@@ -137,6 +139,71 @@ def karpenter_allocatable_memory_mib(
     capacity = size - overhead
     kube_reserved = KUBE_RESERVED_MEMORY_PER_POD_MIB * max_pods + KUBE_RESERVED_MEMORY_BASE_MIB
     return capacity - kube_reserved - EVICTION_HARD_MEMORY_MIB
+
+
+def _kube_reserved_cpu_millis(vcpu: int) -> int:
+    return vcpu * 1000 - karpenter_allocatable_cpu_millis(vcpu)
+
+
+def kubelet_allocatable(it: "InstanceType", kubelet: Mapping[str, Any] | None) -> tuple[int | None, int | None]:
+    """(cpu millicores, memory MiB) Karpenter computes for ``it`` under a ``kubelet`` block (EC2NodeClass
+    ``spec.kubelet``; source karpenter-allocatable-formula): ``maxPods`` / ``podsPerCore`` change the
+    pod count behind kube-reserved memory, ``kubeReserved`` replaces the default per resource,
+    ``systemReserved`` adds, ``evictionHard["memory.available"]`` (a quantity, or a percentage of the
+    memory left after the VM overhead, rounded up) replaces the 100Mi default. ``evictionSoft`` is
+    ignored (current Karpenter leaves it out of allocatable). A dimension whose setting is not a
+    literal quantity is None (unknown)."""
+    from eksmllint.quantity import parse_quantity  # local: the catalogue is otherwise self-contained
+
+    kubelet = kubelet if isinstance(kubelet, Mapping) else {}
+
+    def section(name: str) -> Mapping[str, Any]:
+        value = kubelet.get(name)
+        return value if isinstance(value, Mapping) else {}
+
+    def count(name: str) -> int | None | bool:
+        value = kubelet.get(name)
+        if value is None:
+            return None
+        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else False
+
+    max_pods, per_core = count("maxPods"), count("podsPerCore")
+    if max_pods is False or per_core is False:
+        return None, None
+    pods = max_pods or it.max_pods
+    if per_core:
+        pods = min(pods, per_core * it.vcpu)
+
+    def reserved(resource: str, default: Decimal) -> Decimal | None:
+        total = Decimal(0)
+        for name, fallback in (("kubeReserved", default), ("systemReserved", Decimal(0))):
+            raw = section(name).get(resource)
+            value = fallback if raw is None else parse_quantity(raw)
+            if value is None:
+                return None
+            total += value
+        return total
+
+    cpu_reserved = reserved("cpu", Decimal(_kube_reserved_cpu_millis(it.vcpu)) / 1000)
+    cpu = None if cpu_reserved is None else it.vcpu * 1000 - math.ceil(cpu_reserved * 1000)
+    mib = 2**20
+    size = it.memory_mib - (ARM64_CMA_RESERVED_MIB if it.arch == "arm64" else 0)
+    capacity = size - math.ceil(float(size * mib) * VM_MEMORY_OVERHEAD_PERCENT / mib)
+    kube_default = Decimal(KUBE_RESERVED_MEMORY_PER_POD_MIB * pods + KUBE_RESERVED_MEMORY_BASE_MIB) * mib
+    mem_reserved = reserved("memory", kube_default)
+    raw = section("evictionHard").get("memory.available")
+    if raw is None:
+        eviction: Decimal | None = Decimal(EVICTION_HARD_MEMORY_MIB) * mib
+    elif isinstance(raw, str) and raw.strip().endswith("%"):
+        try:
+            eviction = Decimal(math.ceil(capacity * mib / 100 * float(raw.strip()[:-1])))
+        except ValueError:
+            eviction = None
+    else:
+        eviction = parse_quantity(raw)
+    memory = None if mem_reserved is None or eviction is None else \
+        math.floor((capacity * mib - mem_reserved - eviction) / mib)
+    return cpu, memory
 
 
 # --------------------------------------------------------------------------------------------

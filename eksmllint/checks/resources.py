@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Iterable, Iterator
 
-from eksmllint.catalogue import InstanceType
+from eksmllint.catalogue import InstanceType, kubelet_allocatable
 from eksmllint.checks.helpers import container_invocations, fmt_list, index_ranges
 from eksmllint.core.finding import DocPath, Fix, SetValue
 from eksmllint.launch.model import (
@@ -365,14 +365,14 @@ def cpu_memory_exceeds_node(ctx, t: PodTemplate) -> Iterator:
     types = _landing_types(ctx, t)
     if types is None:
         return
+    kubelets = _landing_kubelets(ctx, t)
     for r in ("cpu", "memory"):
         req = pod_request(t, r)
         if req is None:
             continue
-        if r == "cpu":
-            alloc = {it.name: Decimal(it.allocatable_cpu_millis) / 1000 for it in types}
-        else:
-            alloc = {it.name: Decimal(it.allocatable_memory_mib) * 2**20 for it in types}
+        alloc = _allocatable(types, kubelets, r)
+        if alloc is None:
+            continue  # a kubelet setting that is not a literal: allocatable unknown
         best = max(alloc.values())
         if req.total <= best:
             continue
@@ -384,11 +384,40 @@ def cpu_memory_exceeds_node(ctx, t: PodTemplate) -> Iterator:
         alone = len(t.containers) + len(t.init_containers) == 1
         whose = f"container {req.container.name!r}" if alone else "the pod"
         share = "" if alone else f" (largest share: container {req.container.name!r})"
+        tuned = " (with the EC2NodeClass kubelet settings)" if any(kubelets) else ""
         yield ctx.report(
             t.resource, request_path(req.container, r),
             f"{whose} requests {asked} {r}{share} but at most {shown} is allocatable on {_names(biggest)} "
-            "after kubelet and system reserves; the pod never schedules",
+            f"after kubelet and system reserves{tuned}; the pod never schedules",
         )
+
+
+def _landing_kubelets(ctx, t: PodTemplate) -> list[dict | None]:
+    """The kubelet block of each NodePool ``t`` lands on (EC2NodeClass ``spec.kubelet``; the NodePool's
+    own ``template.spec.kubelet`` in v1beta1); [None] when no pool is known (Karpenter defaults)."""
+    found: list[dict | None] = []
+    for pool in ctx.run.landing(t).pools:
+        own = pool.template_spec.get("kubelet")
+        block = own if isinstance(own, dict) else None
+        if block is None and pool.node_class_name:
+            for nc in ctx.run.find("EC2NodeClass", pool.node_class_name)[:1]:
+                k = nc.get(("spec", "kubelet"))
+                block = k if isinstance(k, dict) else None
+        found.append(block)
+    return found or [None]
+
+
+def _allocatable(types: Iterable[InstanceType], kubelets: list[dict | None], r: str) -> dict[str, Decimal] | None:
+    """Largest allocatable ``r`` (cores or bytes) of each type over the pools' kubelet settings (an
+    upper bound, so a pool that allows more never yields a wrong finding); None when unknown."""
+    alloc: dict[str, Decimal] = {}
+    for it in types:
+        values = [kubelet_allocatable(it, k)[0 if r == "cpu" else 1] for k in kubelets]
+        if any(v is None for v in values):
+            return None
+        best = max(v for v in values if v is not None)
+        alloc[it.name] = Decimal(best) / 1000 if r == "cpu" else Decimal(best) * 2**20
+    return alloc
 
 
 # =============================================================================================
