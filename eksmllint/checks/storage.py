@@ -381,6 +381,9 @@ def _is_nodeclass(r: Resource) -> bool:
     return r.kind == "EC2NodeClass" and r.group == NODECLASS_GROUP
 
 
+AL2023_ALIAS = "al2023@latest"
+
+
 def ami_family_unsupported(ctx, r: Resource):
     """EML903: AL2 (amiFamily or ``al2@`` alias) with a target Kubernetes version of 1.33 or later."""
     version = _version(ctx.run.settings.kubernetes_version)
@@ -401,7 +404,9 @@ def ami_family_unsupported(ctx, r: Resource):
                 path = ("spec", "amiSelectorTerms", i, "alias")
                 aliases.append(alias.strip())
                 first = first or path
-                ops.append(SetValue(path, "al2023@" + alias.strip().split("@", 1)[1]))
+                # al2023@latest, not the AL2 pin: a release tag from before the target Kubernetes
+                # version reached EKS has no AL2023 AMI for it, and Karpenter would resolve nothing
+                ops.append(SetValue(path, AL2023_ALIAS))
     if first is None:
         return
     what = " and ".join(filter(None, ["amiFamily AL2" if first == ("spec", "amiFamily") else "",
@@ -411,7 +416,8 @@ def ami_family_unsupported(ctx, r: Resource):
         r, first,
         f"{what} selects Amazon Linux 2, but EKS publishes no AL2 AMIs for Kubernetes {target} "
         "(1.32 was the last; AL2 support ended 2025-11-26): nodes cannot be launched",
-        fix=Fix("Switch to AL2023 (review userData: AL2023 bootstraps with nodeadm, not bootstrap.sh)",
+        fix=Fix("Switch to AL2023 (alias al2023@latest: pin a release that exists for your Kubernetes "
+                "version afterwards; review userData: AL2023 bootstraps with nodeadm, not bootstrap.sh)",
                 tuple(ops), Applicability.UNSAFE),
     )
 
