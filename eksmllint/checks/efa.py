@@ -302,6 +302,7 @@ def efa_not_requested(ctx, t: PodTemplate):
         return  # EFA requested (even with a value we cannot read: EML002/EML601 speak for that)
     types = ctx.run.landing(t).instance_types
     if not types or not all(it.is_efa_capable for it in types):
+        yield from _efa_env_without_efa(ctx, t)
         return
     c = next((c for c in t.containers if any(c.count(r) for r in t.accelerators)), t.containers[0])
     value = efa_share(t, types)
@@ -318,6 +319,27 @@ def efa_not_requested(ctx, t: PodTemplate):
         "requests no vpc.amazonaws.com/efa, so its collectives between nodes fall back to TCP sockets",
         fix=fix,
     )
+
+
+def _efa_env_without_efa(ctx, t: PodTemplate) -> Iterator:
+    """A collective pod that selects libfabric's efa provider (``FI_PROVIDER=efa``) but requests no
+    EFA device, where the landing types do not settle it: the intent is EFA, the pod gets none."""
+    for c in t.containers:
+        for setting in list(env_settings(c)) + list(argv_settings(c)):
+            if setting.name != "FI_PROVIDER" or not _selects_efa(setting.value):
+                continue
+            yield ctx.report(
+                t.resource, setting.path,
+                f"container {c.name!r} selects the libfabric efa provider (FI_PROVIDER={setting.value.strip()} "
+                f"via {setting.how}) but the pod requests no vpc.amazonaws.com/efa, so it gets no EFA device: "
+                "aws-ofi-nccl cannot initialise and NCCL falls back to TCP sockets between nodes",
+            )
+            return
+
+
+def _selects_efa(value: str) -> bool:
+    low = value.strip().strip("'\"").strip().lower()
+    return not low.startswith("^") and "efa" in [p.strip() for p in low.split(",")]
 
 
 def efa_share(t: PodTemplate, types: tuple[InstanceType, ...]) -> int:
