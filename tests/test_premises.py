@@ -86,3 +86,52 @@ def test_kubelet_allocatable_overrides():
     # 5% of the 15155Mi left after the VM overhead, instead of 100Mi
     assert kubelet_allocatable(g5, {"evictionHard": {"memory.available": "5%"}})[1] == 15155 - 893 - 758
     assert kubelet_allocatable(g5, {"maxPods": "many"}) == (None, None)
+
+
+# --- EML106: capacity types ---------------------------------------------------------------------
+POOL_AND_JOB = """\
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: gpu}
+spec:
+  template:
+    spec:
+      requirements:
+        - {key: node.kubernetes.io/instance-type, operator: In, values: [p5.48xlarge]}
+        REQS
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: gpu}
+---
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: pt, namespace: t}
+spec:
+  pytorchReplicaSpecs:
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          nodeSelector: {node.kubernetes.io/instance-type: p5.48xlarge}
+          containers:
+            - name: pytorch
+              image: img:1
+              command: ["torchrun", "--nproc_per_node=8", "t.py"]
+              resources: {limits: {nvidia.com/gpu: 8, vpc.amazonaws.com/efa: 32}}
+"""
+CT = "karpenter.sh/capacity-type"
+IR = "karpenter.k8s.aws/capacity-reservation-interruptible"
+
+
+@pytest.mark.parametrize("reqs, expected", [
+    (f"- {{key: {CT}, operator: In, values: [on-demand]}}", None),
+    (f"- {{key: {CT}, operator: In, values: [reserved, on-demand]}}", None),  # ODCRs, Capacity Blocks
+    (f"- {{key: {CT}, operator: In, values: [reserved]}}\n        - {{key: {IR}, operator: In, values: ['true']}}",
+     "interruptible capacity reservations"),
+    (f"- {{key: {CT}, operator: In, values: [on-demand]}}\n        - {{key: {IR}, operator: In, values: ['true']}}",
+     None),  # interruptible label, but reserved capacity is not allowed
+    ("", "no karpenter.sh/capacity-type requirement"),
+])
+def test_eml106_reserved_and_interruptible_reservations(reqs, expected):
+    found = lint(POOL_AND_JOB.replace("REQS", reqs), "EML106")
+    assert [expected in f.message for f in found] == ([True] if expected else [])
+    if expected == "interruptible capacity reservations":
+        assert found[0].fix is None  # dropping spot would not help

@@ -19,7 +19,13 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
-from eksmllint.catalogue import CAPACITY_TYPES, InstanceType, get_catalogue
+from eksmllint.catalogue import (
+    CAPACITY_TYPES,
+    L_RESERVATION_INTERRUPTIBLE,
+    RECLAIMABLE_CAPACITY_TYPES,
+    InstanceType,
+    get_catalogue,
+)
 from eksmllint.checks.helpers import fmt_list
 from eksmllint.core.finding import AppendItem, Applicability, DocPath, Fix, Location, SetValue
 from eksmllint.resource import Resource
@@ -625,12 +631,19 @@ def pool_capacity(pool: NodePoolView) -> set[str]:
     return set(CAPACITY_TYPES) if allowed is None else allowed
 
 
-def template_may_use_spot(t: PodTemplate, pool_allowed: set[str]) -> bool:
+def template_may_use(t: PodTemplate, pool_allowed: set[str], reclaimable: set[str]) -> bool:
+    """Some requirement term of ``t`` lets it get one of the ``reclaimable`` capacity types."""
     for term in pod_requirement_terms(t):
         allowed = allowed_capacity(term, set(pool_allowed))
-        if "spot" in (pool_allowed if allowed is None else allowed):
+        if (pool_allowed if allowed is None else allowed) & reclaimable:
             return True
     return False
+
+
+def interruptible_reservations(pool: NodePoolView) -> bool:
+    """The pool asks for interruptible capacity reservations (reclaimed with a notice, like spot)."""
+    return any(key == L_RESERVATION_INTERRUPTIBLE and op == "In" and "true" in values
+               for key, op, values in pool.offered)
 
 
 def spot_for_collective(ctx, resource: Resource):
@@ -638,14 +651,16 @@ def spot_for_collective(ctx, resource: Resource):
     if pool is None:
         return
     allowed = pool_capacity(pool)
-    if "spot" not in allowed:
+    interruptible = "reserved" in allowed and interruptible_reservations(pool)
+    reclaimable = (allowed & RECLAIMABLE_CAPACITY_TYPES) | ({"reserved"} if interruptible else set())
+    if not reclaimable:
         return
     served = []
     for t in ctx.run.templates:
         w = t.workload
         if not (t.is_training and w.is_multi_pod and t in w.collective_templates):
             continue
-        if pool not in ctx.run.landing(t).pools or not template_may_use_spot(t, allowed):
+        if pool not in ctx.run.landing(t).pools or not template_may_use(t, allowed, reclaimable):
             continue
         if t.accelerators and types_on(t, pool) == ():
             continue  # no instance type of this pool has the pod's accelerators
@@ -657,14 +672,18 @@ def spot_for_collective(ctx, resource: Resource):
     if idx is not None and isinstance(pool.template_spec["requirements"][idx].get("values"), list):
         path = path + ("values",)
     pods = sum(t.workload.collective_size for t in {id(t.workload): t for t in served}.values())
-    how = "allows spot capacity" if idx is not None else \
-        "has no karpenter.sh/capacity-type requirement, so it allows spot capacity,"
+    if "spot" not in reclaimable:
+        how, why = "allows interruptible capacity reservations", "EC2 reclaims them with a notice, like spot"
+    else:
+        how = "allows spot capacity" if idx is not None else \
+            "has no karpenter.sh/capacity-type requirement, so it allows spot capacity,"
+        why = "Karpenter prefers spot"
     yield ctx.report(
         resource, path,
         f"NodePool {pool.name!r} {how} and serves multi-node training {who(served)} "
-        f"({pods} pods in total); Karpenter prefers spot, and one reclaim (2-minute notice, not stopped by "
+        f"({pods} pods in total); {why}, and one reclaim (a short notice, not stopped by "
         "do-not-disrupt) kills the whole collective",
-        fix=_no_spot_fix(pool, allowed),
+        fix=None if interruptible else _no_spot_fix(pool, allowed),
         related=[template_location(t) for t in served],
     )
 
