@@ -110,10 +110,34 @@ KARPENTER_REPORTED = {
     "g4dn.12xlarge": (47810, 178933, 234, 1, 900),
     "g4dn.16xlarge": (63770, 241490, 58, 1, 900),
     "g4dn.metal": (95690, 355262, 737, 1, 1800),
+    # issue 14 additions, same file and commit: g5g (arm64, T4G) and the fractional-L4 g6f/gr6f
+    "g5g.xlarge": (3920, 6525, 58, 0, 0),
+    "g5g.2xlarge": (7910, 14103, 58, 0, 0),
+    "g5g.4xlarge": (15890, 27322, 234, 0, 0),
+    "g5g.8xlarge": (31850, 57632, 234, 0, 0),
+    "g5g.16xlarge": (63770, 112720, 737, 0, 0),
+    "g5g.metal": (63770, 112720, 737, 0, 0),
+    "g6f.large": (1930, 7002, 20, 0, 100),
+    "g6f.xlarge": (3920, 14162, 58, 0, 100),
+    "g6f.2xlarge": (7910, 29317, 58, 0, 200),
+    "g6f.4xlarge": (15890, 57691, 234, 0, 450),
+    "gr6f.4xlarge": (15890, 118312, 234, 0, 450),
+    # read at the later commit fbab471048e8d3dc4854c2e9f464dfbb126006b6 of the same file
+    "p5.4xlarge": (15890, 240830, 118, 1, 3800),
 }
 
-#: Catalogue entries beyond the facts table: g4dn (T4), which the rule catalogue names for EML402.
-BEYOND_FACTS_TABLE = frozenset(name for name in KARPENTER_REPORTED if name.startswith("g4dn."))
+# nvidia.com/gpu Karpenter reports for the issue-14 rows (a missing resource is 0): fractional L4s have none.
+KARPENTER_REPORTED_GPUS = {
+    **{f"g5g.{s}": 1 for s in ("xlarge", "2xlarge", "4xlarge", "8xlarge")},
+    "g5g.16xlarge": 2, "g5g.metal": 2,
+    **{n: 0 for n in ("g6f.large", "g6f.xlarge", "g6f.2xlarge", "g6f.4xlarge", "gr6f.4xlarge")},
+    "p5.4xlarge": 1,
+}
+
+#: Catalogue entries beyond the facts table: g4dn (T4), which the rule catalogue names for EML402,
+#: and the issue-14 additions.
+BEYOND_FACTS_TABLE = frozenset(name for name in KARPENTER_REPORTED
+                               if name.startswith("g4dn.") or name in KARPENTER_REPORTED_GPUS)
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +164,7 @@ def test_every_instance_cites_known_sources(cat: Catalogue) -> None:
     for it in cat.all():
         assert it.source_keys, it.name
         assert set(it.source_keys) <= set(cat.sources), it.name
-        assert "karpenter-instance-types" in it.source_keys, it.name
+        assert any(k.startswith("karpenter-instance-types") for k in it.source_keys), it.name
     for key, source in cat.sources.items():
         assert source.url or source.note, key
 
@@ -159,14 +183,15 @@ def test_unverified_facts_are_tagged(cat: Catalogue) -> None:
                  "g6e.12xlarge", "g6e.24xlarge", "g6e.48xlarge"):
         assert cat.get(name).confidence_of("nvlink") == "unverified", name
     for it in cat.all():
-        if it.accelerator in ("V100", "T4"):
+        if it.accelerator in ("V100", "T4", "T4G"):
             assert it.confidence_of("bf16") == "unverified"
     assert cat.get("p4d.24xlarge").confidence_of("nvlink") == "verified"
 
 
 def test_bf16_only_missing_on_v100_and_t4(cat: Catalogue) -> None:
     assert {it.name for it in cat.all() if not it.bf16} == {
-        "p3.2xlarge", "p3.8xlarge", "p3.16xlarge", "p3dn.24xlarge"} | BEYOND_FACTS_TABLE
+        "p3.2xlarge", "p3.8xlarge", "p3.16xlarge", "p3dn.24xlarge"} | {
+        n for n in BEYOND_FACTS_TABLE if n.startswith(("g4dn.", "g5g."))}
 
 
 def test_models_are_frozen(cat: Catalogue) -> None:
@@ -210,6 +235,12 @@ def _mutated(mutate) -> str:
         (lambda d: _first(d, "p4d.24xlarge").update(gpus=8), "gpus"),
         (lambda d: d["instances"].append(copy.deepcopy(d["instances"][0])), "duplicate"),
         (lambda d: d.pop("sources"), "sources"),
+        (lambda d: _first(d, "g6f.large").pop("gpu_fraction"), "accelerator_count 0"),
+        (lambda d: _first(d, "trn1.2xlarge").update(accelerator_count=0), "accelerator_count 0"),
+        (lambda d: _first(d, "g5.xlarge").update(gpu_fraction=0.5), "gpu_fraction only applies"),
+        (lambda d: _first(d, "g6f.large").update(gpu_fraction=1.5), "gpu_fraction"),
+        (lambda d: _first(d, "trn2.48xlarge").update(default_lnc=3), "default_lnc must divide"),
+        (lambda d: _first(d, "p5.48xlarge").update(default_lnc=2), "default_lnc"),
     ],
 )
 def test_invalid_data_is_rejected(mutate, fragment: str) -> None:
@@ -353,7 +384,7 @@ def test_instance_type_in(cat: Catalogue) -> None:
 
 
 def test_family_in_p5(cat: Catalogue) -> None:
-    assert names(cat.matching([(K + "instance-family", "In", ["p5"])])) == ["p5.48xlarge"]
+    assert names(cat.matching([(K + "instance-family", "In", ["p5"])])) == ["p5.48xlarge", "p5.4xlarge"]
 
 
 def test_gpu_count_gt_4(cat: Catalogue) -> None:
@@ -395,7 +426,7 @@ def test_requirements_combine_with_and(cat: Catalogue) -> None:
         ("kubernetes.io/arch", "In", ["amd64"]),
     ])
     assert names(result) == ["g5.48xlarge", "g6.48xlarge", "g6e.24xlarge", "g6e.48xlarge"]
-    assert cat.matching([("kubernetes.io/arch", "In", ["arm64"])]) == ()
+    assert {it.family for it in cat.matching([("kubernetes.io/arch", "In", ["arm64"])])} == {"g5g"}
 
 
 def test_non_instance_and_malformed_requirements_are_ignored(cat: Catalogue) -> None:
@@ -423,7 +454,7 @@ def test_beta_label_alias(cat: Catalogue) -> None:
 def test_matching_is_cached(cat: Catalogue) -> None:
     reqs = [(K + "instance-gpu-name", "In", ["h100", "h200"])]
     first = cat.matching(reqs)
-    assert names(first) == ["p5.48xlarge", "p5e.48xlarge", "p5en.48xlarge"]
+    assert names(first) == ["p5.48xlarge", "p5.4xlarge", "p5e.48xlarge", "p5en.48xlarge"]
     assert cat.matching(list(reversed(reqs))) is first
     assert cat.matching([(K + "instance-gpu-name", "In", ["h200", "h100", "h100"])]) is first
 
@@ -452,3 +483,60 @@ def test_numeric_requirements_agree_with_attributes(threshold: int, vcpu_floor: 
     expected = [it for it in cat.all()
                 if it.is_nvidia and it.accelerator_count > threshold and it.vcpu >= vcpu_floor]
     assert result == tuple(expected)
+
+
+# ------------------------------------------------------------------------------------------------
+# Issue 14 additions: uncounted GPUs, logical NeuronCores, HyperPod names, capacity types
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(KARPENTER_REPORTED_GPUS))
+def test_gpu_resource_and_count_label_match_karpenter(cat: Catalogue, name: str) -> None:
+    it = cat.get(name)
+    assert it.resource_capacity()["nvidia.com/gpu"] == KARPENTER_REPORTED_GPUS[name]
+    assert it.labels()[K + "instance-gpu-count"] == str(KARPENTER_REPORTED_GPUS[name])
+    assert it.has_uncounted_gpu == (KARPENTER_REPORTED_GPUS[name] == 0)
+
+
+def test_fractional_l4_types(cat: Catalogue) -> None:
+    g6f = cat.get("g6f.large")
+    assert g6f.gpu_fraction == 0.125 and g6f.confidence_of("gpu_fraction") == "derived"
+    assert not g6f.offers({"nvidia.com/gpu": 1})
+    labels = g6f.labels()
+    assert labels[K + "instance-gpu-name"] == "l4" and labels[K + "instance-gpu-memory"] == "2861"
+    assert K + "instance-network-bandwidth" not in labels  # Karpenter publishes none for g6f
+    assert cat.get("gr6f.4xlarge").category == "gr"
+    uncounted = {it.name for it in cat.all() if it.has_uncounted_gpu}
+    assert uncounted == {"g6f.large", "g6f.xlarge", "g6f.2xlarge", "g6f.4xlarge", "gr6f.4xlarge"}
+
+
+def test_g5g_is_arm64_t4g_without_bf16(cat: Catalogue) -> None:
+    for it in cat.matching([(K + "instance-family", "In", ["g5g"])]):
+        assert (it.arch, it.karpenter_name, it.bf16, it.cpu_manufacturer) == ("arm64", "t4g", False, "aws")
+        assert it.labels()["kubernetes.io/arch"] == "arm64"
+
+
+def test_trn2_logical_neuron_cores(cat: Catalogue) -> None:
+    trn2 = cat.get("trn2.48xlarge")
+    assert trn2.default_lnc == 2
+    assert trn2.logical_cores_per_device() == 4 and trn2.accelerator_count * 4 == 64
+    assert trn2.logical_cores_per_device(1) == 8
+    assert trn2.logical_cores_per_device(3) is None
+    assert trn2.resource_capacity()["aws.amazon.com/neuroncore"] == 128  # Karpenter counts physical cores
+    assert cat.get("trn1.32xlarge").logical_cores_per_device() == 2
+    assert cat.get("p5.48xlarge").logical_cores_per_device() is None
+
+
+def test_hyperpod_ml_names_map_to_ec2_twins(cat: Catalogue) -> None:
+    from eksmllint.catalogue import ec2_instance_name
+
+    assert cat.get("ml.p5.48xlarge") is cat.get("p5.48xlarge")
+    assert cat.get("ml.trn2u.48xlarge") is None  # HyperPod-only type: no EC2 twin in the catalogue
+    assert ec2_instance_name("ml.g5.xlarge") == "g5.xlarge" and ec2_instance_name("g5.xlarge") == "g5.xlarge"
+    assert names(cat.matching([(TYPE, "In", ["ml.trn2.48xlarge", "ml.p5.48xlarge"])])) == [
+        "p5.48xlarge", "trn2.48xlarge"]
+
+
+def test_capacity_types_in_karpenter_preference_order() -> None:
+    from eksmllint.catalogue import CAPACITY_TYPES, RECLAIMABLE_CAPACITY_TYPES
+
+    assert CAPACITY_TYPES == ("reserved", "spot", "on-demand")
+    assert RECLAIMABLE_CAPACITY_TYPES == {"spot"}

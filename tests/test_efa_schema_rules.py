@@ -303,7 +303,11 @@ def test_spot_for_collective_cases():
     assert _ops(found[0]) == (SetValue(("spec", "template", "spec", "requirements", 1, "values"), ["on-demand"]),)
     exists = lint(pool(capacity="operator: Exists") + pytorchjob(efa=4), "EML106")
     assert [op.value for op in _ops(exists[0])] == ["In", ["reserved", "on-demand"]]
-    assert not lint(pool(capacity=None) + pytorchjob(efa=4), "EML106")  # Karpenter default: on-demand
+    # no capacity-type requirement: Karpenter v1 has no on-demand default, spot is allowed and preferred
+    (bare,) = lint(pool(capacity=None) + pytorchjob(efa=4), "EML106")
+    assert "no karpenter.sh/capacity-type requirement" in bare.message
+    assert [(type(op).__name__, op.value) for op in _ops(bare)] == [
+        ("AppendItem", {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]})]
     assert not lint(pool(capacity=spot) + pytorchjob(replicas=1, efa=4), "EML106")  # not multi-node
     on_demand = """
           nodeSelector:

@@ -94,6 +94,11 @@ spec:
      "budgets: [{nodes: '0', schedule: '@daily', duration: 10m}]}", ("Drifted",)),
     ("{consolidationPolicy: WhenEmpty, consolidateAfter: 1m, budgets: [{nodes: '0', reasons: [Empty]}]}",
      ("Drifted",)),
+    # a scheduled zero budget naming Drifted is a drift maintenance window (the EML501 fix writes one)
+    ("{consolidationPolicy: WhenEmpty, consolidateAfter: 1m, budgets: [{nodes: '0', reasons: [Drifted], "
+     "schedule: '0 4 * * sun', duration: 164h}]}", ()),
+    ("{consolidateAfter: 1m, budgets: [{nodes: '0', reasons: [Underutilized, Drifted], "
+     "schedule: '0 4 * * sun', duration: 164h}]}", ("Underutilized",)),
 ])
 def test_exposure(disruption, uncovered):
     assert exposure(resource(POOL.format(version="v1", disruption=disruption))).uncovered == uncovered

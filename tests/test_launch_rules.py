@@ -393,7 +393,12 @@ def test_eml804_operator_and_env_silence() -> None:
         return base.replace("PLUGINS", plugins).replace("ENV", env)
 
     assert len(_codes(make(), "EML804")) == 1
-    assert _codes(make(plugins='plugins: {pytorch: ["--port=23456"]}'), "EML804") == []
+    # Volcano's pytorch plugin and a plain MASTER_ADDR set variables torchrun does not read
+    plugin = make(plugins='plugins: {pytorch: ["--port=23456"]}')
+    assert len(_codes(plugin, "EML804")) == 1
+    assert len(_codes(make(env='env: [{name: MASTER_ADDR, value: "v-worker-0.v"}]'), "EML804")) == 1
+    wired = plugin.replace('"--nnodes=2",', '"--nnodes=2", "--master_addr=$(MASTER_ADDR)", "--node_rank=$(RANK)",')
+    assert _codes(wired, "EML804") == []
     assert _codes(make(env='env: [{name: PET_MASTER_ADDR, value: "v-worker-0.v"}]'), "EML804") == []
     elastic = make().replace("--nnodes=2", "--nnodes=1:2")
     assert len(_codes(elastic, "EML804")) == 1

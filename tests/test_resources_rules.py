@@ -186,12 +186,20 @@ def test_eml604_resolves_kubelet_variables_but_offers_no_blind_fix():
     assert f.fix is None  # the value lives in env, not in the argument
 
 
-def test_eml604_trainium2_depends_on_lnc_and_stays_silent():
-    text = pytorchjob("""
-        command: ["torchrun", "--nproc_per_node=7", "t.py"]
-        resources: {limits: {aws.amazon.com/neuron: 16}}
+@pytest.mark.parametrize("nproc, env, reported", [
+    (64, "", False),  # default LNC=2: 16 devices x 4 logical cores
+    (7, "", True),
+    (128, "", True),
+    (128, 'env: [{name: NEURON_LOGICAL_NC_CONFIG, value: "1"}]', False),  # 8 physical cores per device
+    (7, "env: [{name: NEURON_LOGICAL_NC_CONFIG, value: $(LNC)}]", False),  # not literal: unknown
+])
+def test_eml604_trainium2_counts_logical_cores(nproc, env, reported):
+    text = pytorchjob(f"""
+        command: ["torchrun", "--nproc_per_node={nproc}", "t.py"]
+        {env}
+        resources: {{limits: {{aws.amazon.com/neuron: 16}}}}
     """, pod_extra="nodeSelector: {node.kubernetes.io/instance-type: trn2.48xlarge}")
-    assert lint(text, "EML604") == []
+    assert bool(lint(text, "EML604")) == reported
 
 
 def test_eml604_cpu_only_torchrun_is_not_checked():

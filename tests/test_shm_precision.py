@@ -3,6 +3,8 @@ the command-line scanner, and robustness on malformed input."""
 
 from __future__ import annotations
 
+import pytest
+
 import textwrap
 
 from hypothesis import given, settings
@@ -259,10 +261,29 @@ def test_eml403_and_eml404_cross_sources():
     assert codes == ["EML403"]
 
 
+SDK_218 = "763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training-neuronx:2.1.0-neuronx-py310-sdk2.18.0-ubuntu20.04"
+
+
 def test_seed_style_bf16_with_xla_use_bf16_is_consistent():
+    # the seed's image names Neuron SDK 2.18, where XLA_USE_BF16 still casts to bf16
     neuron = NEURON.replace("CMD", '["torchrun", "--nproc_per_node=2", "t.py", "--bf16"]').replace(
-        "ENV", '[{name: XLA_USE_BF16, value: "1"}]')
+        "ENV", '[{name: XLA_USE_BF16, value: "1"}]').replace("repo/neuron:1.0", SDK_218)
     assert not lint(job(neuron))
+
+
+@pytest.mark.parametrize("image, dead", [
+    (SDK_218, False),
+    (SDK_218.replace("sdk2.18.0", "sdk2.24.1"), False),
+    (SDK_218.replace("sdk2.18.0", "sdk2.25.0"), True),
+    ("repo/neuron:1.0", True),  # no SDK in the tag: the current SDK is assumed
+])
+def test_eml404_xla_bf16_env_is_dead_from_neuron_sdk_2_25(image, dead):
+    neuron = NEURON.replace("CMD", '["torchrun", "--nproc_per_node=2", "t.py", "--bf16"]').replace(
+        "ENV", '[{name: XLA_USE_BF16, value: "1"}]').replace("repo/neuron:1.0", image)
+    found = lint(job(neuron), "EML404")
+    assert bool(found) == dead
+    if dead:
+        assert "2.25" in found[0].message and ("assumed" in found[0].message) == (image == "repo/neuron:1.0")
 
 
 def test_deepspeed_config_found_without_reference_when_unique():

@@ -31,8 +31,21 @@ Rounding: Karpenter takes ``math.Ceil`` of the VM overhead in MiB (so allocatabl
 Both are reproduced with the same IEEE-754 float operations Go uses. The result matches every
 row of the facts-reference allocatable table (e.g. p4d.24xlarge 95690m / 1082712Mi,
 trn1.32xlarge 127610m / 481894Mi) and the cpu/memory Karpenter reports for every instance in
-the catalogue. Graviton (arm64) instances lose a further 64 MiB of CMA memory in Karpenter; all
-catalogue entries are amd64, but the rule is implemented for completeness.
+the catalogue. Graviton (arm64) instances lose a further 64 MiB of CMA memory in Karpenter (the
+g5g rows reproduce it, e.g. g5g.8xlarge 57632Mi).
+
+GPUs EC2 does not count
+-----------------------
+g6f/gr6f carry a fraction of one L4 (``gpu_fraction``) and EC2 reports ``instance-gpu-count: 0``,
+so Karpenter offers no ``nvidia.com/gpu`` on them (source ``karpenter-issue-8368``):
+:attr:`InstanceType.has_uncounted_gpu` lets rules say why a GPU pod pinned there never schedules.
+
+Capacity types
+--------------
+:data:`CAPACITY_TYPES` lists ``karpenter.sh/capacity-type`` values in Karpenter's launch preference.
+``reserved`` covers on-demand capacity reservations and Capacity Blocks; a reservation labelled
+``capacity-reservation-interruptible: "true"`` can be reclaimed like spot (source
+``karpenter-capacity-types``).
 
 Label matching
 --------------
@@ -52,6 +65,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from datetime import date
+from decimal import Decimal
 from importlib import resources
 from typing import Any, Literal
 
@@ -61,16 +75,23 @@ from eksmllint.yamlpos import YAMLLoadError, load_data
 
 __all__ = [
     "ACCELERATOR_RESOURCES",
+    "CAPACITY_TYPES",
     "CatalogueError",
     "Catalogue",
     "INSTANCE_LABEL_KEYS",
     "InstanceType",
     "LABEL_ALIASES",
+    "L_CAPACITY_TYPE",
+    "L_RESERVATION_INTERRUPTIBLE",
+    "RECLAIMABLE_CAPACITY_TYPES",
     "Requirement",
+    "SAGEMAKER_PREFIX",
     "Source",
+    "ec2_instance_name",
     "get_catalogue",
     "karpenter_allocatable_cpu_millis",
     "karpenter_allocatable_memory_mib",
+    "kubelet_allocatable",
     "parse_catalogue",
 ]
 
@@ -120,6 +141,71 @@ def karpenter_allocatable_memory_mib(
     return capacity - kube_reserved - EVICTION_HARD_MEMORY_MIB
 
 
+def _kube_reserved_cpu_millis(vcpu: int) -> int:
+    return vcpu * 1000 - karpenter_allocatable_cpu_millis(vcpu)
+
+
+def kubelet_allocatable(it: "InstanceType", kubelet: Mapping[str, Any] | None) -> tuple[int | None, int | None]:
+    """(cpu millicores, memory MiB) Karpenter computes for ``it`` under a ``kubelet`` block (EC2NodeClass
+    ``spec.kubelet``; source karpenter-allocatable-formula): ``maxPods`` / ``podsPerCore`` change the
+    pod count behind kube-reserved memory, ``kubeReserved`` replaces the default per resource,
+    ``systemReserved`` adds, ``evictionHard["memory.available"]`` (a quantity, or a percentage of the
+    memory left after the VM overhead, rounded up) replaces the 100Mi default. ``evictionSoft`` is
+    ignored (current Karpenter leaves it out of allocatable). A dimension whose setting is not a
+    literal quantity is None (unknown)."""
+    from eksmllint.quantity import parse_quantity  # local: the catalogue is otherwise self-contained
+
+    kubelet = kubelet if isinstance(kubelet, Mapping) else {}
+
+    def section(name: str) -> Mapping[str, Any]:
+        value = kubelet.get(name)
+        return value if isinstance(value, Mapping) else {}
+
+    def count(name: str) -> int | None | bool:
+        value = kubelet.get(name)
+        if value is None:
+            return None
+        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else False
+
+    max_pods, per_core = count("maxPods"), count("podsPerCore")
+    if max_pods is False or per_core is False:
+        return None, None
+    pods = max_pods or it.max_pods
+    if per_core:
+        pods = min(pods, per_core * it.vcpu)
+
+    def reserved(resource: str, default: Decimal) -> Decimal | None:
+        total = Decimal(0)
+        for name, fallback in (("kubeReserved", default), ("systemReserved", Decimal(0))):
+            raw = section(name).get(resource)
+            value = fallback if raw is None else parse_quantity(raw)
+            if value is None:
+                return None
+            total += value
+        return total
+
+    cpu_reserved = reserved("cpu", Decimal(_kube_reserved_cpu_millis(it.vcpu)) / 1000)
+    cpu = None if cpu_reserved is None else it.vcpu * 1000 - math.ceil(cpu_reserved * 1000)
+    mib = 2**20
+    size = it.memory_mib - (ARM64_CMA_RESERVED_MIB if it.arch == "arm64" else 0)
+    capacity = size - math.ceil(float(size * mib) * VM_MEMORY_OVERHEAD_PERCENT / mib)
+    kube_default = Decimal(KUBE_RESERVED_MEMORY_PER_POD_MIB * pods + KUBE_RESERVED_MEMORY_BASE_MIB) * mib
+    mem_reserved = reserved("memory", kube_default)
+    raw = section("evictionHard").get("memory.available")
+    if raw is None:
+        eviction: Decimal | None = Decimal(EVICTION_HARD_MEMORY_MIB) * mib
+    elif isinstance(raw, str) and raw.strip().endswith("%"):
+        try:
+            eviction = Decimal(math.ceil(capacity * mib / 100 * float(raw.strip()[:-1])))
+        except ValueError:
+            eviction = None
+    else:
+        eviction = parse_quantity(raw)
+    memory = None if mem_reserved is None or eviction is None else \
+        math.floor((capacity * mib - mem_reserved - eviction) / mib)
+    return cpu, memory
+
+
 # --------------------------------------------------------------------------------------------
 # Label keys and resource names
 # --------------------------------------------------------------------------------------------
@@ -160,6 +246,23 @@ LABEL_ALIASES: Mapping[str, str] = {
     "beta.kubernetes.io/arch": L_ARCH,
     "beta.kubernetes.io/os": L_OS,
 }
+
+SAGEMAKER_PREFIX = "ml."
+"""SageMaker HyperPod names its nodes' instance types ``ml.<EC2 type>`` (source: sagemaker-hyperpod-names)."""
+
+
+def ec2_instance_name(name: str) -> str:
+    """The EC2 twin of a SageMaker HyperPod instance name (``ml.p5.48xlarge`` -> ``p5.48xlarge``);
+    other names unchanged."""
+    return name[len(SAGEMAKER_PREFIX):] if name.startswith(SAGEMAKER_PREFIX) else name
+
+
+L_CAPACITY_TYPE = "karpenter.sh/capacity-type"
+L_RESERVATION_INTERRUPTIBLE = _K + "capacity-reservation-interruptible"
+CAPACITY_TYPES: tuple[str, ...] = ("reserved", "spot", "on-demand")
+"""``karpenter.sh/capacity-type`` values, in the order Karpenter prefers them when several are allowed."""
+RECLAIMABLE_CAPACITY_TYPES: frozenset[str] = frozenset({"spot"})
+"""Capacity EC2 can take back with a short notice (plus reservations marked interruptible)."""
 
 R_NVIDIA_GPU = "nvidia.com/gpu"
 R_NEURON = "aws.amazon.com/neuron"
@@ -204,15 +307,17 @@ class InstanceType(BaseModel):
     accelerator: str = Field(min_length=1)
     accelerator_kind: Literal["nvidia", "neuron"]
     karpenter_name: str = Field(pattern=r"^[a-z0-9]+$")
-    accelerator_count: int = Field(ge=1)
+    accelerator_count: int = Field(ge=0)
+    gpu_fraction: float | None = Field(default=None, gt=0, le=1)
     accelerator_memory_gib: float = Field(gt=0)
     gpu_memory_mib: int | None = Field(default=None, ge=1)
     neuron_cores_per_device: int | None = Field(default=None, ge=1)
     neuron_core_version: str | None = None
+    default_lnc: int | None = Field(default=None, ge=1)
     vcpu: int = Field(ge=1)
     memory_gib: int = Field(ge=1)
     max_efa: int = Field(ge=0)
-    network_gbps: float = Field(gt=0)
+    network_gbps: float | None = Field(default=None, gt=0)
     local_nvme_gib: int = Field(ge=0)
     nvlink: bool
     bf16: bool
@@ -235,9 +340,11 @@ class InstanceType(BaseModel):
                 problems.append("gpu_memory_mib is an NVIDIA label; not allowed on a neuron instance")
             if self.nvlink:
                 problems.append("nvlink must be false on a neuron instance (they use NeuronLink)")
+            if self.default_lnc and self.neuron_cores_per_device and self.neuron_cores_per_device % self.default_lnc:
+                problems.append("default_lnc must divide neuron_cores_per_device")
         else:
-            if self.neuron_cores_per_device is not None or self.neuron_core_version is not None:
-                problems.append("neuron_cores_per_device/neuron_core_version only apply to neuron instances")
+            if any(v is not None for v in (self.neuron_cores_per_device, self.neuron_core_version, self.default_lnc)):
+                problems.append("neuron_cores_per_device/neuron_core_version/default_lnc only apply to neuron instances")
             if self.gpu_memory_mib is None:
                 problems.append("nvidia instance needs gpu_memory_mib (the instance-gpu-memory label)")
             elif abs(self.gpu_memory_mib / 1024 - self.accelerator_memory_gib) > 1.0:
@@ -245,6 +352,11 @@ class InstanceType(BaseModel):
                     f"gpu_memory_mib {self.gpu_memory_mib} disagrees with accelerator_memory_gib "
                     f"{self.accelerator_memory_gib}"
                 )
+        if self.accelerator_count == 0:
+            if not self.is_nvidia or self.gpu_fraction is None:
+                problems.append("accelerator_count 0 is only for NVIDIA GPUs EC2 does not count (needs gpu_fraction)")
+        elif self.gpu_fraction is not None:
+            problems.append("gpu_fraction only applies when accelerator_count is 0 (an uncounted GPU)")
         if self.nvlink and self.accelerator_count < 2:
             problems.append("nvlink needs at least two accelerators")
         unknown = sorted(set(self.confidence) - set(type(self).model_fields))
@@ -280,13 +392,32 @@ class InstanceType(BaseModel):
         return self.memory_gib * 1024
 
     @property
-    def network_mbps(self) -> int:
-        return round(self.network_gbps * 1000)
+    def network_mbps(self) -> int | None:
+        return None if self.network_gbps is None else round(self.network_gbps * 1000)
+
+    @property
+    def has_uncounted_gpu(self) -> bool:
+        """An NVIDIA GPU (or a fraction of one) that EC2 reports as count 0, so Karpenter offers
+        no ``nvidia.com/gpu`` on the type and never launches it for a GPU pod (g6f, gr6f)."""
+        return self.is_nvidia and self.accelerator_count == 0
 
     @property
     def neuron_cores(self) -> int:
         """NeuronCores on the node (devices x physical cores per device); 0 for GPU instances."""
         return self.accelerator_count * (self.neuron_cores_per_device or 0)
+
+    def logical_cores_per_device(self, lnc: int | None = None) -> int | None:
+        """NeuronCores per device the Neuron runtime exposes: physical cores grouped by the Logical
+        NeuronCore Configuration (``NEURON_LOGICAL_NC_CONFIG``, default ``default_lnc``; types without
+        LNC expose their physical cores). None for GPU types or an LNC that does not divide them."""
+        if not self.is_neuron or not self.neuron_cores_per_device:
+            return None
+        if not self.default_lnc:  # generation without LNC (trn1, inf2: LNC=1 only)
+            return self.neuron_cores_per_device
+        degree = lnc if lnc is not None else self.default_lnc
+        if degree < 1 or self.neuron_cores_per_device % degree:
+            return None
+        return self.neuron_cores_per_device // degree
 
     @property
     def is_efa_capable(self) -> bool:
@@ -349,8 +480,9 @@ class InstanceType(BaseModel):
             L_CPU: str(self.vcpu),
             L_CPU_MANUFACTURER: self.cpu_manufacturer,
             L_MEMORY: str(self.memory_mib),
-            L_NETWORK_BANDWIDTH: str(self.network_mbps),
         }
+        if self.network_mbps is not None:  # Karpenter omits the label when EC2 gives no baseline
+            labels[L_NETWORK_BANDWIDTH] = str(self.network_mbps)
         if self.local_nvme_gib > 0:  # Karpenter omits the label without instance store
             labels[L_LOCAL_NVME] = str(self.local_nvme_gib)
         if self.is_nvidia:
@@ -425,8 +557,9 @@ class Catalogue(BaseModel):
 
     # -- lookups --------------------------------------------------------------------------------
     def get(self, name: str) -> InstanceType | None:
-        """The instance type with exactly this name (as Karpenter spells it), else None."""
-        return self._by_name.get(name) if isinstance(name, str) else None
+        """The instance type with exactly this name (as Karpenter spells it, or a SageMaker HyperPod
+        ``ml.`` name of the same hardware), else None."""
+        return self._by_name.get(ec2_instance_name(name)) if isinstance(name, str) else None
 
     def all(self) -> tuple[InstanceType, ...]:
         return self.instances
@@ -515,6 +648,8 @@ def _normalise(raw: Any) -> Requirement | None:
         items = (_label_value(values),)
     else:
         items = tuple(_label_value(v) for v in values)
+    if key == L_INSTANCE_TYPE:  # a HyperPod node's ml.<type> label names the same hardware
+        items = tuple(ec2_instance_name(v) for v in items)
     if operator in _SET_OPERATORS:
         return (key, operator, tuple(sorted(set(items)))) if items else None
     if operator in _PRESENCE_OPERATORS:

@@ -103,7 +103,8 @@ def exposure(pool: Resource) -> Exposure:
     unless ``consolidationPolicy: WhenEmpty`` or ``consolidateAfter: Never``; the CRD default is
     ``WhenEmptyOrUnderutilized`` (v1beta1: ``WhenUnderutilized``). A budget blocks a reason only
     when it allows zero nodes, has no ``schedule`` (so it is always active) and names that reason
-    or none (a budget without reasons applies to all). Without budgets Karpenter uses 10%."""
+    or none (a budget without reasons applies to all); Drifted is also covered by a scheduled zero
+    budget naming it (a maintenance window). Without budgets Karpenter uses 10%."""
     disruption = pool.get(("spec", "disruption"))
     disruption = disruption if isinstance(disruption, dict) else {}
     policy = disruption.get("consolidationPolicy")
@@ -121,6 +122,11 @@ def exposure(pool: Resource) -> Exposure:
             continue
         if "schedule" in b:
             scheduled_zero = True
+            # a zero budget that names Drifted on a schedule is a deliberate drift window: drift
+            # (AMI and security rollouts) happens outside it, at a time the owner chose
+            reasons = b.get("reasons")
+            if isinstance(reasons, list) and "Drifted" in {str(x) for x in reasons}:
+                covered.add("Drifted")
             continue
         reasons = b.get("reasons")
         covered |= set(REASONS) if not isinstance(reasons, list) else {str(x) for x in reasons}
@@ -247,6 +253,11 @@ def training_use(run, view: NodePoolView, by_definition: bool = True) -> str | N
 #: a NodePool without ``spec.disruption`` (facts section 3).
 DEFAULT_BUDGET = "10%"
 DEFAULT_CONSOLIDATE_AFTER = "0s"
+#: The fix blocks drift except in a weekly window (Sunday 00:00-04:00 UTC): a zero budget active
+#: for 164 h from Sunday 04:00. A permanent zero budget for Drifted would hold back AMI and security
+#: rollouts forever; running jobs are protected by karpenter.sh/do-not-disrupt (EML502).
+DRIFT_BLOCK_SCHEDULE = "0 4 * * sun"
+DRIFT_BLOCK_DURATION = "164h"
 
 
 def _budget_fix(pool: Resource, exp: Exposure) -> Fix:
@@ -255,16 +266,24 @@ def _budget_fix(pool: Resource, exp: Exposure) -> Fix:
     pace. Without a disruption block its defaulted consolidateAfter is written too, because the
     CRD requires it once the block exists."""
     path = ("spec", "disruption", "budgets")
-    budget: dict = {"nodes": "0"}
-    if not pool.api_version.endswith("v1beta1"):  # budget reasons arrived with karpenter.sh/v1
-        budget["reasons"] = list(exp.uncovered)
+    budgets: list[dict] = []
+    if pool.api_version.endswith("v1beta1"):  # no budget reasons before karpenter.sh/v1
+        budgets.append({"nodes": "0"})
+    else:
+        held = [r for r in exp.uncovered if r != "Drifted"]
+        if held:
+            budgets.append({"nodes": "0", "reasons": held})
+        if "Drifted" in exp.uncovered:
+            budgets.append({"nodes": "0", "reasons": ["Drifted"],
+                            "schedule": DRIFT_BLOCK_SCHEDULE, "duration": DRIFT_BLOCK_DURATION})
     ops: list = []
     if not isinstance(pool.get(("spec", "disruption")), dict):
         ops.append(SetValue(("spec", "disruption", "consolidateAfter"), DEFAULT_CONSOLIDATE_AFTER))
     if not isinstance(pool.get(path), list) or not pool.get(path):
         ops.append(AppendItem(path, {"nodes": DEFAULT_BUDGET}))
-    ops.append(AppendItem(path, budget))
-    return Fix(f"Add a disruption budget nodes \"0\" for {', '.join(exp.uncovered)}", tuple(ops))
+    ops.extend(AppendItem(path, b) for b in budgets)
+    return Fix(f"Add disruption budgets nodes \"0\" for {', '.join(exp.uncovered)} "
+               "(drift outside a weekly window)", tuple(ops))
 
 
 def nodepool_disruption_budget(ctx, pool: Resource):
@@ -314,9 +333,25 @@ def _protected(t: PodTemplate) -> bool:
     return v.lower() == "true" or parse_go_duration(v) is not None
 
 
+def _short_protection(t: PodTemplate) -> tuple[float, int] | None:
+    """(protected seconds, run bound) when do-not-disrupt is a Go duration shorter than the run's
+    known bound (activeDeadlineSeconds): Karpenter honours the duration only for that long after
+    the pod starts, so the rest of the run is disruptable. None otherwise (unknown run length:
+    the duration is taken as chosen on purpose)."""
+    value = t.annotations.get(DO_NOT_DISRUPT)
+    protected = parse_go_duration(value.strip()) if isinstance(value, str) else None
+    if protected is None:
+        return None
+    bounds = [seconds for seconds, _, templates in deadlines(t.workload) if any(x is t for x in templates)]
+    return (protected, max(bounds)) if bounds and max(bounds) > protected else None
+
+
 def training_pod_disruptable(ctx, t: PodTemplate):
     # A RayJob submitter only submits and tails the job; the run itself lives in the Ray cluster.
-    if not is_training_pod(t) or t.role == "submitter" or _protected(t):
+    if not is_training_pod(t) or t.role == "submitter":
+        return
+    short = _short_protection(t)
+    if _protected(t) and short is None:
         return
     memo = ctx.run.memo("exposed")
     key = _hosting_key(ctx.run, t)
@@ -332,6 +367,9 @@ def training_pod_disruptable(ctx, t: PodTemplate):
     verbs = "/".join({"Underutilized": "consolidation", "Drifted": "drift"}[r] for r in exp.uncovered)
     current = t.annotations.get(DO_NOT_DISRUPT)
     has = f" ({DO_NOT_DISRUPT} is {current!r})" if current is not None else ""
+    if short is not None:
+        has = (f" ({DO_NOT_DISRUPT} is {current!r}, which protects them only for their first "
+               f"{human_duration(short[0])} of a run allowed {human_duration(short[1])})")
     who = "its pods" if t.role in ("pod", "replica") else f"its {t.role} pods"
     yield ctx.report(
         t.resource, t.path + ("metadata", "annotations"),

@@ -19,9 +19,15 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
-from eksmllint.catalogue import InstanceType, get_catalogue
+from eksmllint.catalogue import (
+    CAPACITY_TYPES,
+    L_RESERVATION_INTERRUPTIBLE,
+    RECLAIMABLE_CAPACITY_TYPES,
+    InstanceType,
+    get_catalogue,
+)
 from eksmllint.checks.helpers import fmt_list
-from eksmllint.core.finding import Applicability, DocPath, Fix, Location, SetValue
+from eksmllint.core.finding import AppendItem, Applicability, DocPath, Fix, Location, SetValue
 from eksmllint.resource import Resource
 from eksmllint.scheduling import (
     CAPACITY_TYPE,
@@ -41,7 +47,6 @@ from eksmllint.workload import DEVICE_PLUGIN_RESOURCES, EFA, Container, PodTempl
 ZONE_ID = "topology.k8s.aws/zone-id"
 ZONE_KEYS = (ZONE, "failure-domain.beta.kubernetes.io/zone", ZONE_ID)
 EFA_PLUGIN = "aws-efa-k8s-device-plugin"
-CAPACITY_TYPES = ("reserved", "spot", "on-demand")
 REQUIREMENTS: DocPath = ("spec", "template", "spec", "requirements")
 BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
 #: Tolerations the DaemonSet controller adds to every DaemonSet pod (Kubernetes DaemonSet docs).
@@ -303,6 +308,7 @@ def efa_not_requested(ctx, t: PodTemplate):
         return  # EFA requested (even with a value we cannot read: EML002/EML601 speak for that)
     types = ctx.run.landing(t).instance_types
     if not types or not all(it.is_efa_capable for it in types):
+        yield from _efa_env_without_efa(ctx, t)
         return
     c = next((c for c in t.containers if any(c.count(r) for r in t.accelerators)), t.containers[0])
     value = efa_share(t, types)
@@ -319,6 +325,27 @@ def efa_not_requested(ctx, t: PodTemplate):
         "requests no vpc.amazonaws.com/efa, so its collectives between nodes fall back to TCP sockets",
         fix=fix,
     )
+
+
+def _efa_env_without_efa(ctx, t: PodTemplate) -> Iterator:
+    """A collective pod that selects libfabric's efa provider (``FI_PROVIDER=efa``) but requests no
+    EFA device, where the landing types do not settle it: the intent is EFA, the pod gets none."""
+    for c in t.containers:
+        for setting in list(env_settings(c)) + list(argv_settings(c)):
+            if setting.name != "FI_PROVIDER" or not _selects_efa(setting.value):
+                continue
+            yield ctx.report(
+                t.resource, setting.path,
+                f"container {c.name!r} selects the libfabric efa provider (FI_PROVIDER={setting.value.strip()} "
+                f"via {setting.how}) but the pod requests no vpc.amazonaws.com/efa, so it gets no EFA device: "
+                "aws-ofi-nccl cannot initialise and NCCL falls back to TCP sockets between nodes",
+            )
+            return
+
+
+def _selects_efa(value: str) -> bool:
+    low = value.strip().strip("'\"").strip().lower()
+    return not low.startswith("^") and "efa" in [p.strip() for p in low.split(",")]
 
 
 def efa_share(t: PodTemplate, types: tuple[InstanceType, ...]) -> int:
@@ -598,17 +625,25 @@ def allowed_capacity(reqs: Iterable[Requirement], start: set[str] | None) -> set
 
 
 def pool_capacity(pool: NodePoolView) -> set[str]:
-    """Karpenter launches on-demand only when a NodePool has no capacity-type requirement."""
+    """Capacity types the pool allows; without a capacity-type requirement, every type (Karpenter
+    v1 applies no default and then prefers spot over on-demand)."""
     allowed = allowed_capacity(pool.offered, None)
-    return {"on-demand"} if allowed is None else allowed
+    return set(CAPACITY_TYPES) if allowed is None else allowed
 
 
-def template_may_use_spot(t: PodTemplate, pool_allowed: set[str]) -> bool:
+def template_may_use(t: PodTemplate, pool_allowed: set[str], reclaimable: set[str]) -> bool:
+    """Some requirement term of ``t`` lets it get one of the ``reclaimable`` capacity types."""
     for term in pod_requirement_terms(t):
         allowed = allowed_capacity(term, set(pool_allowed))
-        if "spot" in (pool_allowed if allowed is None else allowed):
+        if (pool_allowed if allowed is None else allowed) & reclaimable:
             return True
     return False
+
+
+def interruptible_reservations(pool: NodePoolView) -> bool:
+    """The pool asks for interruptible capacity reservations (reclaimed with a notice, like spot)."""
+    return any(key == L_RESERVATION_INTERRUPTIBLE and op == "In" and "true" in values
+               for key, op, values in pool.offered)
 
 
 def spot_for_collective(ctx, resource: Resource):
@@ -616,14 +651,16 @@ def spot_for_collective(ctx, resource: Resource):
     if pool is None:
         return
     allowed = pool_capacity(pool)
-    if "spot" not in allowed:
+    interruptible = "reserved" in allowed and interruptible_reservations(pool)
+    reclaimable = (allowed & RECLAIMABLE_CAPACITY_TYPES) | ({"reserved"} if interruptible else set())
+    if not reclaimable:
         return
     served = []
     for t in ctx.run.templates:
         w = t.workload
         if not (t.is_training and w.is_multi_pod and t in w.collective_templates):
             continue
-        if pool not in ctx.run.landing(t).pools or not template_may_use_spot(t, allowed):
+        if pool not in ctx.run.landing(t).pools or not template_may_use(t, allowed, reclaimable):
             continue
         if t.accelerators and types_on(t, pool) == ():
             continue  # no instance type of this pool has the pod's accelerators
@@ -635,12 +672,18 @@ def spot_for_collective(ctx, resource: Resource):
     if idx is not None and isinstance(pool.template_spec["requirements"][idx].get("values"), list):
         path = path + ("values",)
     pods = sum(t.workload.collective_size for t in {id(t.workload): t for t in served}.values())
+    if "spot" not in reclaimable:
+        how, why = "allows interruptible capacity reservations", "EC2 reclaims them with a notice, like spot"
+    else:
+        how = "allows spot capacity" if idx is not None else \
+            "has no karpenter.sh/capacity-type requirement, so it allows spot capacity,"
+        why = "Karpenter prefers spot"
     yield ctx.report(
         resource, path,
-        f"NodePool {pool.name!r} allows spot capacity and serves multi-node training {who(served)} "
-        f"({pods} pods in total); Karpenter prefers spot, and one reclaim (2-minute notice, not stopped by "
+        f"NodePool {pool.name!r} {how} and serves multi-node training {who(served)} "
+        f"({pods} pods in total); {why}, and one reclaim (a short notice, not stopped by "
         "do-not-disrupt) kills the whole collective",
-        fix=_no_spot_fix(pool, allowed),
+        fix=None if interruptible else _no_spot_fix(pool, allowed),
         related=[template_location(t) for t in served],
     )
 
@@ -649,6 +692,9 @@ def _no_spot_fix(pool: NodePoolView, allowed: set[str]) -> Fix | None:
     """Drop spot from the pool's only capacity-type requirement, keeping the other allowed types."""
     reqs = pool.template_spec.get("requirements")
     indices = [i for i, r in enumerate(reqs or []) if isinstance(r, dict) and r.get("key") == CAPACITY_TYPE]
+    if not indices and isinstance(reqs, list):
+        ops_add = (AppendItem(REQUIREMENTS, {"key": CAPACITY_TYPE, "operator": "In", "values": ["on-demand"]}),)
+        return Fix(f"Restrict NodePool {pool.name!r} to on-demand capacity", ops_add, Applicability.UNSAFE)
     if len(indices) != 1:
         return None
     base = REQUIREMENTS + (indices[0],)

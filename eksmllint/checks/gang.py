@@ -33,11 +33,6 @@ KUEUE_POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 COSCHEDULING_LABELS = ("scheduling.x-k8s.io/pod-group", "pod-group.scheduling.sigs.k8s.io")
 #: Volcano's pod-to-PodGroup annotation (pods created by the Volcano job controller carry it).
 VOLCANO_GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
-EXCLUSIVE_PLACEMENT = (
-    "alpha.jobset.sigs.k8s.io/exclusive-topology",
-    "leaderworkerset.sigs.k8s.io/exclusive-topology",
-    "leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology",
-)
 #: KubeRay's Volcano integration reads the queue of a RayCluster / RayJob from this label.
 RAY_VOLCANO_QUEUE_LABEL = "volcano.sh/queue-name"
 #: KubeRay creates a PodGroup for the cluster when one of these labels names a batch scheduler.
@@ -118,9 +113,8 @@ def gang_mechanism(w: Workload) -> str | None:
         return "runPolicy.schedulingPolicy"
     if isinstance(r.labels.get(KUEUE_QUEUE_LABEL), str):
         return "Kueue"
-    for key in EXCLUSIVE_PLACEMENT:
-        if key in r.annotations:
-            return key
+    # JobSet/LeaderWorkerSet exclusive-topology annotations are no gang: they place one job (group)
+    # per topology domain, but its pods are still scheduled one at a time.
     if w.kind in ("RayCluster", "RayJob") and any(k in r.labels for k in RAY_GANG_LABELS):
         return "KubeRay batch scheduler"
     for t in w.templates:
@@ -167,7 +161,7 @@ def gang_missing(ctx, w: Workload):
     elif w.is_batch_job:
         how = "use a Volcano Job, a Kueue queue or a coscheduling PodGroup (scheduling.x-k8s.io/pod-group)"
     else:
-        how = "use a Kueue queue, a coscheduling PodGroup (scheduling.x-k8s.io/pod-group) or exclusive placement"
+        how = "use a Kueue queue or a coscheduling PodGroup (scheduling.x-k8s.io/pod-group)"
     parts = [t for t in w.collective_templates if t.replicas]
     breakdown = f" ({pod_breakdown(w, parts)})" if len(parts) > 1 else ""
     yield ctx.report(

@@ -459,8 +459,10 @@ def visible_devices_override(ctx, t: PodTemplate):
 # =============================================================================================
 # EML804 rendezvous-missing
 # =============================================================================================
-_RDZV_ENV = ("MASTER_ADDR", "PET_MASTER_ADDR", "PET_RDZV_ENDPOINT")
-_RDZV_MENTION = re.compile(r"MASTER_ADDR|RDZV_ENDPOINT|rdzv[_-]endpoint|master[_-]addr")
+# torchrun reads only its arguments and PET_<OPTION> variables (torch/distributed/argparse_util.py
+# ``env``: "Get argument values from PET_{dest} before defaulting"): a plain MASTER_ADDR is ignored.
+_RDZV_ENV = ("PET_MASTER_ADDR", "PET_RDZV_ENDPOINT")
+_RDZV_MENTION = re.compile(r"PET_MASTER_ADDR|PET_RDZV_ENDPOINT|rdzv[_-]endpoint|master[_-]addr")
 
 
 def _nnodes_max(opt: Option | None) -> int | None:
@@ -474,13 +476,10 @@ def _nnodes_max(opt: Option | None) -> int | None:
 
 
 def _operator_injects_rendezvous(w: Workload) -> str | None:
-    if w.kind in OPERATOR_MANAGED:
-        return w.kind
-    if w.is_volcano_job:
-        plugins = w.resource.get(("spec", "plugins"))
-        if isinstance(plugins, dict) and "pytorch" in plugins:
-            return "Volcano's pytorch plugin"
-    return None
+    """The operator that sets PET_MASTER_ADDR (PyTorchJob, TrainJob) for torchrun. Volcano's
+    ``pytorch`` plugin is not one: it sets MASTER_ADDR/MASTER_PORT/WORLD_SIZE/RANK, which reach
+    torchrun only through the command (``--master_addr=$MASTER_ADDR --node_rank=$RANK``)."""
+    return w.kind if w.kind in OPERATOR_MANAGED else None
 
 
 def _missing_rendezvous(inv: Invocation) -> Option | None:
@@ -520,8 +519,9 @@ def rendezvous_missing(ctx, run):
 
 def _rdzv_message(site: Site, nnodes: Option) -> str:
     return (f"torchrun --nnodes={nnodes.resolved} in {site.where} names no rendezvous host (no --rdzv_endpoint, "
-            "--master_addr or PET_MASTER_ADDR, and no operator injects one): every node rendezvouses with "
-            "itself at 127.0.0.1 and waits forever; pass --rdzv_backend=c10d --rdzv_endpoint=<rank-0 host>:29400")
+            "--master_addr or PET_MASTER_ADDR, and no operator injects one; torchrun ignores a plain MASTER_ADDR): "
+            "every node rendezvouses with itself at 127.0.0.1 and waits forever; pass --rdzv_backend=c10d "
+            "--rdzv_endpoint=<rank-0 host>:29400 (or --master_addr=$MASTER_ADDR --node_rank=$RANK)")
 
 
 # =============================================================================================

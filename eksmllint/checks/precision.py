@@ -711,14 +711,42 @@ def precision_conflict(ctx, t: PodTemplate):
 # --- EML404 neuron-precision-env ---------------------------------------------------------------
 
 
+#: Neuron SDK release from which torch-xla ignores XLA_USE_BF16 / XLA_DOWNCAST_BF16 (Neuron 2.24 was
+#: the last to support them: announce-eos-bf16-vars; Torch-XLA 2.8 removed them).
+XLA_BF16_ENV_IGNORED_FROM = (2, 25)
+_NEURON_SDK_TAG = re.compile(r"[-_.]sdk(\d+)\.(\d+)(?:\.\d+)?(?:[-_.]|$)")
+
+
+def neuron_sdk_of_image(image: str | None) -> tuple[int, int] | None:
+    """Neuron SDK (major, minor) a Neuron DLC tag names (``...-neuronx-py310-sdk2.20.0-ubuntu20.04``)."""
+    tag = image.rsplit("/", 1)[-1].partition(":")[2] if isinstance(image, str) else ""
+    m = _NEURON_SDK_TAG.search(tag)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
 def neuron_precision_env(ctx, t: PodTemplate):
+    """Without an SDK version in the image tag, the current Neuron SDK (2.25 or later) is assumed."""
     if not t.is_training or not uses_neuron(t):
         return
     for c in t.containers:
         p = analyse(ctx.run, c)
         xla = [u for u in p.uses if u.origin == XLA_ENV and u.precision == BF16]
+        if not xla:
+            continue
+        sdk = neuron_sdk_of_image(c.image)
+        if sdk is None or sdk >= XLA_BF16_ENV_IGNORED_FROM:
+            basis = f"the image names Neuron SDK {sdk[0]}.{sdk[1]}" if sdk else \
+                "assumed: the image tag names no Neuron SDK version, so the current SDK is assumed"
+            yield report(
+                ctx, xla[0],
+                f"{_who(c, xla[0])} sets {_texts(xla)}, which Neuron SDK 2.25 and later ignore ({basis}): "
+                "torch-xla no longer casts to bf16, so the run uses whatever precision autocast, "
+                "model.to(torch.bfloat16) or its flags select; remove the variable and choose bf16 there",
+                related=xla[1:],
+            )
+            continue
         req = p.requested()
-        if not xla or p.of(BF16, req):
+        if p.of(BF16, req):
             continue
         other = [u for u in req if u.precision in (FP16, FP32)]
         if not other:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Iterable, Iterator
 
-from eksmllint.catalogue import InstanceType
+from eksmllint.catalogue import InstanceType, kubelet_allocatable
 from eksmllint.checks.helpers import container_invocations, fmt_list, index_ranges
 from eksmllint.core.finding import DocPath, Fix, SetValue
 from eksmllint.launch.model import (
@@ -48,9 +48,9 @@ from eksmllint.workload import (
     Workload,
 )
 
-#: NeuronCore generations whose runtime core count depends on the Logical NeuronCore Config
-#: (trn2: LNC combines physical cores; its default is unverified, facts section 1): stay silent.
-LNC_CORE_VERSIONS = frozenset({"NeuronCore-v3"})
+#: Runtime variable grouping physical NeuronCores into logical ones on LNC types (trn2: default 2,
+#: catalogue source neuron-lnc); the cores a container sees are devices x physical cores / LNC.
+LNC_ENV = "NEURON_LOGICAL_NC_CONFIG"
 
 #: Kinds whose pod count is not a collective size torchrun's ``--nnodes`` could refer to.
 _NO_COLLECTIVE_KINDS = frozenset(
@@ -159,28 +159,37 @@ def _names(types: Iterable[InstanceType]) -> str:
     return fmt_list(sorted(it.name for it in types))
 
 
-def cores_per_device(types: Iterable[InstanceType] | None) -> int | None:
-    """NeuronCores per Neuron device, when every landing type agrees and is not LNC-dependent."""
+def cores_per_device(types: Iterable[InstanceType] | None, lnc: int | None = None) -> int | None:
+    """NeuronCores per Neuron device the runtime exposes (logical cores under the LNC ``lnc``, else
+    each type's default), when every landing type agrees; None otherwise."""
     if not types:
         return None
-    per = set()
-    for it in types:
-        if not it.is_neuron or it.neuron_core_version in LNC_CORE_VERSIONS:
-            return None
-        per.add(it.neuron_cores_per_device)
-    return per.pop() if len(per) == 1 else None
+    per = {it.logical_cores_per_device(lnc) for it in types}
+    return per.pop() if len(per) == 1 and None not in per else None
+
+
+def container_lnc(c: Container) -> int | None | bool:
+    """The container's literal ``NEURON_LOGICAL_NC_CONFIG`` (None: unset, the type's default
+    applies; False: set to something that is not a number, so the core count is unknown)."""
+    value = c.env.get(LNC_ENV)
+    if value is None:
+        return None
+    return parse_int(value) or False
 
 
 def neuron_cores_of(ctx, t: PodTemplate, c: Container) -> int | None:
-    """NeuronCores allocated to container ``c``: ``aws.amazon.com/neuroncore`` plus Neuron devices
-    x cores per device of the landing types. None when the container has none or it is unknown."""
+    """NeuronCores the Neuron runtime gives container ``c``: ``aws.amazon.com/neuroncore`` plus Neuron
+    devices x (logical) cores per device of the landing types. None when the container has none or
+    it is unknown (a non-literal LNC, or ``neuroncore`` counts on an LNC type, where the plugin
+    counts physical cores and the runtime logical ones)."""
     cores = c.count(NEURONCORE)
     devices = c.count(NEURON) + c.count(NEURONDEVICE)
     types = _landing_types(ctx, t)
-    if types and any(it.neuron_core_version in LNC_CORE_VERSIONS for it in types):
+    lnc = container_lnc(c)
+    if types and any(it.default_lnc for it in types) and (lnc is False or cores):
         return None
     if devices:
-        per = cores_per_device(types)
+        per = cores_per_device(types, lnc or None)
         if per is None:
             return None
         return cores + devices * per
@@ -315,7 +324,8 @@ def accelerator_exceeds_node(ctx, t: PodTemplate) -> Iterator:
     for r, n in t.accelerators.items():
         offering = [it for it in types if it.resource_capacity().get(r, 0) > 0]
         if not offering:
-            continue  # nothing the pod lands on offers r at all: EML702 reports that
+            yield from _uncounted_gpu(ctx, t, types, r)  # otherwise EML702 reports it
+            continue
         best = max(it.resource_capacity()[r] for it in offering)
         if n <= best:
             continue
@@ -328,6 +338,24 @@ def accelerator_exceeds_node(ctx, t: PodTemplate) -> Iterator:
         )
 
 
+def _uncounted_gpu(ctx, t: PodTemplate, types: tuple[InstanceType, ...], r: str) -> Iterator:
+    """A GPU pod that can only land on types whose GPU EC2 counts as 0 (g6f/gr6f: a fraction of an
+    L4): no node ever advertises nvidia.com/gpu, so Karpenter never launches one for the pod. With
+    NodePools in the run EML702 reports it (no pool can launch a node with the pod's devices)."""
+    if r != GPU or not types or not all(it.has_uncounted_gpu for it in types):
+        return
+    if ctx.run.nodepools:
+        return
+    top = max((c for c in t.containers + t.init_containers), key=lambda c: c.count(r))
+    shares = fmt_list(sorted({f"{it.name} ({it.gpu_fraction:g} of an {it.accelerator})" for it in types}))
+    yield ctx.report(
+        t.resource, count_path(top, r),
+        f"the pod requests {t.accelerators[r]} {r} but can only land on {shares}: a fractional GPU that "
+        f"EC2 counts as 0 GPUs, so no node offers {r}, Karpenter never launches one for the pod and it "
+        "never schedules",
+    )
+
+
 # =============================================================================================
 # EML603 cpu-memory-exceeds-node
 # =============================================================================================
@@ -337,14 +365,14 @@ def cpu_memory_exceeds_node(ctx, t: PodTemplate) -> Iterator:
     types = _landing_types(ctx, t)
     if types is None:
         return
+    kubelets = _landing_kubelets(ctx, t)
     for r in ("cpu", "memory"):
         req = pod_request(t, r)
         if req is None:
             continue
-        if r == "cpu":
-            alloc = {it.name: Decimal(it.allocatable_cpu_millis) / 1000 for it in types}
-        else:
-            alloc = {it.name: Decimal(it.allocatable_memory_mib) * 2**20 for it in types}
+        alloc = _allocatable(types, kubelets, r)
+        if alloc is None:
+            continue  # a kubelet setting that is not a literal: allocatable unknown
         best = max(alloc.values())
         if req.total <= best:
             continue
@@ -356,11 +384,40 @@ def cpu_memory_exceeds_node(ctx, t: PodTemplate) -> Iterator:
         alone = len(t.containers) + len(t.init_containers) == 1
         whose = f"container {req.container.name!r}" if alone else "the pod"
         share = "" if alone else f" (largest share: container {req.container.name!r})"
+        tuned = " (with the EC2NodeClass kubelet settings)" if any(kubelets) else ""
         yield ctx.report(
             t.resource, request_path(req.container, r),
             f"{whose} requests {asked} {r}{share} but at most {shown} is allocatable on {_names(biggest)} "
-            "after kubelet and system reserves; the pod never schedules",
+            f"after kubelet and system reserves{tuned}; the pod never schedules",
         )
+
+
+def _landing_kubelets(ctx, t: PodTemplate) -> list[dict | None]:
+    """The kubelet block of each NodePool ``t`` lands on (EC2NodeClass ``spec.kubelet``; the NodePool's
+    own ``template.spec.kubelet`` in v1beta1); [None] when no pool is known (Karpenter defaults)."""
+    found: list[dict | None] = []
+    for pool in ctx.run.landing(t).pools:
+        own = pool.template_spec.get("kubelet")
+        block = own if isinstance(own, dict) else None
+        if block is None and pool.node_class_name:
+            for nc in ctx.run.find("EC2NodeClass", pool.node_class_name)[:1]:
+                k = nc.get(("spec", "kubelet"))
+                block = k if isinstance(k, dict) else None
+        found.append(block)
+    return found or [None]
+
+
+def _allocatable(types: Iterable[InstanceType], kubelets: list[dict | None], r: str) -> dict[str, Decimal] | None:
+    """Largest allocatable ``r`` (cores or bytes) of each type over the pools' kubelet settings (an
+    upper bound, so a pool that allows more never yields a wrong finding); None when unknown."""
+    alloc: dict[str, Decimal] = {}
+    for it in types:
+        values = [kubelet_allocatable(it, k)[0 if r == "cpu" else 1] for k in kubelets]
+        if any(v is None for v in values):
+            return None
+        best = max(v for v in values if v is not None)
+        alloc[it.name] = Decimal(best) / 1000 if r == "cpu" else Decimal(best) * 2**20
+    return alloc
 
 
 # =============================================================================================
@@ -754,7 +811,7 @@ def neuron_cores_mismatch(ctx, t: PodTemplate) -> Iterator:
             yield ctx.report(
                 t.resource, path,
                 f"{name}={value} asks for {wanted} NeuronCores but container {c.name!r} is "
-                f"allocated {have} ({_neuron_summary(c)}); the Neuron runtime fails to start",
+                f"allocated {have} ({_neuron_summary(c)}{_lnc_note(ctx, t, c)}); the Neuron runtime fails to start",
                 fix=fix,
             )
 
@@ -762,6 +819,16 @@ def neuron_cores_mismatch(ctx, t: PodTemplate) -> Iterator:
 def _neuron_summary(c: Container) -> str:
     parts = [f"{c.count(r)} {r}" for r in (NEURON, NEURONDEVICE, NEURONCORE) if c.count(r)]
     return ", ".join(parts)
+
+
+def _lnc_note(ctx, t: PodTemplate, c: Container) -> str:
+    """", N logical cores per device with NEURON_LOGICAL_NC_CONFIG=..." on LNC types, else ""."""
+    lnc_types = [it for it in _landing_types(ctx, t) or () if it.default_lnc]
+    if not lnc_types:
+        return ""
+    lnc = container_lnc(c) or lnc_types[0].default_lnc
+    how = f"{LNC_ENV}={lnc}" if container_lnc(c) else f"{LNC_ENV} unset, default {lnc}"
+    return f", {lnc_types[0].logical_cores_per_device(lnc)} logical cores per device with {how}"
 
 
 # =============================================================================================

@@ -33,6 +33,12 @@ THROUGHPUT = {
     ("PERSISTENT_2", "SSD"): (125, 250, 500, 1000),
 }
 GIB = 2**30
+#: Intelligent-Tiering: PERSISTENT_2 only, throughput set per file system (``throughputCapacity``,
+#: MB/s) in steps of 4000 up to 2,000,000, no perUnitStorageThroughput (FSx Lustre guide,
+#: "Managing provisioned throughput capacity"; API CreateFileSystemLustreConfiguration).
+INTELLIGENT_TIERING = "INTELLIGENT_TIERING"
+STORAGE_TYPES = ("SSD", "HDD", INTELLIGENT_TIERING)
+IT_THROUGHPUT_STEP, IT_THROUGHPUT_MAX = 4000, 2_000_000
 
 
 # --- FSx helpers ----------------------------------------------------------------------------------
@@ -109,6 +115,8 @@ class LustreSettings:
     storage_path: DocPath
     throughput: object
     throughput_path: DocPath
+    capacity_throughput: object  # throughputCapacity (MB/s), Intelligent-Tiering only
+    capacity_throughput_path: DocPath
     kms: object
     kms_path: DocPath
     drive_cache: object
@@ -127,6 +135,7 @@ def _settings_of(r: Resource) -> LustreSettings | None:
             fsx_deployment_type(r), base + ("deploymentType",),
             "SSD" if storage is None else _str(storage), base + ("storageType",),
             p.get("perUnitStorageThroughput"), base + ("perUnitStorageThroughput",),
+            p.get("throughputCapacity"), base + ("throughputCapacity",),
             p.get("kmsKeyId"), base + ("kmsKeyId",),
             p.get("driveCacheType"), base + ("driveCacheType",), base,
         )
@@ -142,6 +151,7 @@ def _settings_of(r: Resource) -> LustreSettings | None:
             DEFAULT_DEPLOYMENT if dt is None else _str(dt), base + ("deploymentType",),
             "SSD" if storage is None else _str(storage), ("spec", "storageType"),
             lc.get("perUnitStorageThroughput"), base + ("perUnitStorageThroughput",),
+            lc.get("throughputCapacity"), base + ("throughputCapacity",),
             r.get(("spec", "kmsKeyID")), ("spec", "kmsKeyID"),
             lc.get("driveCacheType"), base + ("driveCacheType",),
             base if isinstance(r.get(base), dict) else ("spec",),
@@ -158,9 +168,12 @@ def _lustre_problems(r: Resource, s: LustreSettings, api: bool) -> Iterator[tupl
             yield s.deployment_path, f"deploymentType {dt!r} is not one of {', '.join(DEPLOYMENT_TYPES)}"
         return
     storage = s.storage
-    if storage not in ("SSD", "HDD"):
+    if storage not in STORAGE_TYPES:
         if storage is not None:
-            yield s.storage_path, f"storageType {storage!r} is not SSD or HDD"
+            yield s.storage_path, f"storageType {storage!r} is not one of {', '.join(STORAGE_TYPES)}"
+        return
+    if storage == INTELLIGENT_TIERING:
+        yield from _intelligent_tiering_problems(s, api)
         return
     if storage == "HDD" and dt != "PERSISTENT_1":
         yield s.storage_path, f"storageType HDD is only available with PERSISTENT_1, not {dt}"
@@ -187,6 +200,22 @@ def _lustre_problems(r: Resource, s: LustreSettings, api: bool) -> Iterator[tupl
             yield s.parent_path, "storageType HDD requires driveCacheType (NONE or READ)"
         elif _str(s.drive_cache) not in ("NONE", "READ"):
             yield s.drive_cache_path, f"driveCacheType {_str(s.drive_cache)!r} is not NONE or READ"
+
+
+def _intelligent_tiering_problems(s: LustreSettings, api: bool) -> Iterator[tuple[DocPath, str]]:
+    if s.deployment != "PERSISTENT_2":
+        yield s.storage_path, f"storageType INTELLIGENT_TIERING is only available with PERSISTENT_2, not {s.deployment}"
+        return
+    if s.capacity_throughput is None:
+        if api:
+            yield s.parent_path, (f"an INTELLIGENT_TIERING file system requires throughputCapacity "
+                                  f"(multiples of {IT_THROUGHPUT_STEP} MB/s)")
+        return
+    value = _int(s.capacity_throughput)
+    if value is None or value == 0 or value % IT_THROUGHPUT_STEP or value > IT_THROUGHPUT_MAX:
+        yield s.capacity_throughput_path, (
+            f"throughputCapacity {_str(s.capacity_throughput)!r} is not valid for INTELLIGENT_TIERING: use "
+            f"{IT_THROUGHPUT_STEP} MB/s or a multiple of it, up to {IT_THROUGHPUT_MAX}")
 
 
 _ENUMS = {
@@ -352,6 +381,9 @@ def _is_nodeclass(r: Resource) -> bool:
     return r.kind == "EC2NodeClass" and r.group == NODECLASS_GROUP
 
 
+AL2023_ALIAS = "al2023@latest"
+
+
 def ami_family_unsupported(ctx, r: Resource):
     """EML903: AL2 (amiFamily or ``al2@`` alias) with a target Kubernetes version of 1.33 or later."""
     version = _version(ctx.run.settings.kubernetes_version)
@@ -372,7 +404,9 @@ def ami_family_unsupported(ctx, r: Resource):
                 path = ("spec", "amiSelectorTerms", i, "alias")
                 aliases.append(alias.strip())
                 first = first or path
-                ops.append(SetValue(path, "al2023@" + alias.strip().split("@", 1)[1]))
+                # al2023@latest, not the AL2 pin: a release tag from before the target Kubernetes
+                # version reached EKS has no AL2023 AMI for it, and Karpenter would resolve nothing
+                ops.append(SetValue(path, AL2023_ALIAS))
     if first is None:
         return
     what = " and ".join(filter(None, ["amiFamily AL2" if first == ("spec", "amiFamily") else "",
@@ -382,7 +416,8 @@ def ami_family_unsupported(ctx, r: Resource):
         r, first,
         f"{what} selects Amazon Linux 2, but EKS publishes no AL2 AMIs for Kubernetes {target} "
         "(1.32 was the last; AL2 support ended 2025-11-26): nodes cannot be launched",
-        fix=Fix("Switch to AL2023 (review userData: AL2023 bootstraps with nodeadm, not bootstrap.sh)",
+        fix=Fix("Switch to AL2023 (alias al2023@latest: pin a release that exists for your Kubernetes "
+                "version afterwards; review userData: AL2023 bootstraps with nodeadm, not bootstrap.sh)",
                 tuple(ops), Applicability.UNSAFE),
     )
 
