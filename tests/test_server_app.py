@@ -208,3 +208,24 @@ def test_a_trickling_body_is_abandoned_with_408(monkeypatch):
     asyncio.run(go())
     assert time.monotonic() - started < 2
     assert sent[0]["status"] == 408
+
+
+def test_requests_beyond_max_in_flight_get_503_with_retry_after():
+    app = app_with(Rule(_spec("EML997", "test-slow"), slow), max_in_flight=1, time_budget=5)
+
+    async def go():
+        await app.startup()
+        try:
+            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+                first = asyncio.create_task(c.post("/validate", json=review(POD, "a")))
+                await asyncio.sleep(0.2)  # the first is linting (1 s)
+                second = await c.post("/validate", json=review(POD, "b"))
+                health = await c.get("/healthz")
+                return await first, second, health
+        finally:
+            await app.shutdown()
+    first, second, health = asyncio.run(go())
+    assert first.status_code == 200 and first.json()["response"]["uid"] == "a"
+    assert second.status_code == 503 and second.headers["retry-after"] == "1"
+    assert health.status_code == 200  # probes are not admission requests
+    assert 'eksmllint_webhook_requests_total{endpoint="validate",result="overloaded"} 1.0' in app.metrics.render().decode()

@@ -55,6 +55,9 @@ class ServerSettings:
     lint_threads: int = 2
     ratchet: bool = True  # UPDATE: findings the stored object already had warn instead of deny
     judge_owned: bool = False  # also judge objects a controller made from a judged owner
+    #: Admission requests answered at once (each may hold a body of up to max_body bytes); more
+    #: are refused with 503 + Retry-After, which the API server treats per failurePolicy.
+    max_in_flight: int = 64
 
 
 class _Reply(Exception):
@@ -87,6 +90,7 @@ class WebhookApp:
                                            thread_name_prefix="eksmllint-lint")
         self.draining = False
         self.started = False
+        self._in_flight = 0  # event-loop only: no lock
         self._background = background or []
         self._tasks: list[asyncio.Task] = []
         self._cache: OrderedDict[tuple, _Decision] = OrderedDict()
@@ -181,6 +185,17 @@ class WebhookApp:
 
     # -- admission ---------------------------------------------------------------------------
     async def _admission(self, endpoint: str, scope: Scope, receive: Receive, send: Send) -> None:
+        if self._in_flight >= self.settings.max_in_flight:
+            self.metrics.requests.labels(endpoint, "overloaded").inc()
+            raise _Reply(503, f"more than {self.settings.max_in_flight} admission requests in flight; retry",
+                         [(b"retry-after", b"1")])
+        self._in_flight += 1
+        try:
+            await self._answer(endpoint, scope, receive, send)
+        finally:
+            self._in_flight -= 1
+
+    async def _answer(self, endpoint: str, scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
         self.metrics.in_flight.inc()
         result = "error"

@@ -64,11 +64,20 @@ def _is_loopback(host: str) -> bool:
               help="Seconds to keep serving, not ready, after SIGTERM (endpoint removal propagates).")
 @click.option("--graceful-timeout", default=20.0, show_default=True, type=click.FloatRange(min=0),
               help="Seconds to let in-flight requests finish on shutdown.")
+@click.option("--header-timeout", default=10.0, show_default=True, type=click.FloatRange(min=0.05, max=60),
+              help="Seconds a connection may take to send a request's headers before it is dropped.")
+@click.option("--idle-timeout", default=30, show_default=True, type=click.IntRange(1, 600),
+              help="Seconds an idle keep-alive connection is kept open.")
+@click.option("--max-connections", default=4096, show_default=True, type=click.IntRange(min=1),
+              help="Open connections beyond which the longest-idle ones are dropped (also capped below "
+                   "the open-files limit).")
+@click.option("--max-in-flight", default=64, show_default=True, type=click.IntRange(min=1),
+              help="Admission requests answered at once; more get 503 with Retry-After (bounds memory).")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info", show_default=True)
 def serve_command(host, port, tls_cert, tls_key, tls_reload_interval, insecure_http, config, select, ignore,
                   k8s_version, deny_on, mutate, failure_mode, ratchet, judge_owned, time_budget, max_body_bytes, context_dir,
                   context_interval, cluster_context, kubeconfig, cache_size, lint_threads, shutdown_delay,
-                  graceful_timeout, log_level):
+                  graceful_timeout, header_timeout, idle_timeout, max_connections, max_in_flight, log_level):
     """Run the validating and mutating admission webhook (HTTPS)."""
     from eksmllint.cli import _registry, make_config
     from eksmllint.config import ConfigError
@@ -120,13 +129,14 @@ def serve_command(host, port, tls_cert, tls_key, tls_reload_interval, insecure_h
     settings = ServerSettings(deny_on=Severity.parse(deny_on), failure_mode=failure_mode, time_budget=time_budget,
                               max_body=max_body_bytes or DEFAULT_MAX_BODY, cache_size=cache_size,
                               lint_threads=lint_threads, ratchet=ratchet,
-                              judge_owned=judge_owned)
+                              judge_owned=judge_owned, max_in_flight=max_in_flight)
     app = WebhookApp(linter, settings, store)
 
-    from eksmllint.server.runner import run
+    from eksmllint.server.runner import ConnectionLimits, run
 
     run(app, host, port, tls, tls_interval=tls_reload_interval, shutdown_delay=shutdown_delay,
-        graceful_timeout=graceful_timeout, log_level=log_level)
+        graceful_timeout=graceful_timeout, log_level=log_level,
+        limits=ConnectionLimits(header_timeout, idle_timeout, max_connections))
 
 
 @click.command("webhook-manifests")

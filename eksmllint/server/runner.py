@@ -3,8 +3,9 @@
 Shutdown on SIGTERM (what the kubelet sends): ``/readyz`` turns 503 at once so the endpoint is
 removed from the Service, the server keeps answering for ``--shutdown-delay`` seconds (the
 endpoint removal takes a moment to reach every API server), then stops accepting connections,
-lets the requests in flight finish (up to ``--graceful-timeout``), and exits 0. A second signal
-skips what is left of the delay; a second Ctrl-C also stops waiting for requests in flight.
+drops idle keep-alive connections at once, lets the requests in flight finish (up to
+``--graceful-timeout``), and exits 0. A second signal skips what is left of the delay; a second
+Ctrl-C also stops waiting for requests in flight. Connection limits: :mod:`.protocol`.
 """
 
 from __future__ import annotations
@@ -15,11 +16,14 @@ import logging
 import signal
 import sys
 import time
+from dataclasses import dataclass
 from types import FrameType
 
 import uvicorn
 
 from eksmllint.server.app import WebhookApp
+from eksmllint.server.protocol import (DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS, WebhookProtocol,
+                                       connection_cap)
 from eksmllint.server.tls import ReloadingTLS
 
 log = logging.getLogger("eksmllint.server")
@@ -69,10 +73,14 @@ def tls_reloader(tls: ReloadingTLS, app: WebhookApp, interval: float):
 
 
 class _Config(uvicorn.Config):
-    """Serves on the :class:`ReloadingTLS` listening context (uvicorn would build a fixed one)."""
+    """Serves on the :class:`ReloadingTLS` listening context (uvicorn would build a fixed one);
+    carries the connection limits :class:`WebhookProtocol` reads."""
 
-    def __init__(self, *args, tls: ReloadingTLS | None = None, **kwargs) -> None:
+    def __init__(self, *args, tls: ReloadingTLS | None = None, header_timeout: float = DEFAULT_HEADER_TIMEOUT,
+                 max_connections: int = DEFAULT_MAX_CONNECTIONS, **kwargs) -> None:
         self._tls = tls
+        self.header_timeout = header_timeout
+        self.max_connections = max_connections
         if tls is not None:
             kwargs.update(ssl_certfile=tls.certfile, ssl_keyfile=tls.keyfile)
         super().__init__(*args, **kwargs)
@@ -84,34 +92,45 @@ class _Config(uvicorn.Config):
 
 
 def build_config(app: WebhookApp, host: str, port: int, tls: ReloadingTLS | None,
-                 graceful_timeout: float, log_level: str) -> uvicorn.Config:
+                 graceful_timeout: float, log_level: str, limits: ConnectionLimits) -> uvicorn.Config:
     return _Config(
         app,
         tls=tls,
+        header_timeout=limits.header_timeout,
+        max_connections=connection_cap(limits.max_connections),
         host=host,
         port=port,
         loop="uvloop" if importlib.util.find_spec("uvloop") else "asyncio",
-        http="httptools" if importlib.util.find_spec("httptools") else "h11",
+        http=WebhookProtocol,
         lifespan="on",
         interface="asgi3",
         access_log=False,
         server_header=False,
         proxy_headers=False,
         timeout_graceful_shutdown=graceful_timeout,
-        timeout_keep_alive=30,  # the API server reuses connections; keep them past its idle window
+        timeout_keep_alive=limits.idle_timeout,
         backlog=1024,
-        limit_concurrency=1000,  # beyond this many connections+requests: 503, not memory growth
         log_level=log_level,
         log_config=None,
     )
 
 
+@dataclass(frozen=True)
+class ConnectionLimits:
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT
+    #: The API server reuses connections; keep them past its idle window.
+    idle_timeout: int = 30
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
+
+
 def run(app: WebhookApp, host: str, port: int, tls: ReloadingTLS | None, *, tls_interval: float = 10.0,
-        shutdown_delay: float = 0.0, graceful_timeout: float = 20.0, log_level: str = "info") -> None:
+        shutdown_delay: float = 0.0, graceful_timeout: float = 20.0, log_level: str = "info",
+        limits: ConnectionLimits = ConnectionLimits()) -> None:
     # Lints run on worker threads; a shorter GIL switch interval than the default 5 ms lets the
     # event loop (TLS, probes, cache hits) in sooner while a lint is running.
     sys.setswitchinterval(0.001)
     if tls is not None:
         app.add_background(tls_reloader(tls, app, tls_interval))
-    server = DrainingServer(build_config(app, host, port, tls, graceful_timeout, log_level), app, shutdown_delay)
+    config = build_config(app, host, port, tls, graceful_timeout, log_level, limits)
+    server = DrainingServer(config, app, shutdown_delay)
     server.run()
