@@ -163,12 +163,16 @@ _KNOWN_CACHE: dict[str, set[str]] = {}
 
 def _known_values() -> dict[str, set[str]]:
     if not _KNOWN_CACHE:
+        # Built aside and published in one step: another thread (the webhook lints on several)
+        # must never see a half-filled table.
+        known: dict[str, set[str]] = {}
         for it in get_catalogue().all():
             for key, value in it.labels().items():
-                _KNOWN_CACHE.setdefault(key, set()).add(value)
-            _KNOWN_CACHE.setdefault("instance-type", set()).add(it.name)
+                known.setdefault(key, set()).add(value)
+            known.setdefault("instance-type", set()).add(it.name)
         for key in _CLOSED_KEYS.values():
-            _KNOWN_CACHE.setdefault(key, set())
+            known.setdefault(key, set())
+        _KNOWN_CACHE.update(known)
     return _KNOWN_CACHE
 
 def pod_requirement_terms(t: PodTemplate) -> list[list[Requirement]]:

@@ -44,6 +44,7 @@ import difflib
 import functools
 import json
 import re
+import threading
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Callable, Iterator
@@ -418,6 +419,10 @@ def _build_validator(api_version: str, kind: str, version: str) -> _Validator | 
 
 
 _VALIDATORS: dict[tuple[str, str, str], _Validator | None] = {}
+#: Compiling is not thread-safe (a definition's cell is empty until compiled; another thread that
+#: found it would call into nothing: the webhook's concurrent first requests got a spurious EML002
+#: IndexError). Builds are serialised; lookups of built validators take no lock.
+_BUILD_LOCK = threading.RLock()
 
 
 def _validator_for(api_version: str, kind: str, version: str) -> _Validator | None:
@@ -426,8 +431,10 @@ def _validator_for(api_version: str, kind: str, version: str) -> _Validator | No
     try:
         return _VALIDATORS[key]
     except KeyError:
-        validator = _VALIDATORS[key] = _build_validator(api_version, kind, version)
-        return validator
+        with _BUILD_LOCK:
+            if key not in _VALIDATORS:
+                _VALIDATORS[key] = _build_validator(api_version, kind, version)
+            return _VALIDATORS[key]
 
 
 def _fallback_issues(validator: Any, obj: dict[str, Any]) -> list[_Raw]:
