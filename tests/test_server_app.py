@@ -229,3 +229,41 @@ def test_requests_beyond_max_in_flight_get_503_with_retry_after():
     assert second.status_code == 503 and second.headers["retry-after"] == "1"
     assert health.status_code == 200  # probes are not admission requests
     assert 'eksmllint_webhook_requests_total{endpoint="validate",result="overloaded"} 1.0' in app.metrics.render().decode()
+
+
+BAD_JOB = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "tokenize", "namespace": "ml"},
+           "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{
+               "name": "t", "image": "python:3.11.9-slim",
+               "resources": {"requests": {"nvidia.com/gpu": 1}, "limits": {"cpu": "2", "memory": "4Gi"}}}]}}}}
+
+
+@pytest.mark.parametrize("mode", ["open", "closed"])
+@pytest.mark.parametrize("parallelism", ["²", "٣", 10**400, "1e400", [2], {"n": 2}, 1.5, -1, True])
+def test_hostile_values_never_get_a_denied_job_admitted(mode, parallelism):
+    job = json.loads(json.dumps(BAD_JOB))
+    job["spec"]["parallelism"] = parallelism
+    app = WebhookApp(AdmissionLinter(Config(), default_registry()), ServerSettings(failure_mode=mode))
+    status, data = call(app, "/validate", review(job))
+    assert status == 200
+    assert data["response"]["allowed"] is False, data
+
+
+def test_unreadable_pod_templates_are_reported_as_eml000_and_the_deny_stands():
+    job = json.loads(json.dumps(BAD_JOB))
+    job["spec"]["parallelism"] = "²"
+    app = WebhookApp(AdmissionLinter(Config(), default_registry()), ServerSettings(failure_mode="open"))
+    _, data = call(app, "/validate", review(job))
+    resp = data["response"]
+    assert resp["allowed"] is False and "EML002" in resp["status"]["message"]
+    assert any(w.startswith("eksmllint internal error") and "EML000" in w and "ValueError" in w
+               for w in resp["warnings"]), resp
+
+
+def test_a_rule_crash_does_not_turn_a_deny_into_an_allow():
+    bad_pod = json.loads(json.dumps(POD))
+    bad_pod["spec"]["containers"][0]["resources"] = {"requests": {"nvidia.com/gpu": 1}}
+    app = app_with(Rule(_spec("EML998", "test-crash"), crash), failure_mode="open")
+    _, data = call(app, "/validate", review(bad_pod))
+    resp = data["response"]
+    assert resp["allowed"] is False and "EML601" in resp["status"]["message"]
+    assert any("EML998" in w and "ZeroDivisionError" in w for w in resp["warnings"])

@@ -21,6 +21,7 @@ from eksmllint.server import admission as adm
 from eksmllint.server.cluster import ApiStatusError, ClusterContext, KindSpec
 from eksmllint.server.context import ContextSnapshot, ContextStore, DirectoryContext, wait_until
 from eksmllint.server.linting import AdmissionLinter, format_path, is_exempt, to_ymap
+from eksmllint.workload import workload_of
 from eksmllint.yamlpos import YList, YMap, to_plain
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -430,14 +431,14 @@ def test_an_update_replaces_the_stored_version_in_the_context(linter):
     data = to_ymap(updated)
     doc = Document(src, 0, data, 1)
     res = Resource(doc, data)
-    run = linter._run(res, src, ctx)
+    run = linter._run(res, src, ctx, workload_of(res))
     assert [r.name for r in run.resources] == ["a", "b"] and run.resources[0] is res
     assert [v.name for v in run.nodepools] == ["a", "b"] and run.nodepools[0].resource is res
     assert [r.name for r in run.by_kind["NodePool"]] == ["a", "b"]
     assert plain(run.nodepools[0].resource.data) == updated
     # a different object leaves the snapshot's lists as they are (no per-request copy)
     other = Resource(Document(src, 0, to_ymap(GPU_POD), 1), to_ymap(GPU_POD))
-    run2 = linter._run(other, src, ctx)
+    run2 = linter._run(other, src, ctx, workload_of(other))
     assert len(run2.resources) == 3 and [w.resource for w in run2.workloads] == [other]
 
 

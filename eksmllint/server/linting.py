@@ -111,6 +111,14 @@ def to_ymap(value: Any) -> Any:
     return root
 
 
+def _workload_view(res: Resource) -> tuple[Any, Exception | None]:
+    """(the object's workload view or None, the error that prevented building it)."""
+    try:
+        return workload_of(res), None
+    except Exception as exc:
+        return None, exc
+
+
 def judged_owner(obj: dict) -> str | None:
     """``Kind/name`` of the controller owner when it is one of :data:`JUDGED_OWNER_KINDS`."""
     meta = obj.get("metadata")
@@ -182,21 +190,31 @@ class AdmissionLinter:
         doc = Document(src, 0, data, 1)
         src.documents.append(doc)
         res = Resource(doc, data)
-        run = self._run(res, src, context)
+        own, unreadable = _workload_view(res)
+        run = self._run(res, src, context, own)
+        findings: list[Finding] = []
+        if unreadable is not None:
+            # A value the workload parser chokes on (parallelism: "²"): the template rules cannot
+            # judge this object, the others still do, so their denial stands.
+            findings.append(Finding(INTERNAL_ERROR_CODE, "internal-error", Severity.ERROR,
+                                    f"the pod templates of {res.ref.display()} could not be read, template "
+                                    f"rules skipped: {type(unreadable).__name__}: {unreadable}",
+                                    res.location(()), res.ref))
         # Rules may report on an object other than their target (a Job's template rule pointing
         # at the DeepSpeed ConfigMap it mounts). Workloads are what the webhook admits at volume,
         # and for them only their own targets are dispatched; anything else (a NodePool, a
         # ConfigMap: rare admissions) gets the engine's full dispatch so nothing is missed.
-        own = next((w for w in run.workloads if w.resource is res), None)  # the run's own object
-        findings: list[Finding] = []
         for rule in self.rules:
             rctx = RuleContext(rule, run)
-            pairs = targets(rule, run) if own is None else self._targets(rule, run, res, own)
-            for target, resource in pairs:
-                try:
-                    findings.extend(rule.check(rctx, target) or ())
-                except Exception as exc:  # a broken rule is a finding, never a failed request
-                    findings.append(internal_error(rule, resource, target, exc))
+            try:
+                pairs = targets(rule, run) if own is None else self._targets(rule, run, res, own)
+                for target, resource in pairs:
+                    try:
+                        findings.extend(rule.check(rctx, target) or ())
+                    except Exception as exc:  # a broken rule is a finding, never a failed request
+                        findings.append(internal_error(rule, resource, target, exc))
+            except Exception as exc:  # the dispatch itself (a derived view of the run) failed
+                findings.append(internal_error(rule, res, res, exc))
         findings = [f for f in findings if f.location.file == ADMISSION_FILE]
         if self.overrides:
             findings = [f.with_(severity=self.overrides[f.code]) if f.code in self.overrides else f
@@ -208,21 +226,23 @@ class AdmissionLinter:
             findings += suppression.unused(scope)
         return ObjectLint(sorted(set(findings), key=Finding.sort_key), res)
 
-    def _run(self, res: Resource, src: SourceFile, snapshot: ContextSnapshot | None) -> LintRun:
+    def _run(self, res: Resource, src: SourceFile, snapshot: ContextSnapshot | None, own) -> LintRun:
         """The run: the admitted object first, then the context (minus the stored version of the
         object being updated). LintRun's derived views are cached_properties; they are seeded with
         what the snapshot computed once, instead of being rebuilt from thousands of context
         objects (PVCs, DaemonSets...) on every request. Same content and order as LintRun would
-        compute (tests/test_server_linting.py compares findings with the engine's)."""
+        compute (tests/test_server_linting.py compares findings with the engine's). ``own`` is the
+        object's workload view (None when it is not a workload or could not be read)."""
         if snapshot is None:
-            return LintRun([res], [src], self.settings)
+            run = LintRun([res], [src], self.settings)
+            run.__dict__["workloads"] = [own] if own else []
+            return run
         replaced = res.name is not None and res.key in snapshot.keys
 
         def keep(items: list, resource_of=lambda x: x) -> list:
             return [x for x in items if resource_of(x).key != res.key] if replaced else items
 
         run = LintRun([res, *keep(snapshot.resources)], [src, *snapshot.files], self.settings)
-        own = workload_of(res)
         run.__dict__["workloads"] = ([own] if own else []) + keep(snapshot.workloads, lambda w: w.resource)
         by_kind = dict(snapshot.by_kind)
         by_kind[res.kind] = [res, *keep(by_kind.get(res.kind, []))]
