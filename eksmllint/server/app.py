@@ -98,12 +98,12 @@ class WebhookApp:
             prev = store.on_reload
 
             def on_reload(snap: ContextSnapshot) -> None:
-                self.metrics.set_context(snap.counts, snap.generation)
+                self.metrics.set_context(snap.counts, snap.generation, snap.problems)
                 if prev:
                     prev(snap)
 
             store.on_reload = on_reload
-            self.metrics.set_context(store.snapshot.counts, store.snapshot.generation)
+            self.metrics.set_context(store.snapshot.counts, store.snapshot.generation, store.snapshot.problems)
 
     # -- ASGI --------------------------------------------------------------------------------
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
 from eksmllint.core.context import KARPENTER_GROUP
-from eksmllint.loader import LoadResult, discover, load
+from eksmllint.loader import LoadProblem, LoadResult, discover, load
 from eksmllint.resource import Resource, SourceFile
+from eksmllint.server.logtext import escape_log
 from eksmllint.workload import workload_of
 
 log = logging.getLogger("eksmllint.server.context")
@@ -48,6 +49,7 @@ class ContextSnapshot:
     workloads: list = field(default_factory=list)
     by_kind: dict[str, list[Resource]] = field(default_factory=dict)
     keys: frozenset = frozenset()  # keys of the named resources (is an UPDATE replacing one?)
+    problems: int = 0  # context files (or parts) that could not be loaded (metric)
 
     @classmethod
     def build(cls, parts: list[LoadResult], generation: int) -> "ContextSnapshot":
@@ -74,7 +76,7 @@ class ContextSnapshot:
         views = [NodePoolView(r) for r in resources if r.kind == "NodePool" and r.group == KARPENTER_GROUP]
         workloads = [w for r in resources if (w := workload_of(r)) is not None]
         return cls(files, resources, views, generation, {k: len(v) for k, v in by_kind.items()},
-                   workloads, by_kind, frozenset(by_key))
+                   workloads, by_kind, frozenset(by_key), sum(len(p.problems) for p in parts))
 
 
 class ContextSource(Protocol):
@@ -113,14 +115,36 @@ class DirectoryContext:
         sig = self.signature()
         if sig == self._signature:
             return None
-        loaded = load([self.path], exclude=CONFIGMAP_EXCLUDES, max_bytes=self.max_bytes, context_only=True)
+        loaded = self._load()
         for p in loaded.problems:
-            log.warning("context %s:%s: %s", p.file, p.line, p.message)
+            log.warning("context %s:%s: %s", escape_log(p.file), p.line, escape_log(p.message))
         if loaded.missing:
             log.warning("context directory %s does not exist (yet)", self.path)
         self._signature = sig
         self._loaded = True
         return loaded
+
+    def _load(self) -> LoadResult:
+        """The directory's manifests; a file the loader cannot take at all (it raised instead of
+        reporting a problem) is left out and reported, never the whole directory: one broken
+        file must not keep the webhook unready (or without its other context) forever."""
+        try:
+            return load([self.path], exclude=CONFIGMAP_EXCLUDES, max_bytes=self.max_bytes, context_only=True)
+        except Exception:
+            log.exception("context %s: the loader failed; loading file by file", self.path)
+        files, missing = discover([self.path], CONFIGMAP_EXCLUDES)
+        out = LoadResult(missing=missing)
+        for f in files:
+            try:
+                part = load([f], max_bytes=self.max_bytes, context_only=True)
+            except Exception as err:
+                out.problems.append(LoadProblem(f, f"cannot be loaded, left out of the context: "
+                                                   f"{type(err).__name__}: {err}"))
+                continue
+            out.files += part.files
+            out.resources += part.resources
+            out.problems += part.problems
+        return out
 
     def ready(self) -> bool:
         return self._loaded
@@ -166,8 +190,9 @@ class ContextStore:
             self._generation += 1
             snap = ContextSnapshot.build(list(self._parts.values()), self._generation)
             self._snapshot = snap  # one reference assignment: requests see old or new, never half
-        log.info("context reloaded (generation %d): %s", snap.generation,
-                 ", ".join(f"{n} {k}" for k, n in sorted(snap.counts.items())) or "empty")
+        log.info("context reloaded (generation %d): %s%s", snap.generation,
+                 ", ".join(f"{n} {k}" for k, n in sorted(snap.counts.items())) or "empty",
+                 f"; {snap.problems} problem(s) (logged above)" if snap.problems else "")
         if self.on_reload:
             self.on_reload(snap)
         return True

@@ -34,11 +34,15 @@ class Metrics:
             "eksmllint_webhook_context_resources", "Context objects loaded, by kind.", ["kind"], registry=r)
         self.context_generation = Gauge(
             "eksmllint_webhook_context_generation", "Context reloads since start.", registry=r)
+        self.context_problems = Gauge(
+            "eksmllint_webhook_context_problems", "Context files (or documents in them) that could not "
+            "be loaded at the last reload (logged; the rest of the context is used).", registry=r)
         self.tls_reloads = Counter(
             "eksmllint_webhook_tls_reloads", "Serving certificate reloads, by result.", ["result"], registry=r)
         self.in_flight = Gauge("eksmllint_webhook_in_flight_requests", "Requests being answered.", registry=r)
 
-    def set_context(self, counts: dict[str, int], generation: int) -> None:
+    def set_context(self, counts: dict[str, int], generation: int, problems: int = 0) -> None:
+        self.context_problems.set(problems)
         self.context_resources.clear()
         for kind, n in counts.items():
             self.context_resources.labels(kind or "<none>").set(n)
