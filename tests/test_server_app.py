@@ -267,3 +267,58 @@ def test_a_rule_crash_does_not_turn_a_deny_into_an_allow():
     resp = data["response"]
     assert resp["allowed"] is False and "EML601" in resp["status"]["message"]
     assert any("EML998" in w and "ZeroDivisionError" in w for w in resp["warnings"])
+
+
+ORDER_SCRIPT = """
+import json, sys
+from eksmllint.config import Config
+from eksmllint.core.registry import default_registry
+from eksmllint.server import admission as adm
+from eksmllint.server.app import WebhookApp
+from eksmllint.server.linting import AdmissionLinter
+app = WebhookApp(AdmissionLinter(Config(), default_registry()))
+decision = app._validate(adm.parse_review(sys.stdin.buffer.read()), None)
+print(json.dumps(decision.response, sort_keys=True))
+"""
+
+
+def test_denials_list_findings_in_the_same_order_in_every_process():
+    """Findings an admitted object's rules report at different paths with the same message used to
+    be ordered by the set's string hashes, which differ per process (PYTHONHASHSEED)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    same = {"name": "t", "image": "python", "resources": {"requests": {"nvidia.com/gpu": 1}}}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ml"},
+           "spec": {"containers": [dict(same) for _ in range(4)], "initContainers": [dict(same) for _ in range(3)]}}
+    body = json.dumps(review(pod)).encode()
+    root = str(Path(__file__).resolve().parents[1])
+    answers = set()
+    for seed in ("1", "2", "3"):
+        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": root}
+        out = subprocess.run([sys.executable, "-c", ORDER_SCRIPT], input=body, env=env, capture_output=True,
+                             timeout=120, check=True)
+        answers.add(out.stdout)
+    (answer,) = answers
+    assert json.loads(answer)["allowed"] is False
+
+
+def test_log_lines_escape_newlines_from_the_object(caplog):
+    forged = "p\n2026-01-01 00:00:00,000 INFO eksmllint.server: allowed Pod ml/evil"
+    bad = {**POD, "metadata": {"name": forged, "namespace": "ml"},
+           "spec": {"containers": [{"name": "c", "image": "python:3.11.9-slim",
+                                    "resources": {"requests": {"nvidia.com/gpu": 1}}}]}}
+    exempt = {**POD, "metadata": {"name": forged, "namespace": "ml",
+                                  "annotations": {"eksmllint.io/exempt": "yes\nINFO forged line"}}}
+    app = WebhookApp(AdmissionLinter(Config(), default_registry()))
+    caplog.set_level("INFO", logger="eksmllint.server")
+    _, denied = call(app, "/validate", review(bad))
+    _, skipped = call(app, "/validate", review(exempt))
+    assert denied["response"]["allowed"] is False and skipped["response"]["allowed"] is True
+    messages = [r.getMessage() for r in caplog.records if r.name == "eksmllint.server"]
+    assert any(m.startswith("denied Pod ml/p\\n2026") for m in messages), messages
+    assert any("exempt" in m and "yes\\nINFO" in m for m in messages), messages
+    assert not any("\n" in m for m in messages)
+    assert "\n" not in skipped["response"]["warnings"][0]  # the exemption reason, as the user sees it

@@ -15,6 +15,7 @@ from typing import Any, Iterable
 
 from eksmllint.core.finding import Finding, Severity
 from eksmllint.server.linting import format_path
+from eksmllint.server.logtext import escape_log
 
 API_VERSION = "admission.k8s.io/v1"
 KIND = "AdmissionReview"
@@ -54,7 +55,8 @@ class AdmissionRequest:
         name = meta.get("name") or meta.get("generateName") or "<unnamed>"
         ns = meta.get("namespace") or self.namespace
         kind = obj.get("kind") or self.kind.get("kind") or "<kind>"
-        return f"{kind} {ns + '/' if ns else ''}{name}"
+        # In log lines and denial messages: escaped, so a name cannot forge a line of its own.
+        return escape_log(f"{kind} {ns + '/' if ns else ''}{name}")
 
 
 def _loads(body: bytes) -> Any:
@@ -133,7 +135,7 @@ def deny(message: str, warnings: list[str] | None = None, code: int = 403, reaso
     return out
 
 
-def _clean(text: str) -> str:
+def clean(text: str) -> str:
     return _CONTROL.sub(" ", text).strip()
 
 
@@ -143,13 +145,13 @@ def truncate(text: str, limit: int) -> str:
 
 def finding_line(f: Finding) -> str:
     where = format_path(f.location.path)
-    return _clean(f"{f.code} {f.slug} at {where}: {f.message}")
+    return clean(f"{f.code} {f.slug} at {where}: {f.message}")
 
 
 def warnings_for(findings: Iterable[Finding], extra: Iterable[str] = ()) -> list[str]:
     """One short warning per finding, within the API server's per-item and total limits; when
     they do not all fit, the last says how many were left out."""
-    items = [truncate(_clean(e), WARNING_MAX) for e in extra]
+    items = [truncate(clean(e), WARNING_MAX) for e in extra]
     items += [truncate(finding_line(f), WARNING_MAX) for f in findings]
     out: list[str] = []
     total = 0

@@ -28,6 +28,7 @@ from eksmllint.core.finding import Finding, Severity
 from eksmllint.server import admission as adm
 from eksmllint.server.context import ContextSnapshot, ContextStore
 from eksmllint.server.linting import INTERNAL_ERROR_CODE, AdmissionLinter, is_exempt, judged_owner
+from eksmllint.server.logtext import escape_log
 from eksmllint.server.metrics import Metrics
 
 log = logging.getLogger("eksmllint.server")
@@ -279,9 +280,10 @@ class WebhookApp:
             return _Decision(adm.allow(), "skipped", cacheable=False)
         reason = is_exempt(obj)
         if reason is not None:
-            log.info("%s exempt from eksmllint (%s)", request.subject, reason)
-            return _Decision(adm.allow([adm.truncate(f"eksmllint: checks skipped (eksmllint.io/exempt: {reason})",
-                                                      adm.WARNING_MAX)]), "exempt", cacheable=False)
+            log.info("%s exempt from eksmllint (%s)", request.subject, escape_log(reason))
+            return _Decision(adm.allow([adm.truncate(adm.clean(f"eksmllint: checks skipped (eksmllint.io/exempt: "
+                                                               f"{reason})"), adm.WARNING_MAX)]),
+                             "exempt", cacheable=False)
         return None
 
     def _failure(self, message: str, result: str) -> _Decision:
@@ -294,7 +296,7 @@ class WebhookApp:
         for f in errors:
             rule = f.message.split(" ", 2)[1] if f.message.startswith("rule ") else "<unknown>"
             self.metrics.internal_errors.labels(rule).inc()
-            log.error("%s: %s", subject, f.message)
+            log.error("%s: %s", subject, escape_log(f.message))
 
     # Both run on the lint thread pool.
     def _validate(self, request: adm.AdmissionRequest, snapshot: ContextSnapshot | None) -> _Decision:
@@ -340,7 +342,7 @@ class WebhookApp:
                 return self._failure("eksmllint internal error while computing fixes: "
                                      + "; ".join(f.message for f in m.internal_errors[:3]), "error")
         for err in m.errors:
-            log.warning("%s: fix not applied: %s", request.subject, err)
+            log.warning("%s: fix not applied: %s", request.subject, escape_log(err))
         if not m.patch:
             return _Decision(adm.allow(), "allowed", cacheable=not m.internal_errors)
         notes = [f"eksmllint mutated: {f.code} {f.slug}: {f.fix.title}" for f in m.applied if f.fix]

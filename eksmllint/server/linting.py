@@ -224,7 +224,7 @@ class AdmissionLinter:
         findings = suppression.apply(findings, scope, self.mandatory)
         if suppression.UNUSED_CODE in self.enabled:
             findings += suppression.unused(scope)
-        return ObjectLint(sorted(set(findings), key=Finding.sort_key), res)
+        return ObjectLint(sorted(set(findings), key=_admission_order), res)
 
     def _run(self, res: Resource, src: SourceFile, snapshot: ContextSnapshot | None, own) -> LintRun:
         """The run: the admitted object first, then the context (minus the stored version of the
@@ -314,6 +314,14 @@ class AdmissionLinter:
             result.patch += step
         result.patched = doc
         return result
+
+
+def _admission_order(f: Finding) -> tuple:
+    """The engine's order, then the path and the rest: an admitted object has no lines (every
+    position is 1:1), and ties left to the set's hash order made denial messages differ from
+    one process to the next."""
+    return (*f.sort_key(), format_path(f.location.path), f.slug, int(f.severity),
+            f.suppressed_by or "")
 
 
 def _canonical(doc: Any) -> str:
