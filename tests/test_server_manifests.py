@@ -46,8 +46,9 @@ def test_deploy_dir_is_the_generated_output():
         assert (DEPLOY / name).read_text() == manifests.dump(docs), name
 
 
-def test_core_kinds_pass_kubernetes_validate_strict(deploy_docs):
-    core = [d for d in deploy_docs if not d["apiVersion"].startswith(CRD_GROUPS)]
+def test_core_kinds_pass_kubernetes_validate_strict():
+    every = docs_of(manifests.render(mutate=("EML301",)))  # deploy/ plus the mutating webhook
+    core = [d for d in every if not d["apiVersion"].startswith(CRD_GROUPS)]
     assert {d["kind"] for d in core} >= {"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding",
                                          "Deployment", "PodDisruptionBudget", "Service",
                                          "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"}
@@ -70,8 +71,21 @@ def test_deploy_dir_lints_clean_with_eksmllint():
     assert r.exit_code == 0, r.output
 
 
-def test_webhook_configurations(deploy_docs):
-    kinds = by_kind(deploy_docs)
+def test_the_mutating_webhook_is_registered_only_with_mutate(deploy_docs):
+    assert "MutatingWebhookConfiguration" not in by_kind(deploy_docs)  # the default: validate only
+    (dep,) = by_kind(deploy_docs)["Deployment"]
+    assert not [a for a in dep["spec"]["template"]["spec"]["containers"][0]["args"] if a.startswith("--mutate")]
+    r = CliRunner().invoke(cli, ["webhook-manifests", "--mutate", "EML301", "--mutate", "shm-missing,EML301"])
+    assert r.exit_code == 0, r.output
+    kinds = by_kind(docs_of(r.output))
+    assert len(kinds["MutatingWebhookConfiguration"]) == 1
+    assert "--mutate=EML301,shm-missing,EML301" in kinds["Deployment"][0]["spec"]["template"]["spec"]["containers"][0]["args"]
+    r = CliRunner().invoke(cli, ["webhook-manifests", "--mutate", "EML999"])
+    assert r.exit_code == 2 and "EML999" in r.output
+
+
+def test_webhook_configurations():
+    kinds = by_kind(docs_of(manifests.render(mutate=("EML301",))))
     (vwc,) = kinds["ValidatingWebhookConfiguration"]
     (mwc,) = kinds["MutatingWebhookConfiguration"]
     for cfg, path in ((vwc, "/validate"), (mwc, "/mutate")):

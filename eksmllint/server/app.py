@@ -59,6 +59,11 @@ class ServerSettings:
     #: Admission requests answered at once (each may hold a body of up to max_body bytes); more
     #: are refused with 503 + Retry-After, which the API server treats per failurePolicy.
     max_in_flight: int = 64
+    #: Audit (warn-only): never deny and never patch; what would have been refused is returned as
+    #: warnings and counted (result "would_deny"), to roll the webhook out before enforcing it.
+    audit: bool = False
+    #: Honour the eksmllint.io/exempt annotation (an operator may take that escape hatch away).
+    exempt_annotation: bool = True
 
 
 class _Reply(Exception):
@@ -278,7 +283,7 @@ class WebhookApp:
             return _Decision(adm.allow(), "skipped", cacheable=False)
         if not self.settings.judge_owned and judged_owner(obj):  # judged with its owner
             return _Decision(adm.allow(), "skipped", cacheable=False)
-        reason = is_exempt(obj)
+        reason = is_exempt(obj) if self.settings.exempt_annotation else None
         if reason is not None:
             log.info("%s exempt from eksmllint (%s)", request.subject, escape_log(reason))
             return _Decision(adm.allow([adm.truncate(adm.clean(f"eksmllint: checks skipped (eksmllint.io/exempt: "
@@ -287,7 +292,7 @@ class WebhookApp:
         return None
 
     def _failure(self, message: str, result: str) -> _Decision:
-        if self.settings.failure_mode == "closed":
+        if self.settings.failure_mode == "closed" and not self.settings.audit:
             return _Decision(adm.deny(message, code=500, reason="InternalError"), result, cacheable=False)
         return _Decision(adm.allow([adm.truncate(f"{message}; admitted (failure-mode open)", adm.WARNING_MAX)]),
                          result, cacheable=False)
@@ -311,11 +316,17 @@ class WebhookApp:
         if blocking and request.operation == "UPDATE" and request.old_object and self.settings.ratchet:
             blocking, preexisting = self._ratchet(blocking, request, snapshot)
             notes += [f"pre-existing, not blocking this update: {adm.finding_line(f)}" for f in preexisting]
-        closed = self.settings.failure_mode == "closed"
+        closed = self.settings.failure_mode == "closed" and not self.settings.audit
         if internal and not closed:
             notes += [f"eksmllint internal error, not blocking (failure-mode open): {adm.finding_line(f)}"
                       for f in internal]
         refused_for = blocking + (internal if closed else [])
+        if refused_for and self.settings.audit:
+            log.info("audit: would deny %s%s: %s", request.subject, " (dry run)" if request.dry_run else "",
+                     ", ".join(f.code for f in refused_for))
+            notes = [f"eksmllint audit mode, would deny: {adm.finding_line(f)}" for f in refused_for] + notes
+            return _Decision(adm.allow(adm.warnings_for(lower, notes)), "would_deny", tuple(active),
+                             cacheable=not internal)
         warnings = adm.warnings_for(lower, notes)
         if refused_for:
             log.info("denied %s%s: %s", request.subject, " (dry run)" if request.dry_run else "",
@@ -338,13 +349,16 @@ class WebhookApp:
         m = self.linter.mutate(request.object or {}, snapshot, request.namespace)
         if m.internal_errors:
             self._internal(m.internal_errors, request.subject)
-            if self.settings.failure_mode == "closed":
+            if self.settings.failure_mode == "closed" and not self.settings.audit:
                 return self._failure("eksmllint internal error while computing fixes: "
                                      + "; ".join(f.message for f in m.internal_errors[:3]), "error")
         for err in m.errors:
             log.warning("%s: fix not applied: %s", request.subject, escape_log(err))
         if not m.patch:
             return _Decision(adm.allow(), "allowed", cacheable=not m.internal_errors)
+        if self.settings.audit:
+            notes = [f"eksmllint audit mode, would patch: {f.code} {f.slug}: {f.fix.title}" for f in m.applied if f.fix]
+            return _Decision(adm.allow(adm.warnings_for([], notes)), "would_patch", cacheable=not m.internal_errors)
         notes = [f"eksmllint mutated: {f.code} {f.slug}: {f.fix.title}" for f in m.applied if f.fix]
         log.info("patched %s%s: %s", request.subject, " (dry run)" if request.dry_run else "",
                  ", ".join(f.code for f in m.applied))

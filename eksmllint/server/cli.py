@@ -42,6 +42,11 @@ def _is_loopback(host: str) -> bool:
 @click.option("--mutate", multiple=True, help="Rules whose safe fixes /mutate applies (codes, slugs, families; default none).")
 @click.option("--failure-mode", type=click.Choice(["open", "closed"]), default="open", show_default=True,
               help="Answer to a rule crash or an overrun time budget: admit (open) or deny (closed).")
+@click.option("--audit", is_flag=True,
+              help="Warn-only roll-out: never deny or patch; would-be denials become warnings and are "
+                   "counted (eksmllint_webhook_requests_total{result=\"would_deny\"}).")
+@click.option("--exempt-annotation/--no-exempt-annotation", default=True, show_default=True,
+              help="Honour the eksmllint.io/exempt annotation (off: every object is judged).")
 @click.option("--ratchet/--no-ratchet", default=True, show_default=True,
               help="On UPDATE, findings the stored object already had warn instead of deny.")
 @click.option("--judge-owned", is_flag=True,
@@ -75,9 +80,10 @@ def _is_loopback(host: str) -> bool:
               help="Admission requests answered at once; more get 503 with Retry-After (bounds memory).")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info", show_default=True)
 def serve_command(host, port, tls_cert, tls_key, tls_reload_interval, insecure_http, config, select, ignore,
-                  k8s_version, deny_on, mutate, failure_mode, ratchet, judge_owned, time_budget, max_body_bytes, context_dir,
-                  context_interval, cluster_context, kubeconfig, cache_size, lint_threads, shutdown_delay,
-                  graceful_timeout, header_timeout, idle_timeout, max_connections, max_in_flight, log_level):
+                  k8s_version, deny_on, mutate, failure_mode, audit, exempt_annotation, ratchet, judge_owned,
+                  time_budget, max_body_bytes, context_dir, context_interval, cluster_context, kubeconfig,
+                  cache_size, lint_threads, shutdown_delay, graceful_timeout, header_timeout, idle_timeout,
+                  max_connections, max_in_flight, log_level):
     """Run the validating and mutating admission webhook (HTTPS)."""
     from eksmllint.cli import _registry, make_config
     from eksmllint.config import ConfigError
@@ -129,7 +135,8 @@ def serve_command(host, port, tls_cert, tls_key, tls_reload_interval, insecure_h
     settings = ServerSettings(deny_on=Severity.parse(deny_on), failure_mode=failure_mode, time_budget=time_budget,
                               max_body=max_body_bytes or DEFAULT_MAX_BODY, cache_size=cache_size,
                               lint_threads=lint_threads, ratchet=ratchet,
-                              judge_owned=judge_owned, max_in_flight=max_in_flight)
+                              judge_owned=judge_owned, max_in_flight=max_in_flight,
+                              audit=audit, exempt_annotation=exempt_annotation)
     app = WebhookApp(linter, settings, store)
 
     from eksmllint.server.runner import ConnectionLimits, run
@@ -144,19 +151,27 @@ def serve_command(host, port, tls_cert, tls_key, tls_reload_interval, insecure_h
               help="Namespace to deploy the webhook into (it is excluded from admission).")
 @click.option("--image", default=None, help="Container image (default ghcr.io/eksmllint/eksmllint:<version>).")
 @click.option("--replicas", default=2, show_default=True, type=click.IntRange(min=2))
+@click.option("--mutate", multiple=True,
+              help="Rules whose safe fixes the webhook applies; registers the MutatingWebhookConfiguration "
+                   "(without it only the validating webhook is registered).")
 @click.option("--output-dir", type=click.Path(file_okay=False), help="Write one file per component instead of stdout.")
-def webhook_manifests_command(namespace, image, replicas, output_dir):
+def webhook_manifests_command(namespace, image, replicas, mutate, output_dir):
     """Print the webhook's Kubernetes manifests (RBAC, Deployment, webhooks, cert-manager)."""
+    from eksmllint.cli import _registry
     from eksmllint.server import manifests
 
     if not manifests.valid_namespace(namespace):
         raise click.UsageError(f"--namespace {namespace!r} is not a valid namespace name (RFC 1123 label)")
+    mutate = _split(mutate)
+    unknown = [m for m in mutate if not _registry().select(m)]
+    if unknown:
+        raise click.UsageError(f"--mutate: no such rule {unknown[0]!r}")
     image = image or manifests.DEFAULT_IMAGE
     if not output_dir:
-        click.echo(manifests.render(namespace, image, replicas), nl=False)
+        click.echo(manifests.render(namespace, image, replicas, mutate), nl=False)
         return
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
-    for name, docs in manifests.manifest_files(namespace, image, replicas).items():
+    for name, docs in manifests.manifest_files(namespace, image, replicas, mutate).items():
         (out / name).write_text(manifests.dump(docs), encoding="utf-8")
         click.echo(f"wrote {out / name}", err=True)

@@ -89,23 +89,31 @@ def rbac_docs(ns: str) -> list[dict]:
     ]
 
 
-def deployment_docs(ns: str, image: str, replicas: int = 2) -> list[dict]:
+def server_args(mutate: tuple[str, ...] = ()) -> list[str]:
+    """``eksmllint serve`` arguments of the Deployment (the Helm chart builds the same list)."""
+    args = [
+        "--tls-cert=/etc/eksmllint/tls/tls.crt",
+        "--tls-key=/etc/eksmllint/tls/tls.key",
+        f"--port={PORT}",
+        "--context-dir=/etc/eksmllint/context",
+        "--cluster-context",
+        "--deny-on=error",
+        "--failure-mode=open",
+        "--time-budget=3",
+        "--shutdown-delay=5",
+    ]
+    if mutate:
+        args.append(f"--mutate={','.join(mutate)}")
+    return args
+
+
+def deployment_docs(ns: str, image: str, replicas: int = 2, mutate: tuple[str, ...] = ()) -> list[dict]:
     probe = {"scheme": "HTTPS", "port": "https"}
     container = {
         "name": "webhook",
         "image": image,
         "imagePullPolicy": "IfNotPresent",
-        "args": [
-            "--tls-cert=/etc/eksmllint/tls/tls.crt",
-            "--tls-key=/etc/eksmllint/tls/tls.key",
-            f"--port={PORT}",
-            "--context-dir=/etc/eksmllint/context",
-            "--cluster-context",
-            "--deny-on=error",
-            "--failure-mode=open",
-            "--time-budget=3",
-            "--shutdown-delay=5",
-        ],
+        "args": server_args(mutate),
         "ports": [{"name": "https", "containerPort": PORT, "protocol": "TCP"}],
         "env": [{"name": "PYTHONDONTWRITEBYTECODE", "value": "1"},
                 {"name": "PYTHONUNBUFFERED", "value": "1"}],
@@ -177,7 +185,9 @@ def _namespace_selector(ns: str) -> dict:
     ]}
 
 
-def webhook_docs(ns: str) -> list[dict]:
+def webhook_docs(ns: str, mutate: tuple[str, ...] = ()) -> list[dict]:
+    """The ValidatingWebhookConfiguration; the mutating one only when rules to fix are given (a
+    mutating webhook with nothing to apply would still sit in every Pod's admission path)."""
     inject = {"cert-manager.io/inject-ca-from": f"{ns}/{SERVING_CERT}"}
 
     def hook(name: str, path: str, operations: list[str], **extra: Any) -> dict:
@@ -196,15 +206,18 @@ def webhook_docs(ns: str) -> list[dict]:
             **extra,
         }
 
-    return [
+    docs = [
         {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
          "metadata": _meta(NAME, None, "webhook", annotations=inject),
          "webhooks": [hook("validate.eksmllint.io", "/validate", ["CREATE", "UPDATE"])]},
-        {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
-         "metadata": _meta(NAME, None, "webhook", annotations=inject),
-         # CREATE only: fixes touch fields that are immutable afterwards (Pod spec, Job template).
-         "webhooks": [hook("mutate.eksmllint.io", "/mutate", ["CREATE"], reinvocationPolicy="IfNeeded")]},
     ]
+    if mutate:
+        docs.append(
+            {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+             "metadata": _meta(NAME, None, "webhook", annotations=inject),
+             # CREATE only: fixes touch fields that are immutable afterwards (Pod spec, Job template).
+             "webhooks": [hook("mutate.eksmllint.io", "/mutate", ["CREATE"], reinvocationPolicy="IfNeeded")]})
+    return docs
 
 
 def certificate_docs(ns: str) -> list[dict]:
@@ -233,14 +246,14 @@ def certificate_docs(ns: str) -> list[dict]:
 
 
 def manifest_files(namespace: str = DEFAULT_NAMESPACE, image: str = DEFAULT_IMAGE,
-                   replicas: int = 2) -> dict[str, list[dict]]:
+                   replicas: int = 2, mutate: tuple[str, ...] = ()) -> dict[str, list[dict]]:
     """File name -> documents, in the order to apply them."""
     return {
         "namespace.yaml": namespace_docs(namespace),
         "rbac.yaml": rbac_docs(namespace),
-        "deployment.yaml": deployment_docs(namespace, image, replicas),
+        "deployment.yaml": deployment_docs(namespace, image, replicas, mutate),
         "certificates.yaml": certificate_docs(namespace),
-        "webhooks.yaml": webhook_docs(namespace),
+        "webhooks.yaml": webhook_docs(namespace, mutate),
     }
 
 
@@ -257,8 +270,9 @@ def dump(docs: list[dict]) -> str:
                                   explicit_start=True, width=120)
 
 
-def render(namespace: str = DEFAULT_NAMESPACE, image: str = DEFAULT_IMAGE, replicas: int = 2) -> str:
-    return dump([d for docs in manifest_files(namespace, image, replicas).values() for d in docs])
+def render(namespace: str = DEFAULT_NAMESPACE, image: str = DEFAULT_IMAGE, replicas: int = 2,
+           mutate: tuple[str, ...] = ()) -> str:
+    return dump([d for docs in manifest_files(namespace, image, replicas, mutate).values() for d in docs])
 
 
 def valid_namespace(name: str) -> bool:

@@ -18,7 +18,8 @@ class Metrics:
         r = self.registry
         self.requests = Counter(
             "eksmllint_webhook_requests", "Admission requests by endpoint and result "
-            "(allowed, denied, patched, exempt, skipped, error, bad_request, timeout, overloaded).",
+            "(allowed, denied, patched, exempt, skipped, error, bad_request, timeout, overloaded; "
+            "with --audit: would_deny, would_patch).",
             ["endpoint", "result"], registry=r)
         self.latency = Histogram(
             "eksmllint_webhook_request_duration_seconds", "Time to answer an admission request.",
