@@ -67,15 +67,20 @@ def namespace_docs(ns: str) -> list[dict]:
                                                   "pod-security.kubernetes.io/enforce": "restricted"}}}]
 
 
-def rbac_docs(ns: str) -> list[dict]:
+def context_reader_rules() -> list[dict]:
+    """Read-only access to the kinds the cluster context watches."""
     rules: dict[str, set[str]] = {}
     for spec in CLUSTER_KINDS:
         rules.setdefault(spec.group, set()).add(spec.plural)
+    return [{"apiGroups": [group], "resources": sorted(res), "verbs": ["get", "list", "watch"]}
+            for group, res in sorted(rules.items())]
+
+
+def rbac_docs(ns: str) -> list[dict]:
     cluster_role = {
         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
         "metadata": _meta(f"{NAME}-context-reader", None, "webhook"),
-        "rules": [{"apiGroups": [group], "resources": sorted(res), "verbs": ["get", "list", "watch"]}
-                  for group, res in sorted(rules.items())],
+        "rules": context_reader_rules(),
     }
     return [
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(NAME, ns, "webhook"),
@@ -257,6 +262,24 @@ def manifest_files(namespace: str = DEFAULT_NAMESPACE, image: str = DEFAULT_IMAG
     }
 
 
+#: The Helm chart reads the facts above from this file (charts/eksmllint/files/generated.yaml);
+#: tests/test_server_chart.py keeps it equal to :func:`chart_data`.
+CHART_DATA_HEADER = ("# Generated from eksmllint.server.manifests (python -m eksmllint.server.manifests "
+                     "charts/eksmllint/files/generated.yaml); do not edit by hand.\n")
+
+
+def chart_data() -> dict:
+    return {
+        "clusterRoleRules": context_reader_rules(),
+        "webhookResources": [{"apiGroups": [g], "apiVersions": list(v), "resources": list(r)}
+                             for g, v, r in WEBHOOK_RESOURCES],
+    }
+
+
+def dump_chart_data() -> str:
+    return CHART_DATA_HEADER + yaml.dump(chart_data(), Dumper=_Dumper, sort_keys=False, default_flow_style=False)
+
+
 class _Dumper(yaml.SafeDumper):
     """Block style, keys in the order written, no aliases."""
 
@@ -280,3 +303,10 @@ def valid_namespace(name: str) -> bool:
     import re
 
     return bool(re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", name))
+
+
+if __name__ == "__main__":  # regenerate the Helm chart's data file
+    import sys
+
+    with open(sys.argv[1], "w", encoding="utf-8") as fh:
+        fh.write(dump_chart_data())
