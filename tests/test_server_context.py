@@ -39,6 +39,7 @@ def test_a_broken_context_file_is_reported_and_the_webhook_stays_ready(tmp_path,
 
     async def go():
         await app.startup()
+        await asyncio.to_thread(app.warmed.wait, 60)  # readiness waits for the start-up lints
         try:
             async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
                 return (await c.get("/readyz")).status_code, (await c.get("/metrics")).text

@@ -77,3 +77,20 @@ def test_concurrent_first_requests_on_a_fresh_app_are_not_denied(cold_slow_schem
     for resp in asyncio.run(go()):
         assert resp["allowed"] is True, resp
         assert not any("EML002" in w or "EML000" in w for w in resp.get("warnings", [])), resp
+
+
+def test_startup_builds_the_lazy_validators_before_the_first_request(monkeypatch):
+    monkeypatch.setattr(schema_core, "_VALIDATORS", {})
+    app = WebhookApp(AdmissionLinter(Config(), default_registry()))
+
+    async def go():
+        await app.startup()
+        assert app.ready()[1] in ("warming up", "ready")
+        await asyncio.to_thread(app.warmed.wait, 60)
+        ready = app.ready()
+        built = set(schema_core._VALIDATORS)
+        await app.shutdown()
+        assert ready == (True, "ready")
+        return built
+    built = asyncio.run(go())
+    assert {("v1", "Pod"), ("batch/v1", "Job")} <= {(api, kind) for api, kind, _ in built}

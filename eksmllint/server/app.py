@@ -18,6 +18,7 @@ import asyncio
 import hashlib
 import json
 import logging
+import threading
 import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
@@ -40,6 +41,16 @@ DEFAULT_TIME_BUDGET = 3.0  # seconds; the manifests' webhook timeoutSeconds is 5
 #: A body that trickles in for longer than this is abandoned (408): the API server sends the whole
 #: review at once and gives up after its 30 s maximum webhook timeout anyway.
 BODY_TIMEOUT = 10.0
+
+_POD_SPEC = {"restartPolicy": "Never", "containers": [{"name": "c", "image": "python:3.11.9-slim",
+                                                         "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}
+WARM_UP_OBJECTS = (
+    {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "warm-up"}, "spec": _POD_SPEC},
+    {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "warm-up"},
+     "spec": {"template": {"spec": _POD_SPEC}}},
+    {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "warm-up"},
+     "spec": {"pytorchReplicaSpecs": {"Worker": {"replicas": 1, "template": {"spec": _POD_SPEC}}}}},
+)
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict]]
@@ -97,6 +108,7 @@ class WebhookApp:
         self.draining = False
         self.started = False
         self._in_flight = 0  # event-loop only: no lock
+        self.warmed = threading.Event()
         self._background = background or []
         self._tasks: list[asyncio.Task] = []
         self._cache: OrderedDict[tuple, _Decision] = OrderedDict()
@@ -148,6 +160,8 @@ class WebhookApp:
             return False, "shutting down"
         if not self.started:
             return False, "starting"
+        if not self.warmed.is_set():
+            return False, "warming up"
         if self.store is not None and not self.store.ready():
             return False, "context not loaded yet"
         return True, "ready"
@@ -172,6 +186,9 @@ class WebhookApp:
         loop = asyncio.get_running_loop()
         if self.store is not None:
             await loop.run_in_executor(None, self.store.start)
+        # On a daemon thread of its own: readiness waits for it, the probes and the rest of
+        # start-up do not, and a pathological rule cannot hold up the process's exit.
+        threading.Thread(target=self._warm_up, name="eksmllint-warm-up", daemon=True).start()
         for factory in self._background:
             self._tasks.append(asyncio.create_task(factory()))
         self.started = True
@@ -188,6 +205,19 @@ class WebhookApp:
         if self.store is not None:
             await asyncio.get_running_loop().run_in_executor(None, self.store.stop)
         self.executor.shutdown(wait=False, cancel_futures=True)
+
+    def _warm_up(self) -> None:
+        """Lint one object of each common kind before reporting ready: the lazily built schema
+        validators, CRD models and rule caches are then ready before the first request, whose
+        time budget would otherwise pay for them (and, on a busy node, be answered per
+        --failure-mode)."""
+        snapshot = self.store.snapshot if self.store is not None else None
+        for obj in WARM_UP_OBJECTS:
+            try:
+                self.linter.lint(obj, snapshot, "default")
+            except Exception:  # a warm-up problem is the first request's to report
+                log.debug("warm-up lint of %s failed", obj["kind"], exc_info=True)
+        self.warmed.set()
 
     # -- admission ---------------------------------------------------------------------------
     async def _admission(self, endpoint: str, scope: Scope, receive: Receive, send: Send) -> None:
