@@ -40,6 +40,17 @@ def _closed_by_peer(sock: ssl.SSLSocket, wait: float) -> bool:
         return False
 
 
+@contextlib.contextmanager
+def serving(tmp_path, *args: str):
+    """A server with ``args`` and a client TLS context trusting it; stopped cleanly afterwards."""
+    ca = trustme.CA()
+    srv = Server(tmp_path, ca, *args).start()
+    try:
+        yield srv, client_context(ca)
+    finally:
+        assert srv.stop() == 0
+
+
 @pytest.fixture()
 def open_files():
     """Room for the soak's client sockets: the soft limit raised up to the hard one (this process
@@ -67,31 +78,21 @@ def test_sigterm_with_an_idle_keepalive_connection_exits_within_2s(tmp_path):
 
 
 def test_a_thousand_idle_tls_connections_get_no_503(tmp_path, open_files):
-    ca = trustme.CA()
-    srv = Server(tmp_path, ca).start()
-    ctx = client_context(ca)
-    idle: list[ssl.SSLSocket] = []
-    try:
-        with contextlib.ExitStack() as stack:
-            for _ in range(IDLE_CONNECTIONS):
-                idle.append(stack.enter_context(_tls_connection(srv.port, ctx)))
-            with srv.client() as c:
-                assert c.get("/healthz").status_code == 200
-                assert c.get("/readyz").status_code == 200
-                for i in range(5):
-                    r = c.post("/validate", json=review(gpu_pod(name=f"p{i}"), uid=f"soak-{i}"))
-                    assert r.status_code == 200, r.text
-                    assert r.json()["response"]["uid"] == f"soak-{i}"
-            assert srv.proc.poll() is None
-    finally:
-        assert srv.stop() == 0
+    with serving(tmp_path) as (srv, ctx), contextlib.ExitStack() as stack:
+        for _ in range(IDLE_CONNECTIONS):
+            stack.enter_context(_tls_connection(srv.port, ctx))
+        with srv.client() as c:
+            assert c.get("/healthz").status_code == 200
+            assert c.get("/readyz").status_code == 200
+            for i in range(5):
+                r = c.post("/validate", json=review(gpu_pod(name=f"p{i}"), uid=f"soak-{i}"))
+                assert r.status_code == 200, r.text
+                assert r.json()["response"]["uid"] == f"soak-{i}"
+        assert srv.proc.poll() is None
 
 
 def test_slow_headers_and_silent_clients_are_dropped(tmp_path):
-    ca = trustme.CA()
-    srv = Server(tmp_path, ca, "--header-timeout", "0.5").start()
-    ctx = client_context(ca)
-    try:
+    with serving(tmp_path, "--header-timeout", "0.5") as (srv, ctx):
         with _tls_connection(srv.port, ctx) as silent, _tls_connection(srv.port, ctx) as slow:
             slow.sendall(b"POST /validate HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # ...and never the rest
             assert _closed_by_peer(silent, 5.0)
@@ -100,23 +101,15 @@ def test_slow_headers_and_silent_clients_are_dropped(tmp_path):
             assert c.get("/healthz").status_code == 200
             time.sleep(1.0)  # idle between requests on a kept-alive connection: not a header timeout
             assert c.get("/healthz").status_code == 200
-    finally:
-        assert srv.stop() == 0
 
 
 def test_past_max_connections_the_longest_idle_are_dropped(tmp_path):
-    ca = trustme.CA()
-    srv = Server(tmp_path, ca, "--max-connections", "20").start()
-    ctx = client_context(ca)
-    try:
-        with contextlib.ExitStack() as stack:
-            idle = [stack.enter_context(_tls_connection(srv.port, ctx)) for _ in range(40)]
-            with srv.client() as c:
-                assert c.get("/healthz").status_code == 200
-            assert _closed_by_peer(idle[0], 5.0)  # the oldest made room
-            assert not _closed_by_peer(idle[-1], 0.2)  # the newest is still served
-    finally:
-        assert srv.stop() == 0
+    with serving(tmp_path, "--max-connections", "20") as (srv, ctx), contextlib.ExitStack() as stack:
+        idle = [stack.enter_context(_tls_connection(srv.port, ctx)) for _ in range(40)]
+        with srv.client() as c:
+            assert c.get("/healthz").status_code == 200
+        assert _closed_by_peer(idle[0], 5.0)  # the oldest made room
+        assert not _closed_by_peer(idle[-1], 0.2)  # the newest is still served
 
 
 def test_connection_flags_are_validated():
