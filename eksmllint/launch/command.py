@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 
 from . import slurmopts
 from .model import Arg, ArgPosition, Invocation, Option, Source, SrunInfo, canonical_name
-from .shell import Known, ShellState, Unknown, walk_script
+from .shell import ExpansionBudget, Known, ShellState, Unknown, walk_script
 
 __all__ = ["analyse_container", "analyse_argv", "expand_k8s_vars", "k8s_env", "AnalysisContext"]
 
@@ -29,10 +29,14 @@ _MAX_DEPTH = 4
 # --------------------------------------------------------------------------- $(VAR)
 
 
-def _expand_k8s(s: str, env: Mapping[str, str | None]) -> tuple[str, bool]:
+def _expand_k8s(s: str, env: Mapping[str, str | None], budget: ExpansionBudget | None = None) -> tuple[str, bool]:
     """Kubelet's expansion (third_party/forked/golang/expansion): ``$(NAME)`` -> value when
     NAME is defined, ``$$`` -> ``$``, anything else copied.  Returns the text and whether a
-    reference to a variable without a literal value (valueFrom) was left in place."""
+    reference to a variable without a literal value (valueFrom) was left in place.  A result
+    over the expansion budget (``B=$(A)$(A)``, ``C=$(B)$(B)``... doubles) is returned as written
+    and unresolved: unknown."""
+    budget = budget or ExpansionBudget()
+    size = 0
     out: list[str] = []
     unresolved = False
     checkpoint = 0
@@ -53,7 +57,11 @@ def _expand_k8s(s: str, env: Mapping[str, str | None]) -> tuple[str, bool]:
                 else:
                     name = s[cursor + 2:close]
                     if name in env and env[name] is not None:
-                        out.append(str(env[name]))
+                        value = str(env[name])
+                        size += len(value)
+                        if size > budget.value_limit:
+                            return s, True
+                        out.append(value)
                     else:
                         if name in env:
                             unresolved = True
@@ -66,6 +74,8 @@ def _expand_k8s(s: str, env: Mapping[str, str | None]) -> tuple[str, bool]:
             checkpoint = cursor + 1
         cursor += 1
     out.append(s[checkpoint:])
+    if size and not budget.allow(size):
+        return s, True
     return "".join(out), unresolved
 
 
@@ -85,11 +95,12 @@ def k8s_env(pairs: Sequence[tuple[str, str | None]]) -> dict[str, str | None]:
     in each value from the variables defined before it (Kubernetes semantics).  A value
     that still references a run-time-only variable becomes None (not literally known)."""
     env: dict[str, str | None] = {}
+    budget = ExpansionBudget()
     for name, value in pairs:
         if value is None:
             env[name] = None
             continue
-        text, unresolved = _expand_k8s(value, env)
+        text, unresolved = _expand_k8s(value, env, budget)
         env[name] = None if unresolved else text
     return env
 
@@ -704,6 +715,8 @@ class _Analyser:
         # an unresolved script is re-read as written: what the outer level could not expand
         # (``$(VAR)`` from valueFrom, a command substitution) is unknown to the inner one too
         text = script_arg.resolved if script_arg.resolved is not None else script_arg.value
+        if not state.budget.allow(len(text)):
+            return []  # re-reading scripts is expansion work too (a script may run itself)
         commands, _ = walk_script(text, state, make_pos, index_args=per_arg)
         kind = "slurm" if per_arg else "shell"
         out: list[Invocation] = []
@@ -814,19 +827,21 @@ def analyse_container(
     alone (they often start with the launcher anyway).  Never raises.
     """
     env = dict(env or {})
+    budget = ExpansionBudget()
     argv: list[Arg] = []
     for list_name, items in (("command", command), ("args", args)):
         if not isinstance(items, (list, tuple)):
             continue
         for idx, item in enumerate(items):
             raw = _as_text(item)
-            text, unresolved = _expand_k8s(raw, env)
+            text, unresolved = _expand_k8s(raw, env, budget)
             argv.append(Arg(text, None if unresolved else text, raw, ArgPosition(list_name, idx)))
     if not argv:
         return []
     state = ShellState(
         {k: (Known(v) if v is not None else Unknown(False)) for k, v in env.items()},
         set(env),
+        budget=budget,
     )
     ctx = AnalysisContext("exec", " ".join(a.value for a in argv), state)
     try:

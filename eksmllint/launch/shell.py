@@ -18,6 +18,10 @@ Scope (what is modelled): quoting, escapes, line continuations, comments, ``$VAR
 ``;``/``&&``/``||``/``|``/``&``/newlines, compound commands (only to know whether an
 assignment is conditional).  Variables assigned inside ``if``/loops/functions or after
 ``&&``/``||`` are merged: known only when every branch gives the same value.
+
+Expansion is bounded (:class:`ExpansionBudget`): ``A="$A $A"`` repeated doubles a value, so
+a few hundred bytes of script could otherwise ask for gigabytes.  A value over budget is
+unknown, exactly like one the script reads at run time.
 """
 
 from __future__ import annotations
@@ -598,14 +602,54 @@ def split_commands(tokens: list[Token]) -> list[SimpleCommand]:
     return commands
 
 
+# --------------------------------------------------------------------------- budget
+
+# Sizes measured over every script of /work/shared/corpus/realworld and the seed (bench/README.md,
+# "Shell expansion budget"): the largest value expansion built was 639 characters and the most
+# expansion work one script (with its ``bash -c`` children) did was about 12,000 characters.  The
+# limits leave 25x and 80x of room above real use while keeping a hostile script's peak memory in
+# the tens of megabytes.
+MAX_VALUE_CHARS = 65_536
+MAX_WORK_CHARS = 1_048_576
+# what one argument or array element costs beyond its text (the object that holds it)
+_ITEM_COST = 16
+
+
+@dataclass
+class ExpansionBudget:
+    """How much expansion one analysis may do: no value larger than ``value_limit`` characters,
+    no more than ``work_limit`` characters produced in all (values built, references copied,
+    arguments and variable snapshots made, ``bash -c`` scripts re-read).  Shared by a script,
+    its commands' variable snapshots and the ``bash -c`` scripts it runs."""
+
+    value_limit: int = MAX_VALUE_CHARS
+    work_limit: int = MAX_WORK_CHARS
+    spent: int = 0
+
+    def allow(self, size: int) -> bool:
+        """Charge an expansion of ``size`` characters, asked before it is built; False (the value
+        is then unknown) when it is larger than one value may be or the work budget is spent."""
+        if size > self.value_limit or self.spent + size > self.work_limit:
+            return False
+        self.spent += size
+        return True
+
+
 # --------------------------------------------------------------------------- values
+
+_OPTION_LIKE_RE = re.compile(r"\s*(?:-|\Z)")
 
 
 @dataclass(frozen=True)
 class Known:
-    """A scalar variable with a literal value."""
+    """A scalar variable with a literal value.  ``option_like`` (empty, blank or starting with
+    ``-``) is decided once here: a value may be long and referenced many times."""
 
     text: str
+    option_like: bool = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "option_like", _OPTION_LIKE_RE.match(self.text) is not None)
 
 
 @dataclass(frozen=True)
@@ -628,7 +672,7 @@ VarValue = Known | KnownArray | Unknown
 
 def _value_option_like(v: VarValue) -> bool:
     if isinstance(v, Known):
-        return v.text.strip() == "" or v.text.lstrip().startswith("-")
+        return v.option_like
     if isinstance(v, KnownArray):
         return not v.items or v.items[0].text.startswith("-")
     return v.option_like
@@ -644,6 +688,7 @@ class ShellState:
     vars: dict[str, VarValue] = field(default_factory=dict)
     exported: set[str] = field(default_factory=set)
     protected: frozenset[str] = frozenset()
+    budget: ExpansionBudget = field(default_factory=ExpansionBudget)
 
     def get(self, name: str) -> VarValue:
         return self.vars.get(name, Unknown(False))
@@ -654,10 +699,19 @@ class ShellState:
             {k: v for k, v in self.vars.items() if k in self.exported},
             set(self.exported),
             self.protected,
+            self.budget,
         )
 
     def copy(self) -> ShellState:
-        return ShellState(dict(self.vars), set(self.exported), self.protected)
+        return ShellState(dict(self.vars), set(self.exported), self.protected, self.budget)
+
+    def snapshot(self) -> ShellState:
+        """A copy for a command to keep, charged to the budget (a script alternating thousands of
+        assignments and commands would otherwise copy its variables once per command); when
+        the budget is spent the command sees no variable at all (every one unknown)."""
+        if self.budget.allow(len(self.vars) + len(self.exported)):
+            return self.copy()
+        return ShellState(exported=set(), protected=self.protected, budget=self.budget)
 
     def assign(self, name: str, value: VarValue, conditional: bool, is_array: bool = False) -> None:
         del is_array  # arrays and scalars merge alike (kept for call-site clarity)
@@ -735,6 +789,8 @@ def eval_arith(expr: str, state: ShellState) -> int | None:
             if isinstance(v, KnownArray):
                 v = Known(v.items[0].resolved) if v.items and v.items[0].resolved is not None else Unknown()
             if not isinstance(v, Known):
+                raise _Fail
+            if len(v.text) > 64:  # longer than any in-range integer: not worth scanning
                 raise _Fail
             t = v.text.strip()
             if not re.fullmatch(r"[+-]?\d+", t):
@@ -818,7 +874,25 @@ def _scalar_of(v: VarValue) -> str | None:
 
 
 def resolve_part(p: Part, state: ShellState) -> str | None:
-    """Value of a ``var``/``arith`` part as one string, or None if not known."""
+    """Value of a ``var``/``arith`` part as one string, or None if not known (also when the
+    expansion budget refuses it: every caller copies or scans what it gets)."""
+    text = _resolve_part(p, state)
+    if text is None or not state.budget.allow(len(text)):
+        return None
+    return text
+
+
+def _array_text(items: tuple[Arg, ...], budget: ExpansionBudget) -> str | None:
+    """``${ARR[@]}`` as one string, when every element is known and the result is in budget."""
+    texts = [a.resolved for a in items]
+    if any(t is None for t in texts) or any(a.opaque for a in items):
+        return None
+    if sum(len(t) + 1 for t in texts if t is not None) > budget.value_limit:
+        return None
+    return " ".join(t for t in texts if t is not None)
+
+
+def _resolve_part(p: Part, state: ShellState) -> str | None:
     if p.kind == "arith":
         r = eval_arith(p.text, state)
         return None if r is None else str(r)
@@ -828,10 +902,7 @@ def resolve_part(p: Part, state: ShellState) -> str | None:
     if p.subscript is not None:
         if p.subscript in ("@", "*"):
             if isinstance(v, KnownArray):
-                texts = [a.resolved for a in v.items]
-                if any(t is None for t in texts) or any(a.opaque for a in v.items):
-                    return None
-                base: str | None = " ".join(t for t in texts if t is not None)
+                base: str | None = _array_text(v.items, state.budget)
             else:
                 base = _scalar_of(v)
         elif p.subscript.isdigit() and isinstance(v, KnownArray):
@@ -867,6 +938,10 @@ def resolve_part(p: Part, state: ShellState) -> str | None:
     return None
 
 
+def _items_cost(items: tuple[Arg, ...]) -> int:
+    return sum(len(a.resolved or a.value) + _ITEM_COST for a in items)
+
+
 def _part_option_like(p: Part, state: ShellState) -> bool:
     if p.kind == "var" and not p.special and not p.op:
         return _value_option_like(state.get(p.text))
@@ -883,6 +958,8 @@ def expand_word(word: Word, state: ShellState, pos: Callable[[int], ArgPosition]
         p = parts[0]
         v = state.get(p.text)
         if p.subscript in ("@", "*") and isinstance(v, KnownArray):
+            if not state.budget.allow(_items_cost(v.items)):
+                return [Arg(display, None, word.raw, position, opaque=not p.quoted or p.subscript == "@")]
             if p.quoted and p.subscript == "@":
                 return list(v.items)
             if not p.quoted:
@@ -919,6 +996,8 @@ def expand_word(word: Word, state: ShellState, pos: Callable[[int], ArgPosition]
             ok = False
             continue
         text_parts.append(r)
+    if ok and len(text_parts) > 1 and not state.budget.allow(sum(map(len, text_parts))):
+        ok = False  # the joined word is over budget: unknown
     if ok:
         text = "".join(text_parts)
         if text == "" and all_unquoted and parts:
@@ -942,6 +1021,8 @@ def assignment_value(value_parts: tuple[Part, ...], state: ShellState) -> tuple[
                 return display, Unknown(_value_option_like(state.get(p.text)))
             return display, Unknown(display.startswith("-"))
         texts.append(r)
+    if len(texts) > 1 and not state.budget.allow(sum(map(len, texts))):
+        return display, Unknown(False)  # over budget: as unknown as a value read at run time
     return display, Known("".join(texts))
 
 
@@ -1013,6 +1094,8 @@ def _apply_assignment(
             value: VarValue = KnownArray(old.items + tuple(items)) if isinstance(old, KnownArray) else Unknown(False)
         else:
             value = KnownArray(tuple(items))
+        if isinstance(value, KnownArray) and not state.budget.allow(_items_cost(value.items)):
+            value = Unknown(False)
         state.assign(name, value, conditional, is_array=True)
         log.append(Assignment(name, word.raw[len(name) + 1:], None, word.line, exported, conditional))
     else:
@@ -1024,7 +1107,10 @@ def _apply_assignment(
             value = Unknown(False)
         elif append:
             old = state.vars.get(name)
-            value = Known(old.text + value.text) if isinstance(old, Known) and isinstance(value, Known) else Unknown(False)
+            if isinstance(old, Known) and isinstance(value, Known) and state.budget.allow(len(old.text) + len(value.text)):
+                value = Known(old.text + value.text)
+            else:
+                value = Unknown(False)
         state.assign(name, value, conditional, is_array=sub is not None)
         resolved = value.text if isinstance(value, Known) else None
         log.append(Assignment(name, display, resolved, word.line, exported, conditional))
@@ -1104,6 +1190,7 @@ def walk_script(
     tokens, errors, _ = lex(text)
     log = assignments if assignments is not None else []
     out: list[CommandLine] = []
+    kept: ShellState | None = None  # the variables as last snapshotted, while no assignment changed them
     for cmd in split_commands(tokens):
         words = cmd.words
         k = 0
@@ -1116,11 +1203,17 @@ def walk_script(
             if not cmd.subshell:
                 for w in leading:
                     _apply_assignment(w, state, cmd.conditional, False, make_pos, log)
+                kept = None
             continue
         if _apply_builtin(rest, state, cmd, make_pos, log):
+            kept = None
             continue
         env: dict[str, Option] = {}
-        tmp = state.copy()
+        if kept is None or leading:
+            tmp = state.snapshot()
+            kept = None if leading else tmp  # leading ``VAR=x`` words change this command's copy
+        else:
+            tmp = kept
         for w in leading:
             split = split_assignment(w)
             if split is None:
