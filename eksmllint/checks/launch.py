@@ -682,20 +682,24 @@ def _views(text: str, script: SlurmScript, asked: dict[int, tuple[Edit, ...]]) -
         groups.setdefault(tuple(e for e in edits if e[0] in directive_lines), []).append(k)
     views: dict[int, _Edited | None] = {}
     for shared, members in groups.items():
-        own = [e for k in members for e in asked[k] if e[0] not in directive_lines]
-        combined = _combined(text, shared, own) if len(members) > 1 and own else None
+        own = [[e for e in asked[k] if e[0] not in directive_lines] for k in members]
+        combined = _combined(text, shared, own) if len(members) > 1 and any(own) else None
         for k in members:
             views[k] = combined if combined is not None else _edited(text, asked[k])
     return views
 
 
-def _combined(text: str, shared: tuple[Edit, ...], own: list[Edit]) -> _Edited | None:
-    """One parse for several steps' word edits (see :func:`_views`); None when they may interact."""
-    lines = [e[0] for e in own]
-    if len(set(lines)) != len(lines) or not all(_WORD_EDIT_RE.fullmatch(e[2]) and _WORD_EDIT_RE.fullmatch(e[3]) for e in own):
+def _combined(text: str, shared: tuple[Edit, ...], own: list[list[Edit]]) -> _Edited | None:
+    """One parse for several steps' word edits (``own``: each step's, in order; see :func:`_views`);
+    None when they may interact."""
+    lines = [line for edits in own for line in {e[0] for e in edits}]
+    if len(set(lines)) != len(lines):
+        return None  # two steps edit one line
+    flat = tuple(e for edits in own for e in edits)
+    if not all(_WORD_EDIT_RE.fullmatch(e[2]) and _WORD_EDIT_RE.fullmatch(e[3]) for e in flat):
         return None
     base = _edited(text, shared)
-    combined = _edited(text, shared + tuple(sorted(own)))
+    combined = _edited(text, shared + flat)
     if base is None or combined is None:
         return None
     a, b = base.script, combined.script

@@ -137,6 +137,13 @@ class DeepSpeedError:
 
 # --------------------------------------------------------------------------- key lines
 
+# Rules and validation errors name keys at most three levels deep (``zero_optimization.offload_param
+# .device``).  Recording every path of a deeply nested config costs its depth times its key count
+# (a path string per key): a 1 MB file nested 900 levels deep asked for gigabytes.  Paths deeper
+# or longer than this are not recorded (a finding there falls back to the file's first line).
+_KEY_DEPTH = 8
+_KEY_PATH_CHARS = 512
+
 
 class _DuplicateKey(Exception):
     def __init__(self, key: str) -> None:
@@ -160,7 +167,7 @@ def _json_key_lines(text: str) -> dict[str, int]:
     its path is the enclosing object's path plus the key.  Runs on text that already parsed,
     so it need not handle malformed input beyond not crashing."""
     lines: dict[str, int] = {}
-    frames: list[tuple[str, str]] = []  # (kind "obj"/"arr", path)
+    frames: list[tuple[str, str | None]] = []  # (kind "obj"/"arr", path; None once too deep to record)
     pending: str | None = None  # path of the key whose value comes next
     line = 1
     i, n = 0, len(text)
@@ -177,13 +184,15 @@ def _json_key_lines(text: str) -> dict[str, int]:
             while j < n and text[j] in " \t\r\n":
                 j += 1
             if j < n and text[j] == ":" and frames and frames[-1][0] == "obj":
-                parent = frames[-1][1]
-                pending = f"{parent}.{s}" if parent else s
-                lines.setdefault(pending, line)
+                pending = _key_path(frames[-1][1], s, len(frames))
+                if pending is not None:
+                    lines.setdefault(pending, line)
             i = end
             continue
         elif c in "{[":
             path = pending if pending is not None else (frames[-1][1] if frames else "")
+            if pending is None and frames and frames[-1][0] == "obj":
+                path = None  # a value whose key was not recorded
             frames.append(("obj" if c == "{" else "arr", path))
             pending = None
         elif c in "}]":
@@ -196,6 +205,14 @@ def _json_key_lines(text: str) -> dict[str, int]:
     return lines
 
 
+def _key_path(parent: str | None, key: str, depth: int) -> str | None:
+    """``parent.key``, or None when the parent was not recorded or the path is too deep or long."""
+    if parent is None or depth > _KEY_DEPTH:
+        return None
+    path = f"{parent}.{key}" if parent else key
+    return path if len(path) <= _KEY_PATH_CHARS else None
+
+
 def _yaml_key_lines(text: str) -> dict[str, int]:
     lines: dict[str, int] = {}
     try:
@@ -203,14 +220,18 @@ def _yaml_key_lines(text: str) -> dict[str, int]:
     except yaml.YAMLError:
         return lines
 
+    seen: set[int] = set()  # an alias repeats a node: walk it once (nested aliases multiply)
+
     def walk(n: yaml.Node, prefix: str, depth: int) -> None:
-        if depth > 50 or not isinstance(n, yaml.MappingNode):
+        if not isinstance(n, yaml.MappingNode) or id(n) in seen:
             return
+        seen.add(id(n))
         for k, v in n.value:
             if isinstance(k, yaml.ScalarNode):
-                path = f"{prefix}.{k.value}" if prefix else str(k.value)
-                lines.setdefault(path, k.start_mark.line + 1)
-                walk(v, path, depth + 1)
+                path = _key_path(prefix, str(k.value), depth + 1)
+                if path is not None:
+                    lines.setdefault(path, k.start_mark.line + 1)
+                    walk(v, path, depth + 1)
 
     if node is not None:
         walk(node, "", 0)
