@@ -31,9 +31,9 @@ from __future__ import annotations
 import json
 import posixpath
 import re
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Generator, Iterator
 
 import yaml
 
@@ -656,7 +656,7 @@ def steps_edits_805(text: str, script: SlurmScript, invs: list[Invocation]) -> l
     while asked:
         views = _views(text, script, asked)
         again: dict[int, tuple[Edit, ...]] = {}
-        for k, edits in asked.items():
+        for k in asked:
             try:
                 again[k] = sites[k].send(views[k])
             except StopIteration as done:
