@@ -30,7 +30,7 @@ CHILD = textwrap.dedent(
     """\
     import json, resource, sys, tracemalloc
     resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
-    sys.setrecursionlimit(10000)
+    import eksmllint.launch, eksmllint.launch.command  # imports are not the input's cost
     tracemalloc.start()
     ns = {}
     exec(sys.stdin.read(), ns)
@@ -173,3 +173,40 @@ def test_eml805_shared_parse_gives_each_step_its_one_by_one_edits() -> None:
         one_by_one.append(text_edits_805(text, script, inv))
     assert steps_edits_805(text, script, invs) == one_by_one
     assert one_by_one[0] == ((4, 6, "--ntasks-per-node=8", "--ntasks-per-node=1"), (4, 35, "--nproc_per_node=4", "--nproc_per_node=8"))
+
+
+# --------------------------------------------------------------------------- other shapes
+
+SHAPES = {
+    "heredocs": lambda n: "cat <<EOF\n" * n + "x\n" + "EOF\n" * n,
+    "here-strings": lambda n: "cat <<< " + '"$A"' * n + "\n",
+    "continuations": lambda n: "srun torchrun " + "\\\n" * n + "x.py\n",
+    "nested $(": lambda n: "echo " + "$(" * n + ")" * n + "\n",
+    "unterminated $(": lambda n: "echo " + "$(" * n + "\n",
+    "nested quotes": lambda n: "echo " + '"$(echo ' * n + ')"' * n + "\n",
+    "nested ${": lambda n: "echo " + "${A:-" * n + "}" * n + "\n",
+    "huge #SBATCH header": lambda n: "#!/bin/bash\n" + "#SBATCH --nodes=1 --gres=gpu:8\n" * n + "srun torchrun x.py\n",
+    "srun chain": lambda n: "srun " * n + "torchrun x.py\n",
+    "bash -c chain": lambda n: "bash -c " * n + "torchrun\n",
+}
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_nesting_and_long_sections_stay_within_a_small_multiple_of_the_input(shape: str) -> None:
+    """Memory per input byte, deterministic unlike time: ``srun srun ...`` copied the rest of the
+    line at every level (1,700 bytes per input byte at 20 kB, then a RecursionError)."""
+    per_step = len(SHAPES[shape](2)) - len(SHAPES[shape](1))
+    n = 20_000 // per_step
+    out = run_bounded(
+        "from eksmllint.launch import parse_sbatch, analyse_container\n"
+        f"text = {SHAPES[shape](n)!r}\n"
+        "parse_sbatch(text)\n"
+        "analyse_container(['bash', '-c', text], None, {})\n"
+        "result = len(text)\n"
+    )
+    assert out["peak"] < 500 * out["result"] + (1 << 20), f"{out['peak']:,} bytes for {out['result']:,}"
+
+
+def test_srun_nesting_is_read_up_to_the_depth_scripts_use() -> None:
+    assert [i.wrappers for i in parse_sbatch("srun srun srun srun torchrun x.py\n").invocations] == [("srun",) * 4]
+    assert parse_sbatch("srun " * 5 + "torchrun x.py\n").invocations == []  # deeper: not a shape we read

@@ -587,6 +587,8 @@ class _Analyser:
                 i += 2
                 continue
             if base == "srun":
+                if st.wrappers.count("srun") >= _MAX_DEPTH:
+                    return []  # ``srun srun srun ...``: each level copies the rest of the line (issue 16)
                 opts, _, j, _ = slurmopts.parse_getopt(args, i + 1, slurmopts.SRUN_LONG, slurmopts.SRUN_SHORT)
                 if j >= n:
                     return []
