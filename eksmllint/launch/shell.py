@@ -963,12 +963,15 @@ def expand_word(word: Word, state: ShellState, pos: Callable[[int], ArgPosition]
             if p.quoted and p.subscript == "@":
                 return list(v.items)
             if not p.quoted:
+                split = [(item, None if item.resolved is None or item.opaque else item.resolved.split()) for item in v.items]
+                if not state.budget.allow(sum(len(pieces) for _, pieces in split if pieces) * _ITEM_COST):
+                    return [Arg(display, None, word.raw, position, opaque=True)]
                 out: list[Arg] = []
-                for item in v.items:
-                    if item.resolved is None or item.opaque:
+                for item, pieces in split:
+                    if pieces is None:
                         out.append(item)
                     else:
-                        out.extend(replace(item, value=t, resolved=t) for t in item.resolved.split())
+                        out.extend(replace(item, value=t, resolved=t) for t in pieces)
                 return out
         if isinstance(v, Unknown) or (p.subscript in ("@", "*") and not isinstance(v, (Known, KnownArray))):
             opt_like = _value_option_like(v)
@@ -981,6 +984,8 @@ def expand_word(word: Word, state: ShellState, pos: Callable[[int], ArgPosition]
         pieces = text.split()
         if len(pieces) == 1:
             return [Arg(display, pieces[0], word.raw, position)]
+        if not state.budget.allow(len(pieces) * _ITEM_COST):  # each argument is an object, not a character
+            return [Arg(display, None, word.raw, position, opaque=True)]
         return [Arg(t, t, word.raw, position) for t in pieces]
     text_parts: list[str] = []
     ok = True
