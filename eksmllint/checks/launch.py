@@ -565,10 +565,14 @@ def srun_launcher_multiplied(ctx, src: SourceFile):
     if src.kind != "slurm" or not isinstance(src.text, str):
         return
     script = slurm_of(src.text)
-    flagged = [inv for inv in script.invocations if inv.launcher in PER_NODE_LAUNCHERS and inv.under_srun is not None
-               and (script.tasks_per_node(inv.under_srun) or 0) > 1]
-    for inv, edits in zip(flagged, steps_edits_805(src.text, script, flagged)):
-        tasks = script.tasks_per_node(inv.under_srun)
+    flagged: list[tuple[Invocation, int]] = []
+    for inv in script.invocations:
+        if inv.launcher in PER_NODE_LAUNCHERS and inv.under_srun is not None:
+            tasks = script.tasks_per_node(inv.under_srun)
+            if tasks is not None and tasks > 1:
+                flagged.append((inv, tasks))
+    all_edits = steps_edits_805(src.text, script, [inv for inv, _ in flagged])  # together: linear in the steps
+    for (inv, tasks), edits in zip(flagged, all_edits):
         nproc, _ = _nproc(inv)
         desc, pos, raw, _ = _tasks_source(script, inv)
         if nproc is not None:
@@ -602,7 +606,7 @@ class _Edited:
     text: str
     script: SlurmScript
     lines: tuple[str, ...]
-    by_line: dict[int, list[Invocation]]
+    by_line: dict[int | None, list[Invocation]]
 
 
 @lru_cache(maxsize=64)
@@ -618,7 +622,7 @@ def _edited(text: str, edits: tuple[Edit, ...]) -> _Edited | None:
     except FixError:
         return None
     script = slurm_of(current)
-    by_line: dict[int, list[Invocation]] = {}
+    by_line: dict[int | None, list[Invocation]] = {}
     for i in script.invocations:
         by_line.setdefault(i.source.position.script_line, []).append(i)
     return _Edited(current, script, tuple(current.split("\n")), by_line)
