@@ -211,3 +211,31 @@ def test_nesting_and_long_sections_stay_within_a_small_multiple_of_the_input(sha
 def test_srun_nesting_is_read_up_to_the_depth_scripts_use() -> None:
     assert [i.wrappers for i in parse_sbatch("srun srun srun srun torchrun x.py\n").invocations] == [("srun",) * 4]
     assert parse_sbatch("srun " * 5 + "torchrun x.py\n").invocations == []  # deeper: not a shape we read
+
+
+def test_the_issue_pytorchjob_lints_without_a_crash_in_bounded_memory() -> None:
+    """Issue 16's 740-byte PyTorchJob (23 doublings) took the webhook to ~1.5 GiB."""
+    script = doubling(23).replace("\n", "; ") + "; torchrun --nnodes=2 --nproc_per_node=8 train.py $A"
+    job = textwrap.dedent(
+        f"""\
+        apiVersion: kubeflow.org/v1
+        kind: PyTorchJob
+        metadata:
+          name: doubling
+        spec:
+          pytorchReplicaSpecs:
+            Master:
+              replicas: 1
+              template:
+                spec:
+                  containers:
+                    - name: pytorch
+                      image: registry.example/train:1.0
+                      command: ["bash", "-c", {json.dumps(script)}]
+        """
+    )
+    out = run_bounded(
+        "from eksmllint.config import Config\nfrom eksmllint.core.engine import lint_text\n"
+        f"result = sorted({{f.code for f in lint_text({job!r}, Config(), name='job.yaml').active}})\n"
+    )
+    assert "EML000" not in out["result"] and "EML001" not in out["result"]
