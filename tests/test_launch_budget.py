@@ -164,16 +164,28 @@ def test_eml805_parses_do_not_grow_with_the_number_of_steps(monkeypatch: pytest.
     assert counts[0] == counts[1] <= 4  # the script, then one re-parse per round of edits
 
 
-def test_eml805_shared_parse_gives_each_step_its_one_by_one_edits() -> None:
-    text = srun_steps(6, True) + "X=--ntasks-per-node=8\nsrun --ntasks-per-node=8 torchrun --nproc_per_node=4 a.py; srun torchrun b.py\n"
+@pytest.mark.parametrize("stray", [False, True], ids=["shared parse", "an edit that would land in a comment"])
+def test_eml805_steps_together_get_their_one_by_one_edits(monkeypatch: pytest.MonkeyPatch, stray: bool) -> None:
+    text = srun_steps(6, True) + (
+        "X=--ntasks-per-node=8\n"
+        + ("srun -n  16 torchrun --nproc_per_node=4 c.py  # not -n 16\n" if stray else
+           "srun --ntasks-per-node=8 torchrun --nproc_per_node=4 a.py; srun torchrun b.py\n")
+        + "srun -n 16 torchrun --nproc_per_node=4 d.py\n"
+    )
     script = parse_sbatch(text)
     invs = list(script.invocations)
     one_by_one = []
     for inv in invs:
         launch_checks._edited.cache_clear()
         one_by_one.append(text_edits_805(text, script, inv))
+    shared = []
+    real = launch_checks._combined
+    monkeypatch.setattr(launch_checks, "_combined", lambda *a: shared.append(real(*a)) or shared[-1])
     assert steps_edits_805(text, script, invs) == one_by_one
     assert one_by_one[0] == ((4, 6, "--ntasks-per-node=8", "--ntasks-per-node=1"), (4, 35, "--nproc_per_node=4", "--nproc_per_node=8"))
+    assert one_by_one[-1] == ((12, 6, "-n 16", "-n 2"), (12, 20, "--nproc_per_node=4", "--nproc_per_node=8"))
+    assert any(view is not None for view in shared)  # steps did share parses
+    assert not stray or shared[0] is None  # not in the round with the stray edit: each step was parsed alone
 
 
 # --------------------------------------------------------------------------- other shapes

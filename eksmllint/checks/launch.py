@@ -658,7 +658,7 @@ def steps_edits_805(text: str, script: SlurmScript, invs: list[Invocation]) -> l
     results: list[tuple[Edit, ...]] = [() for _ in invs]
     asked = {k: next(site) for k, site in enumerate(sites)}
     while asked:
-        views = _views(text, script, asked)
+        views = _views(text, script, asked, invs)
         again: dict[int, tuple[Edit, ...]] = {}
         for k in asked:
             try:
@@ -674,12 +674,13 @@ def steps_edits_805(text: str, script: SlurmScript, invs: list[Invocation]) -> l
 _WORD_EDIT_RE = re.compile(r"[A-Za-z0-9_.:,=+ -]+")
 
 
-def _views(text: str, script: SlurmScript, asked: dict[int, tuple[Edit, ...]]) -> dict[int, _Edited | None]:
+def _views(text: str, script: SlurmScript, asked: dict[int, tuple[Edit, ...]], invs: list[Invocation]) -> dict[int, _Edited | None]:
     """For each step, the script after its edits, re-parsed. Steps whose edits outside ``#SBATCH``
     lines only change a word on lines no other step edits share one parse of the script with all
     of their edits made: such an edit changes its own command's arguments and nothing another step
-    reads, which the shared parse confirms (same errors, assignments and variables as the script
-    without those edits); otherwise each step gets its own parse."""
+    reads, which the shared parse confirms (every edit became its step's option as intended, and
+    the script has the same errors, assignments and variables as without those edits); otherwise
+    each step gets its own parse."""
     directive_lines = {d.line for d in script.directive_list}
     groups: dict[tuple[Edit, ...], list[int]] = {}
     for k, edits in asked.items():
@@ -687,13 +688,13 @@ def _views(text: str, script: SlurmScript, asked: dict[int, tuple[Edit, ...]]) -
     views: dict[int, _Edited | None] = {}
     for shared, members in groups.items():
         own = [[e for e in asked[k] if e[0] not in directive_lines] for k in members]
-        combined = _combined(text, shared, own) if len(members) > 1 and any(own) else None
+        combined = _combined(text, shared, own, [invs[k] for k in members]) if len(members) > 1 and any(own) else None
         for k in members:
             views[k] = combined if combined is not None else _edited(text, asked[k])
     return views
 
 
-def _combined(text: str, shared: tuple[Edit, ...], own: list[list[Edit]]) -> _Edited | None:
+def _combined(text: str, shared: tuple[Edit, ...], own: list[list[Edit]], invs: list[Invocation]) -> _Edited | None:
     """One parse for several steps' word edits (``own``: each step's, in order; see :func:`_views`);
     None when they may interact."""
     lines = [line for edits in own for line in {e[0] for e in edits}]
@@ -709,7 +710,16 @@ def _combined(text: str, shared: tuple[Edit, ...], own: list[list[Edit]]) -> _Ed
     a, b = base.script, combined.script
     if (a.errors, a.assignments, a.variables, len(a.invocations)) != (b.errors, b.assignments, b.variables, len(b.invocations)):
         return None
+    for inv, edits in zip(invs, own):
+        now = _same_site(combined, inv)
+        if edits and (now is None or not {e[3] for e in edits} <= _option_raws(now)):
+            return None  # an edit landed somewhere other than its step's own option
     return combined
+
+
+def _option_raws(inv: Invocation) -> set[str]:
+    srun = inv.under_srun.options.values() if inv.under_srun is not None else ()
+    return {o.raw for o in (*inv.options.values(), *srun)}
 
 
 def _site_edits(script: SlurmScript, inv: Invocation) -> Generator[tuple[Edit, ...], _Edited | None, tuple[Edit, ...]]:
