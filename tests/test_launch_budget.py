@@ -228,24 +228,10 @@ def test_srun_nesting_is_read_up_to_the_depth_scripts_use() -> None:
 def test_the_issue_pytorchjob_lints_without_a_crash_in_bounded_memory() -> None:
     """Issue 16's 740-byte PyTorchJob (23 doublings) took the webhook to ~1.5 GiB."""
     script = doubling(23).replace("\n", "; ") + "; torchrun --nnodes=2 --nproc_per_node=8 train.py $A"
-    job = textwrap.dedent(
-        f"""\
-        apiVersion: kubeflow.org/v1
-        kind: PyTorchJob
-        metadata:
-          name: doubling
-        spec:
-          pytorchReplicaSpecs:
-            Master:
-              replicas: 1
-              template:
-                spec:
-                  containers:
-                    - name: pytorch
-                      image: registry.example/train:1.0
-                      command: ["bash", "-c", {json.dumps(script)}]
-        """
-    )
+    container = {"name": "pytorch", "image": "registry.example/train:1.0", "command": ["bash", "-c", script]}
+    master = {"replicas": 1, "template": {"spec": {"containers": [container]}}}
+    job = json.dumps({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "doubling"},
+                      "spec": {"pytorchReplicaSpecs": {"Master": master}}})  # JSON is YAML: 636 bytes
     out = run_bounded(
         "from eksmllint.config import Config\nfrom eksmllint.core.engine import lint_text\n"
         f"result = sorted({{f.code for f in lint_text({job!r}, Config(), name='job.yaml').active}})\n"
