@@ -13,7 +13,7 @@ from eksmllint.config import Config
 from eksmllint.core.engine import lint_text
 from eksmllint.core.finding import Fix, ReplaceText, SetValue
 from eksmllint.fix import FixError, fix_text
-from eksmllint.fix.text import apply_text_edits
+from eksmllint.fix.text import ScriptText
 from eksmllint.launch.slurm import parse_sbatch
 
 ONLY_805 = Config(select=("EML805",))
@@ -81,6 +81,12 @@ def test_eml805_fix_clears_the_finding_touches_only_its_lines_and_is_idempotent(
     assert all(script.tasks_per_node(inv.under_srun) == 1 for inv in script.invocations if inv.under_srun)
 
 
+def apply_text_edits(text: str, fix: Fix) -> str:
+    script = ScriptText(text)
+    script.apply(fix)
+    return script.text
+
+
 def test_text_edit_is_refused_when_the_text_moved() -> None:
     fix = Fix("t", (ReplaceText(2, 9, "--ntasks-per-node=8", "--ntasks-per-node=1"),))
     text = "#!/bin/bash\n#SBATCH --ntasks-per-node=8\n"
@@ -93,6 +99,13 @@ def test_text_edit_is_refused_when_the_text_moved() -> None:
         apply_text_edits(text, Fix("t", (ReplaceText(2, 9, "--ntasks-per-node=8", "a\nb"),)))
     with pytest.raises(FixError, match="mixes"):
         apply_text_edits(text, Fix("t", (SetValue(("a",), 1),)))
+
+
+def test_a_fix_that_fails_halfway_changes_nothing() -> None:
+    script = ScriptText("srun -n 16 x\nsrun -n 8 y\n")
+    with pytest.raises(FixError, match="no longer has"):
+        script.apply(Fix("t", (ReplaceText(1, 6, "-n 16", "-n 2"), ReplaceText(2, 6, "-n 16", "-n 2"))))
+    assert script.text == "srun -n 16 x\nsrun -n 8 y\n"
 
 
 def test_edits_apply_in_order_on_one_line() -> None:

@@ -18,7 +18,7 @@ from eksmllint.core.finding import Applicability, Finding
 from eksmllint.core.registry import Registry, default_registry
 from eksmllint.fix.apply import apply_findings, select_fixes
 from eksmllint.fix.spans import FixError, parse_stream
-from eksmllint.fix.text import apply_text_edits
+from eksmllint.fix.text import ScriptText
 from eksmllint.loader import LoadProblem, LoadResult, parse_source
 from eksmllint.resource import Resource, SourceFile
 
@@ -210,6 +210,7 @@ def _apply_text_fix(text: str, findings: list[Finding]) -> tuple[str, list[Findi
     applied: list[Finding] = []
     failed: list[tuple[Finding, str]] = []
     touched: set[int] = set()
+    script = ScriptText(text)
     for f in sorted((f for f in findings if f.fix is not None), key=Finding.sort_key):
         if not f.fix.edits_text:
             failed.append((f, "a script can only be fixed with text edits"))
@@ -218,13 +219,13 @@ def _apply_text_fix(text: str, findings: list[Finding]) -> tuple[str, list[Findi
         if lines & touched:
             continue  # deferred
         try:
-            text = apply_text_edits(text, f.fix)
+            script.apply(f.fix)
         except FixError as err:
             failed.append((f, str(err)))
             continue
         touched |= lines
         applied.append(f)
-    return text, applied, failed
+    return (script.text if applied else text), applied, failed
 
 
 def _give_up(s: _State, why: str) -> None:
