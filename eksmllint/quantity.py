@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from decimal import Decimal, InvalidOperation
 
@@ -10,6 +11,12 @@ _SUFFIX = {
     "n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"), "": 1,
     "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
 }
+#: Numbers with more digits than this (either side of the point) are not real settings: Kubernetes
+#: counts are int32 and the largest quantities in use are a few EiB (19 digits). Longer ones are
+#: read as "not a number we know" so rules stay silent instead of computing with thousands of
+#: digits (or crashing on Python's 4,300-digit int limit, or on ``.inf``/``.nan``).
+MAX_DIGITS = 30
+_WHOLE = re.compile(rf"[0-9]{{1,{MAX_DIGITS}}}")
 _QTY = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|)\s*$")
 
 
@@ -17,17 +24,37 @@ def parse_quantity(value: object) -> Decimal | None:
     """The quantity as a Decimal in base units (bytes, cores), or None if it is not one."""
     if isinstance(value, bool) or value is None:
         return None
-    if isinstance(value, (int, float)):
-        return Decimal(str(value))
-    if not isinstance(value, str):
+    if isinstance(value, int):
+        return Decimal(value) if abs(value) < 10**MAX_DIGITS else None
+    if isinstance(value, float):
+        number, suffix = Decimal(str(value)) if math.isfinite(value) else None, ""
+    elif isinstance(value, str):
+        m = _QTY.match(value)
+        if not m:
+            return None
+        try:
+            number, suffix = Decimal(m.group(1)), m.group(2)
+        except InvalidOperation:
+            return None
+    else:
         return None
-    m = _QTY.match(value)
-    if not m:
+    if number is None or (number and abs(number.adjusted()) > MAX_DIGITS):
         return None
-    try:
-        return Decimal(m.group(1)) * Decimal(_SUFFIX[m.group(2)])
-    except InvalidOperation:
+    return number * Decimal(_SUFFIX[suffix])
+
+
+def parse_int(value: object) -> int | None:
+    """A literal whole number: an int, or a string of ASCII digits ("8", " 16 "); None for
+    anything else, including templated values ("$N", "{{ .Values.n }}"), other Unicode digits
+    ("²") and numbers longer than :data:`MAX_DIGITS`."""
+    if isinstance(value, bool):
         return None
+    if isinstance(value, int):
+        return value if abs(value) < 10**MAX_DIGITS else None
+    if isinstance(value, str):
+        text = value.strip()
+        return int(text) if _WHOLE.fullmatch(text) else None
+    return None
 
 
 def parse_count(value: object) -> int | None:

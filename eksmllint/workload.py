@@ -13,7 +13,7 @@ from functools import cached_property
 from typing import Any, Iterator
 
 from eksmllint.core.finding import DocPath
-from eksmllint.quantity import parse_count, parse_quantity
+from eksmllint.quantity import parse_count, parse_int, parse_quantity
 from eksmllint.resource import Resource
 
 GPU = "nvidia.com/gpu"
@@ -41,15 +41,16 @@ OPERATOR_MANAGED = frozenset({"PyTorchJob", "TFJob", "MPIJob", "TrainJob"})
 def _int(value: Any, default: int | None) -> int | None:
     """A replica-like count: ``default`` when absent, None when present but not a literal
     (``$NUM_NODES``, ``{{ .Values.n }}``) -- unknown, so rules stay silent instead of assuming 1."""
-    if value is None:
-        return default
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value)
-    return None
+    return default if value is None else parse_int(value)
+
+
+def _named_entries(items: Any) -> list[tuple[int, dict]]:
+    """(index, entry) of a volumes/volumeMounts list: mappings whose ``name`` is a string or
+    absent. Rules match these by name; a list or mapping as a name (schema-invalid, EML002)
+    would make every rule that collects names crash."""
+    if not isinstance(items, list):
+        return []
+    return [(i, x) for i, x in enumerate(items) if isinstance(x, dict) and isinstance(x.get("name", ""), str)]
 
 
 @dataclass(eq=False)
@@ -125,8 +126,7 @@ class Container:
 
     @cached_property
     def volume_mounts(self) -> list[tuple[int, dict]]:
-        vm = self.data.get("volumeMounts")
-        return [(i, m) for i, m in enumerate(vm) if isinstance(m, dict)] if isinstance(vm, list) else []
+        return _named_entries(self.data.get("volumeMounts"))
 
     @cached_property
     def command_text(self) -> str:
@@ -203,8 +203,7 @@ class PodTemplate:
 
     @cached_property
     def volumes(self) -> list[tuple[int, dict]]:
-        v = self.spec.get("volumes")
-        return [(i, x) for i, x in enumerate(v) if isinstance(x, dict)] if isinstance(v, list) else []
+        return _named_entries(self.spec.get("volumes"))
 
     def volume(self, name: str) -> tuple[int, dict] | None:
         for i, v in self.volumes:

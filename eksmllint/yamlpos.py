@@ -173,7 +173,9 @@ def _scalar(node: ScalarNode) -> Any:
         if value is _MISSING:
             try:
                 value = _scalar_constructor.yaml_constructors[tag](_scalar_constructor, node)
-            except (ConstructorError, ValueError, IndexError):  # e.g. `!!int ""`: keep the text
+            except (ConstructorError, ValueError, IndexError, KeyError, OverflowError):
+                # `!!int ""`, `!!bool maybe`, an int over 4,300 digits: keep the text (the
+                # schema check then reports a typed field holding it, with its line)
                 value = node.value
             if len(_VALUES) > _CACHE_LIMIT:
                 _VALUES.clear()
@@ -181,6 +183,16 @@ def _scalar(node: ScalarNode) -> Any:
         return value
     # timestamps (kept as text: Kubernetes wants strings), binary and unknown tags: plain text
     return node.value
+
+
+def _same_key(seen: dict[Any, Any], key: Any) -> bool:
+    """Whether ``key``, equal to a key already in ``seen``, is the same YAML value: ``1`` and
+    ``true`` (or ``1`` and ``1.0``) are equal in Python but different keys in YAML. Such a pair
+    is kept as PyYAML keeps it (the later value wins), not reported as a duplicate."""
+    if type(key) is str:
+        return True  # a string key only ever equals a string key
+    first = next(k for k in seen if k == key)
+    return type(first) is type(key)
 
 
 def _key(node: Node) -> Any:
@@ -222,7 +234,7 @@ def _convert(node: Node, depth: int = 0) -> Any:
                 continue
             else:
                 key = _scalar(knode)
-            if key in pos:
+            if key in pos and _same_key(pos, key):
                 line, col = _mark(knode)
                 raise YAMLLoadError(f'duplicate key "{key}" (first at line {pos[key][0]})', line, col)
             if type(vnode) is ScalarNode:
@@ -270,7 +282,7 @@ def _convert_generic(node: Node, depth: int) -> Any:
     out.start = _mark(node)
     for knode, vnode in node.value:
         key = _key(knode)
-        if key in out.pos:
+        if key in out.pos and _same_key(out.pos, key):
             raise YAMLLoadError(f'duplicate key "{key}" (first at line {out.pos[key][0]})', *_mark(knode))
         out[key] = _convert(vnode, depth + 1)
         out.pos[key] = _mark(knode)

@@ -20,6 +20,7 @@ from typing import Iterator
 from eksmllint.catalogue import get_catalogue
 from eksmllint.core.context import KARPENTER_GROUP
 from eksmllint.core.finding import AppendItem, Fix, SetValue
+from eksmllint.quantity import parse_int
 from eksmllint.resource import Resource
 from eksmllint.scheduling import INSTANCE_TYPE, NodePoolView
 from eksmllint.workload import ACCELERATORS, PodTemplate, Workload
@@ -400,13 +401,8 @@ def expire_after(pool: Resource) -> tuple[float | None, tuple, bool] | None:
 
 
 def _deadline(value: object) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int) and value > 0:
-        return value
-    if isinstance(value, str) and value.strip().isdigit() and int(value) > 0:
-        return int(value)
-    return None
+    seconds = parse_int(value)
+    return seconds if seconds is not None and seconds > 0 else None
 
 
 def deadlines(w: Workload) -> Iterator[tuple[int, tuple, list[PodTemplate]]]:

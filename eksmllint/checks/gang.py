@@ -22,6 +22,7 @@ from eksmllint.core.context import KUEUE_GROUP
 from eksmllint.core.finding import Fix, SetValue
 from eksmllint.graph import queue_references
 from eksmllint.quantity import parse_count, parse_quantity
+from eksmllint.quantity import parse_int as literal_int
 from eksmllint.resource import Resource
 from eksmllint.workload import PodTemplate, Workload
 
@@ -56,17 +57,6 @@ def is_volcano_scheduler(name: object) -> bool:
     """Volcano can run under another name in multi-scheduler set-ups ("volcano-gpu"); any name
     containing "volcano" is taken to be one, so only a clearly different scheduler is reported."""
     return isinstance(name, str) and VOLCANO in name.lower()
-
-
-def literal_int(value: object) -> int | None:
-    """A whole number written literally (int or digit string); None otherwise (templated, bool)."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    return None
 
 
 def _command_text(t: PodTemplate) -> str:

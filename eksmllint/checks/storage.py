@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from eksmllint.core.finding import Applicability, DocPath, Fix, SetValue
-from eksmllint.quantity import parse_quantity
+from eksmllint.quantity import parse_int, parse_quantity
 from eksmllint.resource import Resource
 from eksmllint.workload import Container, PodTemplate
 
@@ -49,8 +49,8 @@ def _str(value: object) -> str | None:
 
 
 def _int(value: object) -> int | None:
-    text = _str(value)
-    return int(text) if text is not None and re.fullmatch(r"\d+", text) else None
+    n = parse_int(value)
+    return n if n is not None and n >= 0 else None
 
 
 def is_fsx_storage_class(sc: Resource) -> bool:

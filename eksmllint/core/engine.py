@@ -15,6 +15,7 @@ from eksmllint.core.registry import Registry, default_registry
 from eksmllint.core.rule import Rule
 from eksmllint.loader import LoadProblem, LoadResult, gc_paused, load
 from eksmllint.resource import Resource, SourceFile
+from eksmllint.workload import workload_of
 
 INTERNAL_ERROR = ("EML000", "internal-error")
 YAML_INVALID = ("EML001", "yaml-invalid")
@@ -106,18 +107,37 @@ def run_rules(run: LintRun, rules: list[Rule]) -> list[Finding]:
     return findings
 
 
-def internal_error(rule: Rule, resource: Resource | None, target: object, exc: Exception) -> Finding:
-    """EML000 for a rule that raised: names the rule, the subject and the line of the check."""
+def internal_error(rule: Rule | None, resource: Resource | None, target: object, exc: Exception) -> Finding:
+    """EML000 for a rule that raised (``rule`` None: building the workload view did): names the
+    rule, the subject and the line of the check."""
     frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
     where = f" at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}" if frame else ""
     subject = resource.ref.display() if resource else getattr(target, "path", "the run")
-    message = f"rule {rule.code} ({rule.slug}) crashed on {subject}: {type(exc).__name__}: {exc}{where}"
+    who = f"rule {rule.code} ({rule.slug})" if rule else "the workload view"
+    message = f"{who} crashed on {subject}: {type(exc).__name__}: {exc}{where}"
     loc = resource.location(()) if resource else Location(getattr(target, "path", "<run>"))
     return Finding(*INTERNAL_ERROR, Severity.ERROR, message, loc, resource.ref if resource else None)
 
 
+def build_workloads(run: LintRun) -> list[Finding]:
+    """Build the run's workload views one resource at a time, before any rule reads them: a
+    resource whose view cannot be built becomes an EML000 on that resource and is left out of
+    the workload rules, instead of failing every rule (or the whole run) that reads the views."""
+    workloads, crashes = [], []
+    for resource in run.resources:
+        try:
+            workload = workload_of(resource)
+        except Exception as exc:
+            crashes.append(internal_error(None, resource, resource, exc))
+            continue
+        if workload is not None:
+            workloads.append(workload)
+    run.workloads = workloads  # what LintRun.workloads would compute, minus the crashed ones
+    return crashes
+
+
 def _load_problem(p: LoadProblem) -> Finding:
-    slug = YAML_INVALID[1] if p.code == "EML001" else "launch-file-invalid"
+    slug = {"EML001": YAML_INVALID[1], "EML000": INTERNAL_ERROR[1]}.get(p.code, "launch-file-invalid")
     return Finding(p.code, slug, Severity.ERROR, p.message, Location(p.file, p.line, p.col))
 
 
@@ -139,7 +159,7 @@ def lint_loaded(loaded: LoadResult, cfg: Config, registry: Registry | None = Non
         resources += [r for r in context.resources if r.doc.file.context_only]
     settings = RunSettings(cfg.kubernetes_version, mode, cfg.reference_kinds)
     run = LintRun(resources, files, settings)
-    findings = [_load_problem(p) for p in loaded.problems]
+    findings = [_load_problem(p) for p in loaded.problems] + build_workloads(run)
     if rule_jobs > 1:
         from eksmllint.parallel import run_rules_forked
 
