@@ -133,3 +133,39 @@ def test_read_never_raises_on_bytes(tmp_path_factory, data):
     path.write_bytes(data)
     result = load([str(path)])
     assert all(p.message for p in result.problems)
+
+
+def test_keys_equal_in_python_but_not_in_yaml_are_not_duplicates():
+    # 1 == True in Python; in YAML `1` and `true` are two different keys (so are 1 and 1.0)
+    for text in ("data:\n  1: a\n  true: b\n", "data:\n  1: a\n  1.0: b\n", "data:\n  0: a\n  false: b\n"):
+        docs, err = load_yaml_stream(text)
+        assert err is None, text
+    _, err = load_yaml_stream("data:\n  1: a\n  0x1: b\n")  # both resolve to the int 1: a real one
+    assert err is not None and "duplicate key" in err.message and (err.line, err.col) == (3, 3)
+    _, err = load_yaml_stream("data:\n  true: a\n  yes: b\n")
+    assert err is not None and "duplicate key" in err.message
+
+
+def _tabbed_json(body: str) -> str:
+    # a tab between tokens: valid JSON that libyaml rejects, so the JSON fallback is used
+    return '{"apiVersion": "v1",\t"kind": "ConfigMap",\n "metadata": {"name": "c"},\n' + body + "}"
+
+
+def test_json_fallback_keeps_positions_and_checks_duplicates():
+    resources, problems = parse(_tabbed_json('"data": {"a": "1"}'), "c.json")
+    assert not problems and resources[0].location(("data", "a")).line == 3
+    _, problems = parse(_tabbed_json('"kind": "Secret"'), "c.json")
+    assert [(p.message, p.line) for p in problems] == [('duplicate key "kind"', 3)]
+    # what only the JSON parser reads (here a \u escape libyaml refuses) gets the same checks
+    _, problems = parse('{"a":\t"\\ud800", "a": 1}', "c.json")
+    assert [(p.message, p.line) for p in problems] == [('duplicate key "a"', 1)]
+
+
+def test_json_fallback_has_the_depth_limit():
+    from eksmllint.yamlpos import MAX_DEPTH
+
+    deep = "[" * (MAX_DEPTH + 5) + "]" * (MAX_DEPTH + 5)
+    _, problems = parse(_tabbed_json('"data": ' + deep), "c.json")
+    assert [p.message for p in problems] == [f"nesting deeper than {MAX_DEPTH} levels"]
+    _, problems = parse('{"a":\t"\\ud800", "b": ' + deep + "}", "c.json")
+    assert [p.message for p in problems] == [f"nesting deeper than {MAX_DEPTH} levels"]

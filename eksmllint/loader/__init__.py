@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
-from eksmllint.yamlpos import RawDocument, YList, YMap, load_yaml_stream
+from eksmllint.yamlpos import MAX_DEPTH, RawDocument, YAMLLoadError, YList, YMap, load_yaml_stream
 from eksmllint.resource import Document, Resource, SourceFile
 
 if TYPE_CHECKING:
@@ -149,16 +149,8 @@ def parse_text(text: str, kind: str) -> ParsedText:
     problems: list[tuple[str, int, int, str]] = []
     raw_docs, err = load_yaml_stream(text)
     if err is not None and kind == "json" and not raw_docs:
-        # JSON that libyaml rejects (e.g. tabs inside flow context) may still be valid JSON.
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as jerr:
-            problems.append((f"invalid JSON: {jerr.msg}", jerr.lineno, jerr.colno, "EML001"))
-        except RecursionError:
-            problems.append(("invalid JSON: nested too deeply", 0, 0, "EML001"))
-        else:
-            raw_docs, err = [_json_doc(data)], None
-    if err is not None and not problems:
+        raw_docs, err = _json_fallback(text)
+    if err is not None:
         problems.append((_describe_text(err.message, text, err.line, err.col), err.line, err.col, "EML001"))
     sources = _helm_sources(text) if "# Source:" in text else []
     docs = []
@@ -188,20 +180,70 @@ def parse_source(src: SourceFile) -> tuple[list[Resource], list[LoadProblem]]:
     return attach(src, parse_text(src.text, src.kind))
 
 
+def _json_fallback(text: str) -> tuple[list[RawDocument], YAMLLoadError | None]:
+    """A ``.json`` file libyaml rejects may still be valid JSON.
+
+    What it rejects in practice are tabs between tokens (fine in JSON, not in YAML flow
+    context). In valid JSON a tab can only stand between tokens, so the text with each tab
+    turned into a space means the same and keeps every line and column: it is loaded again as
+    YAML, with the YAML loader's positions and limits (depth, alias size, duplicate keys).
+    Anything else goes to the JSON parser, under the same depth limit and duplicate-key check.
+    """
+    if "\t" in text:
+        docs, err = load_yaml_stream(text.replace("\t", " "))
+        if err is None:
+            return docs, None
+    try:
+        return [_json_doc(json.loads(text, object_pairs_hook=_unique_pairs))], None
+    except json.JSONDecodeError as err:
+        return [], YAMLLoadError(f"invalid JSON: {err.msg}", err.lineno, err.colno)
+    except _DuplicateKey as dup:
+        return [], YAMLLoadError(f'duplicate key "{dup.key}"', _second_key_line(text, dup.key))
+    except YAMLLoadError as err:
+        return [], err
+    except RecursionError:
+        return [], YAMLLoadError(f"nesting deeper than {MAX_DEPTH} levels")
+    except ValueError as err:  # e.g. an integer longer than Python's 4,300-digit limit
+        return [], YAMLLoadError(f"invalid JSON: {err}")
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def _second_key_line(text: str, key: str) -> int:
+    """Line of the second ``"key":`` in ``text`` (0 if the key is written with escapes)."""
+    hits = list(re.finditer(re.escape(json.dumps(key)) + r"\s*:", text))
+    return text.count("\n", 0, hits[1].start()) + 1 if len(hits) > 1 else 0
+
+
 def _json_doc(data: Any) -> RawDocument:
-    def wrap(v):
+    def wrap(v, depth=0):
+        if depth > MAX_DEPTH and isinstance(v, (dict, list)):
+            raise YAMLLoadError(f"nesting deeper than {MAX_DEPTH} levels")
         if isinstance(v, dict):
             m = YMap()
             m.start = (1, 1)
             for k, val in v.items():
-                m[k] = wrap(val)
+                m[k] = wrap(val, depth + 1)
                 m.pos[k] = (1, 1)
             return m
         if isinstance(v, list):
             seq = YList()
             seq.start = (1, 1)
             for item in v:
-                seq.append(wrap(item))
+                seq.append(wrap(item, depth + 1))
                 seq.pos.append((1, 1))
             return seq
         return v
@@ -295,7 +337,11 @@ def load_file(path: str, max_bytes: int = DEFAULT_MAX_BYTES, cache: "ParseCache 
         return FileLoad(path, src, problem)
     parsed = cache.get(src.kind, src.text) if cache is not None else None
     if parsed is None:
-        parsed = parse_text(src.text, src.kind)
+        try:
+            parsed = parse_text(src.text, src.kind)
+        except Exception as exc:  # a parser bug ends this file, never the run
+            message = f"internal error while parsing: {type(exc).__name__}: {exc}"
+            return FileLoad(path, src, LoadProblem(src.path, message, code="EML000"))
         if cache is not None:
             cache.put(src.kind, src.text, parsed)
     return FileLoad(path, src, problem, parsed)
