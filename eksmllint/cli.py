@@ -6,6 +6,7 @@ unreadable-path error (see README "Exit codes").
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -92,6 +93,11 @@ def common_options(fn):
     return fn
 
 
+follow_symlinks_option = click.option(
+    "--follow-symlinks", is_flag=True,
+    help="Also read symlinks inside the given directories that lead outside them (not followed by default).")
+
+
 def make_config(config, select, ignore, k8s_version, context, **extra) -> Config:
     return _load_config(
         config,
@@ -123,8 +129,10 @@ def make_config(config, select, ignore, k8s_version, context, **extra) -> Config
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Reuse the parse of unchanged files from DIR.")
 @click.option("--fix", "apply_fixes", is_flag=True, help="Apply safe fixes first (as `eksmllint fix`), then lint what is left.")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix: also apply unsafe fixes.")
+@follow_symlinks_option
 def lint(paths, config, select, ignore, k8s_version, context, fmt, output, fail_on, max_warnings,
-         exit_zero, baseline, write_baseline, show_suppressed, no_frames, jobs, cache_dir, apply_fixes, unsafe_fixes):
+         exit_zero, baseline, write_baseline, show_suppressed, no_frames, jobs, cache_dir, apply_fixes, unsafe_fixes,
+         follow_symlinks):
     """Lint manifest files or directories (``-`` reads stdin)."""
     from eksmllint.core.engine import lint_paths
     from eksmllint.formatters import FORMATTERS, RenderOptions, get_renderer, use_color
@@ -133,15 +141,19 @@ def lint(paths, config, select, ignore, k8s_version, context, fmt, output, fail_
         raise click.UsageError(f"unknown format {fmt!r} (choose from {', '.join(sorted(FORMATTERS))})")
     if not paths:
         raise click.UsageError("give at least one path (or - for stdin)")
+    if output and not os.path.isdir(os.path.dirname(output) or "."):
+        raise click.UsageError(f"--output {output}: the directory {os.path.dirname(output)!r} does not exist")
     cfg = make_config(config, select, ignore, k8s_version, context, fail_on=fail_on)
     registry = _registry()
     try:
         if apply_fixes:
             from eksmllint.fix.cli import fix_then_lint
 
-            result = fix_then_lint(list(paths), cfg, registry, unsafe=unsafe_fixes or None)
+            result = fix_then_lint(list(paths), cfg, registry, unsafe=unsafe_fixes or None,
+                                   follow_symlinks=follow_symlinks)
         else:
-            result = lint_paths(list(paths), cfg, registry, jobs=jobs, cache_dir=cache_dir)
+            result = lint_paths(list(paths), cfg, registry, jobs=jobs, cache_dir=cache_dir,
+                                follow_symlinks=follow_symlinks)
     except ConfigError as err:
         raise click.UsageError(str(err)) from None
     for missing in result.missing:
@@ -157,7 +169,10 @@ def lint(paths, config, select, ignore, k8s_version, context, fmt, output, fail_
     tty = sys.stdout.isatty()
     if output:
         report = get_renderer(fmt)(result, registry, RenderOptions(show_suppressed=show_suppressed))
-        Path(output).write_text(report, encoding="utf-8")
+        try:
+            Path(output).write_text(report, encoding="utf-8")
+        except OSError as err:
+            raise click.ClickException(f"cannot write --output {output}: {err.strerror or err}") from None
         fmt = "text"
     options = RenderOptions(color=use_color(sys.stdout), show_suppressed=show_suppressed,
                             frames=tty and not no_frames and fmt == "text")

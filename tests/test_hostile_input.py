@@ -4,14 +4,21 @@ with its file and line, or a clear error, and the rest of the run goes on."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from eksmllint import quantity
 from eksmllint.cli import cli
 from eksmllint.config import Config
 from eksmllint.core.engine import lint_text
-from eksmllint import quantity
+from eksmllint.fix import writer
 from eksmllint.quantity import parse_count, parse_quantity
 
 JOB = """apiVersion: batch/v1
@@ -101,7 +108,7 @@ def test_numbers_are_bounded_centrally():
 
 
 def test_a_crashing_workload_view_is_an_eml000_on_that_resource_only(monkeypatch):
-    import eksmllint.core.engine as engine
+    from eksmllint.core import engine
 
     real = engine.workload_of
 
@@ -119,7 +126,7 @@ def test_a_crashing_workload_view_is_an_eml000_on_that_resource_only(monkeypatch
 
 
 def test_a_parser_bug_is_a_finding_on_that_file_and_the_run_goes_on(tmp_path, monkeypatch):
-    import eksmllint.loader as loader
+    from eksmllint import loader
 
     real = loader.parse_text
 
@@ -134,3 +141,249 @@ def test_a_parser_bug_is_a_finding_on_that_file_and_the_run_goes_on(tmp_path, mo
     findings = json.loads(lint_cli("--format", "json", "-j", "1", str(tmp_path)).output)["findings"]
     assert [f["file"].endswith("a.yaml") for f in findings if f["code"] == "EML000"] == [True]
     assert any(f["code"] == "EML807" and f["file"].endswith("b.yaml") for f in findings)
+
+
+# -- item 7: special files, unreadable paths, read-only folders, --output ------------------------
+ROOT = Path(__file__).resolve().parent.parent
+BAD301 = ROOT / "fixtures" / "rules" / "EML301-shm-missing" / "bad.yaml"  # has a safe fix
+IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def eksmllint(*args: str, input: bytes | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """The real console entry point in a subprocess (exit codes, tracebacks, hangs)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "eksmllint", *args], input=input, capture_output=True,
+                          env=env, cwd=cwd, timeout=120, check=False)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.parametrize("command", [["lint", "--format", "json"], ["fix"]])
+def test_a_fifo_in_the_tree_is_never_opened(tmp_path, command):
+    (tmp_path / "job.yaml").write_bytes(BAD301.read_bytes())
+    os.mkfifo(tmp_path / "pipe.yaml")  # opening it would block until a writer comes: never
+    proc = eksmllint(*command, str(tmp_path))  # a hang ends in TimeoutExpired
+    assert b"Traceback" not in proc.stderr and b"pipe.yaml" not in proc.stdout + proc.stderr
+    assert proc.returncode in (0, 1)
+    if command == ["fix"]:
+        assert b"fixed " in proc.stderr and (tmp_path / "job.yaml").read_bytes() != BAD301.read_bytes()
+    else:
+        assert any(f["code"] == "EML301" for f in json.loads(proc.stdout)["findings"])
+
+
+def test_an_unreadable_directory_is_reported_not_skipped(tmp_path, monkeypatch):
+    (tmp_path / "ok").mkdir()
+    (tmp_path / "ok" / "job.yaml").write_bytes(BAD301.read_bytes())
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    real = os.scandir
+
+    def scandir(path="."):
+        if os.fspath(path) == str(locked):
+            raise PermissionError(13, "Permission denied", str(locked))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    findings = json.loads(lint_cli("--format", "json", "-j", "1", str(tmp_path)).output)["findings"]
+    problems = [f for f in findings if f["code"] == "EML001"]
+    assert [(p["file"], p["message"]) for p in problems] == [(str(locked), "cannot read directory: Permission denied")]
+    assert any(f["code"] == "EML301" for f in findings)  # the rest is still linted
+    fixed = CliRunner().invoke(cli, ["fix", str(tmp_path)], catch_exceptions=False)
+    assert fixed.exit_code == 1 and f"{locked}: cannot read directory" in fixed.output
+    assert "fixed " in fixed.output  # and the readable file was fixed
+
+
+@pytest.mark.skipif(IS_ROOT or not hasattr(os, "geteuid"), reason="permissions do not bind root")
+def test_really_unreadable_directory_and_file(tmp_path):
+    (tmp_path / "locked").mkdir()
+    (tmp_path / "secret.yaml").write_text("a: 1\n")
+    os.chmod(tmp_path / "secret.yaml", 0)
+    os.chmod(tmp_path / "locked", 0)
+    try:
+        findings = json.loads(lint_cli("--format", "json", str(tmp_path)).output)["findings"]
+    finally:
+        os.chmod(tmp_path / "locked", 0o755)
+    messages = sorted(f["message"] for f in findings if f["code"] == "EML001")
+    assert messages == ["cannot read directory: Permission denied", "cannot read file: Permission denied"]
+
+
+def test_fix_goes_on_after_a_folder_it_cannot_write(tmp_path, monkeypatch):
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "job.yaml").write_bytes(BAD301.read_bytes())
+    real = writer.tempfile.mkstemp
+
+    def mkstemp(*args, dir=None, **kwargs):
+        if dir == str(tmp_path / "a"):
+            raise PermissionError(13, "Permission denied")  # what a read-only folder answers
+        return real(*args, dir=dir, **kwargs)
+
+    monkeypatch.setattr(writer.tempfile, "mkstemp", mkstemp)
+    result = CliRunner().invoke(cli, ["fix", str(tmp_path)], catch_exceptions=False)
+    assert result.exit_code == 1
+    assert f"{tmp_path / 'a' / 'job.yaml'} could not be written" in result.output
+    assert (tmp_path / "a" / "job.yaml").read_bytes() == BAD301.read_bytes()
+    assert (tmp_path / "b" / "job.yaml").read_bytes() != BAD301.read_bytes()  # the later file is fixed
+
+
+@pytest.mark.skipif(IS_ROOT, reason="permissions do not bind root")
+def test_fix_in_a_really_read_only_folder(tmp_path):
+    (tmp_path / "ro").mkdir()
+    (tmp_path / "ro" / "job.yaml").write_bytes(BAD301.read_bytes())
+    os.chmod(tmp_path / "ro", 0o555)
+    try:
+        proc = eksmllint("fix", str(tmp_path))
+    finally:
+        os.chmod(tmp_path / "ro", 0o755)
+    assert proc.returncode == 1 and b"could not be written" in proc.stderr and b"Traceback" not in proc.stderr
+
+
+def test_output_into_a_missing_directory_is_a_usage_error(tmp_path):
+    proc = eksmllint("lint", "--format", "json", "--output", str(tmp_path / "nope" / "r.json"), str(BAD301))
+    assert proc.returncode == 2 and b"Traceback" not in proc.stderr
+    assert b"does not exist" in proc.stderr and str(tmp_path / "nope").encode() in proc.stderr
+
+
+# -- item 8: symlinks leading outside the tree -----------------------------------------------------
+SECRET = "AKIAHOSTILESECRETKEY0"
+
+
+def _tree_with_outside_link(tmp_path: Path) -> Path:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    # a manifest with a finding on the secret's line: a code frame or an HTML report would show it
+    (outside / "secret.yaml").write_text(BAD301.read_text().replace("containers:", f"containers:  # {SECRET}", 1))
+    tree = tmp_path / "tree"
+    (tree / "sub").mkdir(parents=True)
+    (tree / "job.yaml").write_bytes(BAD301.read_bytes())
+    (tree / "link.yaml").symlink_to(outside / "secret.yaml")
+    (tree / "sub" / "inside.yaml").symlink_to(tree / "job.yaml")  # inside the tree: followed
+    (tree / "dirlink").symlink_to(outside, target_is_directory=True)
+    (tree / "loop").symlink_to(tree, target_is_directory=True)  # a loop when following
+    return tree
+
+
+@pytest.mark.parametrize("fmt", ["json", "html", "text"])
+def test_symlinks_out_of_the_tree_are_not_followed_by_default(tmp_path, fmt):
+    tree = _tree_with_outside_link(tmp_path)
+    out = tmp_path / f"report.{fmt}"
+    result = CliRunner().invoke(cli, ["lint", "--format", fmt, "--output", str(out), str(tree)],
+                                catch_exceptions=False)
+    report = out.read_text() + result.output
+    assert SECRET not in report and "link.yaml" not in report
+    assert "inside.yaml" in report and "job.yaml" in report
+
+
+def test_follow_symlinks_opts_in(tmp_path):
+    tree = _tree_with_outside_link(tmp_path)
+    result = lint_cli("--format", "json", "--follow-symlinks", str(tree))
+    files = {Path(f["file"]).relative_to(tree).as_posix() for f in json.loads(result.output)["findings"]}
+    assert {"job.yaml", "link.yaml", "sub/inside.yaml", "dirlink/secret.yaml"} <= files
+    assert not any(f.startswith("loop/loop") for f in files)  # the loop is walked at most once
+
+
+def test_fix_does_not_read_symlinks_out_of_the_tree(tmp_path):
+    tree = _tree_with_outside_link(tmp_path)
+    result = CliRunner().invoke(cli, ["fix", "--diff", str(tree)], catch_exceptions=False)
+    assert SECRET not in result.output and "link.yaml" not in result.output and "job.yaml" in result.output
+
+
+# -- item 11: what fix keeps, refuses and cleans up ------------------------------------------------
+def test_fix_refuses_to_split_hard_links(tmp_path):
+    a, b = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    a.write_bytes(BAD301.read_bytes())
+    os.link(a, b)
+    result = CliRunner().invoke(cli, ["fix", str(a)], catch_exceptions=False)
+    assert result.exit_code == 1 and "has 2 hard links; not written" in result.output
+    assert a.read_bytes() == BAD301.read_bytes() and os.stat(a).st_ino == os.stat(b).st_ino
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="only root can give a file to another user")
+def test_fix_keeps_owner_group_and_mode(tmp_path):
+    p = tmp_path / "job.yaml"
+    p.write_bytes(BAD301.read_bytes())
+    os.chown(p, 4321, 4322)
+    os.chmod(p, 0o664)
+    result = CliRunner().invoke(cli, ["fix", str(p)], catch_exceptions=False)
+    st = os.stat(p)
+    assert result.exit_code == 0 and p.read_bytes() != BAD301.read_bytes()
+    assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (4321, 4322, 0o664)
+
+
+def test_fix_refuses_when_the_owner_cannot_be_kept(tmp_path, monkeypatch):
+    p = tmp_path / "job.yaml"
+    p.write_bytes(BAD301.read_bytes())
+    real_stat = os.stat
+
+    def other_owner(path, *args, **kwargs):  # the file looks like another user's
+        st = real_stat(path, *args, **kwargs)
+        if os.fspath(path) == str(p):
+            return os.stat_result((st.st_mode, st.st_ino, st.st_dev, st.st_nlink, st.st_uid + 1, st.st_gid,
+                                   st.st_size, st.st_atime, st.st_mtime, st.st_ctime))
+        return st
+
+    def chown(*args):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(writer.os, "stat", other_owner)
+    monkeypatch.setattr(writer.os, "chown", chown)
+    result = CliRunner().invoke(cli, ["fix", str(p)], catch_exceptions=False)
+    assert result.exit_code == 1 and "belongs to another owner" in result.output
+    assert p.read_bytes() == BAD301.read_bytes() and os.listdir(tmp_path) == ["job.yaml"]
+
+
+def test_a_killed_writers_temp_file_is_removed_by_the_next_run(tmp_path):
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # a process id that no longer runs
+    p = tmp_path / "job.yaml"
+    p.write_bytes(BAD301.read_bytes())
+    stale = tmp_path / f".job.yaml.{gone.pid}.k1ll3d{writer.TMP_SUFFIX}"
+    live = tmp_path / f".job.yaml.{os.getppid()}.alive0{writer.TMP_SUFFIX}"  # a running writer's
+    stale.write_bytes(b"half")
+    live.write_bytes(b"busy")
+    assert CliRunner().invoke(cli, ["fix", str(p)], catch_exceptions=False).exit_code == 0
+    assert sorted(os.listdir(tmp_path)) == sorted([live.name, "job.yaml"])
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGTERM") or os.name != "posix", reason="POSIX signals")
+def test_sigterm_during_a_write_leaves_no_temp_file_and_the_original(tmp_path):
+    p = tmp_path / "job.yaml"
+    p.write_bytes(BAD301.read_bytes())
+    script = (
+        "import os, signal, sys\n"
+        "real = os.fsync\n"
+        "def fsync(fd):\n"
+        "    real(fd)\n"
+        "    os.kill(os.getpid(), signal.SIGTERM)  # the kill lands mid-write\n"
+        "os.fsync = fsync\n"
+        f"sys.argv = ['eksmllint', 'fix', {str(p)!r}]\n"
+        "from eksmllint.cli import main\n"
+        "main()\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120, check=False,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 128 + signal.SIGTERM and b"interrupted by signal" in proc.stderr
+    assert os.listdir(tmp_path) == ["job.yaml"] and p.read_bytes() == BAD301.read_bytes()
+
+
+def test_fix_stdin_binary_oversized_and_invalid_yaml_are_errors():
+    for data, message in [(b"kind: Pod\x00\x01", b"binary file"),
+                          (b"a: " + b"x" * (Config().max_file_size + 10), b"larger than"),
+                          (b"apiVersion: v1\nkind: [unclosed\n", b"<stdin>:3:1: EML001")]:
+        proc = eksmllint("fix", "-", input=data)
+        assert proc.returncode == 1 and message in proc.stderr and proc.stdout == b"", proc.stderr
+        assert b"Traceback" not in proc.stderr
+
+
+def test_fix_stdin_reads_no_more_than_the_size_limit(monkeypatch):
+    from types import SimpleNamespace
+
+    from eksmllint.fix.cli import read_sources
+
+    class Endless:
+        def read(self, size=-1):
+            assert 0 <= size <= Config().max_file_size + 1, "unbounded read of stdin"
+            return b"a" * size
+
+    monkeypatch.setattr(sys, "stdin", SimpleNamespace(buffer=Endless()))
+    sources, _raw, problems, _missing = read_sources(["-"], Config())
+    assert not sources and "larger than" in problems[0].message

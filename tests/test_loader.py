@@ -138,7 +138,7 @@ def test_read_never_raises_on_bytes(tmp_path_factory, data):
 def test_keys_equal_in_python_but_not_in_yaml_are_not_duplicates():
     # 1 == True in Python; in YAML `1` and `true` are two different keys (so are 1 and 1.0)
     for text in ("data:\n  1: a\n  true: b\n", "data:\n  1: a\n  1.0: b\n", "data:\n  0: a\n  false: b\n"):
-        docs, err = load_yaml_stream(text)
+        _, err = load_yaml_stream(text)
         assert err is None, text
     _, err = load_yaml_stream("data:\n  1: a\n  0x1: b\n")  # both resolve to the int 1: a real one
     assert err is not None and "duplicate key" in err.message and (err.line, err.col) == (3, 3)

@@ -127,7 +127,7 @@ def build_workloads(run: LintRun) -> list[Finding]:
     for resource in run.resources:
         try:
             workload = workload_of(resource)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - one resource's view must not end the run
             crashes.append(internal_error(None, resource, resource, exc))
             continue
         if workload is not None:
@@ -188,13 +188,14 @@ def lint_loaded(loaded: LoadResult, cfg: Config, registry: Registry | None = Non
 
 
 def lint_paths(paths: list[str], cfg: Config, registry: Registry | None = None, *,
-               jobs: int = 1, cache_dir: str | None = None) -> LintResult:
+               jobs: int = 1, cache_dir: str | None = None, follow_symlinks: bool = False) -> LintResult:
     """Lint files and directories.
 
     ``jobs``: parse in up to that many worker processes (0 = automatic, one per CPU from 4 CPUs on;
     1 = none; small inputs are parsed in-process anyway), and, for large runs, spread the rules
     over that many forked processes (0 = one per CPU). Every rule runs once over everything loaded.
     ``cache_dir``: reuse the parse of files whose text is unchanged (:mod:`eksmllint.cache`).
+    ``follow_symlinks``: also read symlinks leading outside the directories given.
     Findings are the same whatever the two are.
     """
     cache = None
@@ -208,9 +209,10 @@ def lint_paths(paths: list[str], cfg: Config, registry: Registry | None = None, 
 
         jobs, checking_jobs = resolve_jobs(jobs), rule_jobs(jobs)
     with gc_paused():
-        loaded = load(paths, exclude=cfg.path_filter(), max_bytes=cfg.max_file_size, jobs=jobs, cache=cache)
+        loaded = load(paths, exclude=cfg.path_filter(), max_bytes=cfg.max_file_size, jobs=jobs, cache=cache,
+                      follow_symlinks=follow_symlinks)
         context = load(list(cfg.context), exclude=cfg.path_filter(), max_bytes=cfg.max_file_size,
-                       context_only=True, jobs=jobs, cache=cache) if cfg.context else None
+                       context_only=True, jobs=jobs, cache=cache, follow_symlinks=follow_symlinks) if cfg.context else None
         gc.freeze()
     try:
         return lint_loaded(loaded, cfg, registry, context, rule_jobs=checking_jobs)

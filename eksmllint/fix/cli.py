@@ -17,8 +17,7 @@ import difflib
 import sys
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field, replace
 
 import click
 
@@ -31,19 +30,21 @@ from eksmllint.cli import (
     make_config,
 )
 from eksmllint.config import Config, ConfigError
-from eksmllint.core.engine import LintResult, lint_loaded
-from eksmllint.core.finding import Applicability
+from eksmllint.core.engine import YAML_INVALID, LintResult, lint_loaded
+from eksmllint.core.finding import Applicability, Finding
 from eksmllint.core.registry import Registry
 from eksmllint.fix.engine import FileOutcome, FixReport, FixSource, fix_sources
-from eksmllint.fix.writer import WriteError, atomic_write, encode, refusal
+from eksmllint.fix.writer import Interrupted, WriteError, atomic_write, encode, refusal, signals_interrupt
 from eksmllint.loader import (
     STDIN,
     LoadProblem,
     LoadResult,
     _file_kind,
+    decode,
     discover,
     load,
     parse_source,
+    read_bytes,
 )
 from eksmllint.resource import SourceFile
 
@@ -64,33 +65,29 @@ class FixRun:
     stdin_fixed: str | None = None  # the fixed stream, when "-" was given
 
     @property
+    def invalid(self) -> list[Finding]:
+        """Files that are not valid YAML/JSON (EML001): not fixed, and an error of the run."""
+        final = self.report.final
+        return [f for f in final.active if f.code == YAML_INVALID[0]] if final else []
+
+    @property
     def errors(self) -> bool:
-        return bool(self.refused or self.problems or any(f.error for f in self.report.files))
+        return bool(self.refused or self.problems or self.invalid or any(f.error for f in self.report.files))
 
 
-def read_sources(paths: list[str], cfg: Config) -> tuple[list[FixSource], dict[str, bytes], list[LoadProblem], list[str]]:
+def read_sources(paths: list[str], cfg: Config, follow_symlinks: bool = False
+                 ) -> tuple[list[FixSource], dict[str, bytes], list[LoadProblem], list[str]]:
     """Read every file under ``paths`` as bytes (kept for the BOM and the changed-on-disk check)."""
-    files, missing = discover(paths, exclude=cfg.path_filter())
+    problems: list[LoadProblem] = []
+    files, missing = discover(paths, exclude=cfg.path_filter(), follow_symlinks=follow_symlinks, problems=problems)
     sources: list[FixSource] = []
     raw: dict[str, bytes] = {}
-    problems: list[LoadProblem] = []
     for path in files:
         display = STDIN_NAME if path == STDIN else path
-        try:
-            data = sys.stdin.buffer.read() if path == STDIN else Path(path).read_bytes()
-        except OSError as err:
-            problems.append(LoadProblem(display, f"cannot read file: {err.strerror or err}"))
-            continue
-        if len(data) > cfg.max_file_size:
-            problems.append(LoadProblem(display, "file is larger than the max-file-size limit; not fixed"))
-            continue
-        if b"\x00" in data[:8192]:
-            problems.append(LoadProblem(display, "binary file (contains NUL bytes); not fixed"))
-            continue
-        try:
-            text = data.decode("utf-8-sig")
-        except UnicodeDecodeError:
-            problems.append(LoadProblem(display, "file is not valid UTF-8; not fixed"))
+        data, problem = read_bytes(path, cfg.max_file_size)
+        text, problem = decode(display, data, cfg.max_file_size) if data is not None else (None, problem)
+        if text is None:
+            problems.append(replace(problem, message=f"{problem.message}; not fixed"))
             continue
         kind = _file_kind(display, text)
         if kind is None:
@@ -101,30 +98,42 @@ def read_sources(paths: list[str], cfg: Config) -> tuple[list[FixSource], dict[s
 
 
 def run_fix(paths: list[str], cfg: Config, registry: Registry, *, unsafe: bool | None = None,
-            write: bool = True) -> FixRun:
-    """Read, fix in memory and (``write``) write back. Nothing is printed."""
-    sources, raw, problems, missing = read_sources(paths, cfg)
+            write: bool = True, follow_symlinks: bool = False) -> FixRun:
+    """Read, fix in memory and (``write``) write back. Nothing is printed, except when a
+    termination signal arrives while files are written: then what was written is said on stderr
+    and the process exits (128 + signal number) without leaving a temporary file."""
+    sources, raw, problems, missing = read_sources(paths, cfg, follow_symlinks)
     context = load(list(cfg.context), exclude=cfg.path_filter(), max_bytes=cfg.max_file_size,
-                   context_only=True) if cfg.context else None
+                   context_only=True, follow_symlinks=follow_symlinks) if cfg.context else None
     report = fix_sources(sources, cfg, registry, unsafe=unsafe, context=context)
     run = FixRun(report, raw, problems, missing)
-    for out in report.files:
-        if out.path == STDIN_NAME:
-            run.stdin_fixed = out.fixed
-            continue
-        if not out.changed or not write:
-            continue
-        why = refusal(out.path, out)
-        if why is None:
-            try:
-                atomic_write(out.path, encode(out.fixed, raw[out.path]), expected=raw[out.path])
-            except WriteError as err:
-                why = str(err)
-        if why is None:
-            run.written.append(out.path)
-        else:
-            run.refused[out.path] = why
+    invalid = {f.location.file for f in run.invalid}
+    try:
+        with signals_interrupt():
+            for out in report.files:
+                if out.path == STDIN_NAME:
+                    run.stdin_fixed = None if out.path in invalid else out.fixed  # never pass invalid input on
+                elif out.changed and write:
+                    _write(run, out)
+    except Interrupted as stop:
+        written = ", ".join(run.written) or "none"
+        sys.stderr.write(f"eksmllint: interrupted by signal {stop.signum}; files written: {written}\n")
+        raise SystemExit(128 + stop.signum) from None
     return run
+
+
+def _write(run: FixRun, out: FileOutcome) -> None:
+    """Write one fixed file, or record why it was not written (the run goes on either way)."""
+    why = refusal(out.path, out)
+    if why is None:
+        try:
+            atomic_write(out.path, encode(out.fixed, run.raw[out.path]), expected=run.raw[out.path])
+        except WriteError as err:
+            why = str(err)
+    if why is None:
+        run.written.append(out.path)
+    else:
+        run.refused[out.path] = why
 
 
 # -- reporting ----------------------------------------------------------------------------------
@@ -145,6 +154,8 @@ def report_lines(run: FixRun, *, verb: str = "fixed", unsafe: bool = False) -> l
     lines: list[str] = []
     for p in run.problems:
         lines.append(f"eksmllint: error: {p.file}: {p.message}")
+    for f in run.invalid:
+        lines.append(f"eksmllint: error: {f.location.file}:{f.location.line}:{f.location.col}: {f.code} {f.message}; not fixed")
     for m in run.missing:
         lines.append(f"eksmllint: error: path does not exist: {m}")
     fixed_findings = 0
@@ -178,24 +189,26 @@ def report_lines(run: FixRun, *, verb: str = "fixed", unsafe: bool = False) -> l
 
 # -- lint --fix ---------------------------------------------------------------------------------
 def fix_then_lint(paths: list[str], cfg: Config, registry: Registry, *, unsafe: bool | None = None,
-                  echo: Echo | None = None) -> LintResult:
+                  echo: Echo | None = None, follow_symlinks: bool = False) -> LintResult:
     """``eksmllint lint --fix``: apply the fixes (writing files; reporting on ``echo``, default
     stderr), then lint what is now on disk. For ``-`` the fixed stream is linted (not printed)."""
     echo = echo or (lambda line: click.echo(line, err=True))
     unsafe = cfg.unsafe_fixes if unsafe is None else unsafe
-    run = run_fix(paths, cfg, registry, unsafe=unsafe, write=True)
+    run = run_fix(paths, cfg, registry, unsafe=unsafe, write=True, follow_symlinks=follow_symlinks)
     for line in report_lines(run, unsafe=unsafe):
         echo(line)
     disk = [p for p in paths if p != STDIN]
-    loaded = load(disk, exclude=cfg.path_filter(), max_bytes=cfg.max_file_size) if disk else LoadResult()
-    if STDIN in paths and run.stdin_fixed is not None:
-        src = SourceFile(STDIN_NAME, run.stdin_fixed, _file_kind(STDIN_NAME, run.stdin_fixed) or "yaml")
+    loaded = load(disk, exclude=cfg.path_filter(), max_bytes=cfg.max_file_size,
+                  follow_symlinks=follow_symlinks) if disk else LoadResult()
+    stdin_text = next((out.fixed for out in run.report.files if out.path == STDIN_NAME), None)
+    if stdin_text is not None:  # the fixed stream, or the original when it could not be fixed
+        src = SourceFile(STDIN_NAME, stdin_text, _file_kind(STDIN_NAME, stdin_text) or "yaml")
         resources, problems = parse_source(src)
         loaded.files.append(src)
         loaded.resources.extend(resources)
         loaded.problems.extend(problems)
     context = load(list(cfg.context), exclude=cfg.path_filter(), max_bytes=cfg.max_file_size,
-                   context_only=True) if cfg.context else None
+                   context_only=True, follow_symlinks=follow_symlinks) if cfg.context else None
     result = lint_loaded(loaded, cfg, registry, context)
     result.missing = list(loaded.missing)
     return result

@@ -10,6 +10,7 @@ import gc
 import json
 import os
 import re
+import stat
 import sys
 import threading
 from contextlib import contextmanager
@@ -52,10 +53,18 @@ class LoadResult:
     missing: list[str] = field(default_factory=list)  # paths given that do not exist
 
 
-def discover(paths: Iterable[str], exclude: "Iterable[str] | PathFilter" = ()) -> tuple[list[str], list[str]]:
+def discover(paths: Iterable[str], exclude: "Iterable[str] | PathFilter" = (), *, follow_symlinks: bool = False,
+             problems: list[LoadProblem] | None = None) -> tuple[list[str], list[str]]:
     """Expand directories (recursively, sorted) into candidate files; returns (files, missing).
     ``exclude``: the config's :class:`~eksmllint.config.PathFilter`, or gitignore-style patterns
-    relative to the working directory."""
+    relative to the working directory.
+
+    Inside a directory only regular files are candidates: a FIFO or device is never opened (it
+    would block or never end). A symlink whose target lies outside the directory given is not
+    followed unless ``follow_symlinks`` (its content must not reach reports); neither is a
+    symlinked directory, then followed once per real directory (no loops). A directory that
+    cannot be read is appended to ``problems``. Paths named explicitly are taken as given.
+    """
     from eksmllint.config import PathFilter
 
     excluded = exclude if isinstance(exclude, PathFilter) else PathFilter(tuple(exclude), os.getcwd())
@@ -68,18 +77,24 @@ def discover(paths: Iterable[str], exclude: "Iterable[str] | PathFilter" = ()) -
             seen.add(p)
             found.append(p)
 
+    def unreadable(err: OSError) -> None:
+        if problems is not None:
+            problems.append(LoadProblem(err.filename or "?", f"cannot read directory: {err.strerror or err}"))
+
     for raw in paths:
         if raw == STDIN:
             add(STDIN)
             continue
         if os.path.isdir(raw):
-            for root, dirs, files in os.walk(raw):
-                dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not excluded(os.path.join(root, d), True))
+            inside = _Tree(raw, follow_symlinks)
+            for root, dirs, files in os.walk(raw, onerror=unreadable, followlinks=follow_symlinks):
+                dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not excluded(os.path.join(root, d), True)
+                                 and inside.enter(os.path.join(root, d)))
                 for name in sorted(files):
                     full = os.path.join(root, name)
-                    if excluded(full):
+                    if excluded(full) or not name.endswith(MANIFEST_SUFFIXES + SLURM_SUFFIXES + MAYBE_SLURM_SUFFIXES):
                         continue
-                    if name.endswith(MANIFEST_SUFFIXES + SLURM_SUFFIXES + MAYBE_SLURM_SUFFIXES):
+                    if inside.regular_file(full):
                         add(full)
         elif os.path.exists(raw):
             if not excluded(raw):
@@ -89,29 +104,80 @@ def discover(paths: Iterable[str], exclude: "Iterable[str] | PathFilter" = ()) -
     return found, missing
 
 
-def read_source(path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[SourceFile | None, LoadProblem | None]:
-    """Read and decode one file (``-`` = stdin). Returns (file, problem); file None = skip silently."""
+class _Tree:
+    """What :func:`discover` may open under one directory argument."""
+
+    def __init__(self, root: str, follow_symlinks: bool) -> None:
+        self.root = os.path.realpath(root)
+        self.follow = follow_symlinks
+        self.visited: set[tuple[int, int]] = set()
+        if follow_symlinks:
+            self.enter(root)
+
+    def _within(self, path: str) -> bool:
+        real = os.path.realpath(path)
+        return real == self.root or real.startswith(self.root.rstrip(os.sep) + os.sep)
+
+    def enter(self, directory: str) -> bool:
+        """Whether to walk into ``directory`` (only reached through a symlink when following)."""
+        if not self.follow:
+            return True  # os.walk does not descend into symlinked directories then
+        try:
+            st = os.stat(directory)
+        except OSError:
+            return False
+        key = (st.st_dev, st.st_ino)
+        if key in self.visited:
+            return False  # a symlink loop, or the same directory twice
+        self.visited.add(key)
+        return True
+
+    def regular_file(self, path: str) -> bool:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return False  # a dangling symlink, or gone meanwhile: nothing to read
+        if not stat.S_ISREG(st.st_mode):
+            return False  # FIFO, socket, device: opening or reading it could block forever
+        return self.follow or not os.path.islink(path) or self._within(path)
+
+
+def read_bytes(path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[bytes | None, LoadProblem | None]:
+    """The bytes of one file (``-`` = stdin), never more than ``max_bytes`` + 1 of them in memory;
+    (None, problem) when it cannot be read."""
     display = "<stdin>" if path == STDIN else path
     try:
         if path == STDIN:
-            raw = sys.stdin.buffer.read(max_bytes + 1)
-        else:
-            with open(path, "rb") as fh:
-                raw = fh.read(max_bytes + 1)
+            return sys.stdin.buffer.read(max_bytes + 1), None
+        with open(path, "rb") as fh:
+            return fh.read(max_bytes + 1), None
     except OSError as err:
         return None, LoadProblem(display, f"cannot read file: {err.strerror or err}")
+
+
+def decode(display: str, raw: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[str | None, LoadProblem | None]:
+    """The text of a file's bytes, or (None, why not): too large, binary, not UTF-8."""
     if len(raw) > max_bytes:
-        return SourceFile(display, None), LoadProblem(
-            display, f"file is larger than the {max_bytes // (1024 * 1024)} MiB limit (max-file-size)"
-        )
+        return None, LoadProblem(display, f"file is larger than the {max_bytes // (1024 * 1024)} MiB limit (max-file-size)")
     if b"\x00" in raw[:8192]:
-        return SourceFile(display, None), LoadProblem(display, "binary file (contains NUL bytes), not YAML/JSON")
+        return None, LoadProblem(display, "binary file (contains NUL bytes), not YAML/JSON")
     try:
-        text = raw.decode("utf-8-sig")
+        return raw.decode("utf-8-sig"), None
     except UnicodeDecodeError as err:
         line = raw[: err.start].count(b"\n") + 1
         col = err.start - (raw.rfind(b"\n", 0, err.start) + 1) + 1
-        return SourceFile(display, None), LoadProblem(display, "file is not valid UTF-8", line, col)
+        return None, LoadProblem(display, "file is not valid UTF-8", line, col)
+
+
+def read_source(path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[SourceFile | None, LoadProblem | None]:
+    """Read and decode one file (``-`` = stdin). Returns (file, problem); file None = skip silently."""
+    display = "<stdin>" if path == STDIN else path
+    raw, problem = read_bytes(path, max_bytes)
+    if raw is None:
+        return None, problem
+    text, problem = decode(display, raw, max_bytes)
+    if text is None:
+        return SourceFile(display, None), problem
     kind = _file_kind(display, text)
     if kind is None:
         return None, None
@@ -339,7 +405,7 @@ def load_file(path: str, max_bytes: int = DEFAULT_MAX_BYTES, cache: "ParseCache 
     if parsed is None:
         try:
             parsed = parse_text(src.text, src.kind)
-        except Exception as exc:  # a parser bug ends this file, never the run
+        except Exception as exc:  # noqa: BLE001 - a parser bug ends this file, never the run
             message = f"internal error while parsing: {type(exc).__name__}: {exc}"
             return FileLoad(path, src, LoadProblem(src.path, message, code="EML000"))
         if cache is not None:
@@ -348,8 +414,9 @@ def load_file(path: str, max_bytes: int = DEFAULT_MAX_BYTES, cache: "ParseCache 
 
 
 def load(paths: Iterable[str], *, exclude: "Iterable[str] | PathFilter" = (), max_bytes: int = DEFAULT_MAX_BYTES,
-         context_only: bool = False, jobs: int = 1, cache: "ParseCache | None" = None) -> LoadResult:
-    """Discover, read and parse everything under ``paths``.
+         context_only: bool = False, jobs: int = 1, cache: "ParseCache | None" = None,
+         follow_symlinks: bool = False) -> LoadResult:
+    """Discover (:func:`discover`), read and parse everything under ``paths``.
 
     ``jobs`` > 1 parses in that many worker processes when the input is big enough to pay for
     them (:func:`eksmllint.parallel.load_files`); ``cache`` reuses the parse of unchanged files.
@@ -358,7 +425,7 @@ def load(paths: Iterable[str], *, exclude: "Iterable[str] | PathFilter" = (), ma
     from eksmllint.render.progress import progress_for
 
     result = LoadResult()
-    files, result.missing = discover(paths, exclude)
+    files, result.missing = discover(paths, exclude, follow_symlinks=follow_symlinks, problems=result.problems)
     report = progress_for(len(files))  # None unless stderr is a terminal, not CI, many files
     with gc_paused():
         if jobs > 1 and len(files) > 1:
@@ -384,5 +451,5 @@ def load(paths: Iterable[str], *, exclude: "Iterable[str] | PathFilter" = (), ma
     return result
 
 
-__all__ = ["FileLoad", "LoadProblem", "LoadResult", "ParsedText", "attach", "discover", "gc_paused", "load",
-           "load_file", "parse_source", "parse_text", "read_source", "Path"]
+__all__ = ["FileLoad", "LoadProblem", "LoadResult", "ParsedText", "attach", "decode", "discover", "gc_paused", "load",
+           "load_file", "parse_source", "parse_text", "read_bytes", "read_source", "Path"]
