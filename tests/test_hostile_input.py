@@ -387,3 +387,52 @@ def test_fix_stdin_reads_no_more_than_the_size_limit(monkeypatch):
     monkeypatch.setattr(sys, "stdin", SimpleNamespace(buffer=Endless()))
     sources, _raw, problems, _missing = read_sources(["-"], Config())
     assert not sources and "larger than" in problems[0].message
+
+
+# -- item 9: memory budgets ----------------------------------------------------------------------
+def test_a_file_over_the_node_budget_is_an_error_naming_it_and_earlier_documents_are_linted(tmp_path):
+    from eksmllint.yamlpos import MAX_NODES
+
+    path = tmp_path / "huge.yaml"
+    path.write_text(job().replace("trainer:1.0", "trainer:latest") + "---\n[" + "1," * MAX_NODES + "1]\n")
+    findings = json.loads(lint_cli("--format", "json", str(path)).output)["findings"]
+    budget = [f for f in findings if f["code"] == "EML001"]
+    assert len(budget) == 1 and "node budget" in budget[0]["message"]
+    assert budget[0]["file"] == str(path) and budget[0]["line"] == job().count("\n") + 2
+    assert any(f["code"] == "EML807" for f in findings)  # the document before it is still linted
+
+
+def test_a_file_over_the_document_budget_keeps_the_first_documents(monkeypatch):
+    from eksmllint import yamlpos
+
+    monkeypatch.setattr(yamlpos, "MAX_DOCUMENTS", 3)
+    docs, err = yamlpos.load_yaml_stream("---\nkind: A\n" * 5)
+    assert len(docs) == 3 and "document budget" in err.message and err.line == 8
+
+
+def test_a_run_over_its_budget_names_the_file_where_it_ran_out(tmp_path, monkeypatch):
+    from eksmllint import loader
+
+    monkeypatch.setattr(loader, "MAX_RUN_DOCUMENTS", 3)
+    for name in ("a", "b", "c"):
+        (tmp_path / f"{name}.yaml").write_text("---\n".join([job()] * 2))
+    result = loader.load([str(tmp_path)])
+    (problem,) = result.problems
+    assert problem.file == str(tmp_path / "b.yaml") and "run budget" in problem.message
+    assert "the 1 after it are not linted" in problem.message
+    assert [f.path for f in result.files] == [str(tmp_path / "a.yaml")]
+
+
+def test_memory_stays_bounded_on_a_huge_single_line_file(tmp_path):
+    # 4.9 MB, a node every two bytes: 983 MiB before the node budget (issue 16), ~190 MiB now
+    path = tmp_path / "line.yaml"
+    path.write_text("[" + "1," * 2_450_000 + "1]\n")
+    script = ("import os, resource, subprocess, sys\n"
+              "p = subprocess.Popen([sys.executable, '-m', 'eksmllint', 'lint', '-j', '1', '--format', 'json',"
+              f" {str(path)!r}], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+              "_, status, usage = os.wait4(p.pid, 0)\n"
+              "print(usage.ru_maxrss // 1024, os.waitstatus_to_exitcode(status))\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=False,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    peak_mib, code = map(int, proc.stdout.split())
+    assert code == 1 and peak_mib < 400, (peak_mib, code, proc.stderr)

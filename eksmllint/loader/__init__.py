@@ -31,6 +31,11 @@ SLURM_SUFFIXES = (".sbatch", ".slurm")
 MAYBE_SLURM_SUFFIXES = (".sh", ".bash")
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".tox"})
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
+#: Budgets of one run (README "Limits"), on top of each file's (max-file-size, and the node and
+#: document budgets of :mod:`eksmllint.yamlpos`): ~2 GB of memory at the measured cost of real
+#: manifests (bench/README.md), where a larger run would rather end in the OOM killer.
+MAX_RUN_DOCUMENTS = 100_000
+MAX_RUN_BYTES = 256 * 1024 * 1024
 STDIN = "-"
 
 _SOURCE_RE = re.compile(r"^# Source: (.+?)\s*$")
@@ -387,6 +392,25 @@ def gc_paused() -> Iterator[None]:
 
 
 @dataclass(slots=True)
+class _RunBudget:
+    """What one :func:`load` has taken so far, against :data:`MAX_RUN_DOCUMENTS` and
+    :data:`MAX_RUN_BYTES`."""
+
+    documents: int = 0
+    chars: int = 0
+
+    def spend(self, src: SourceFile, parsed: ParsedText | None) -> str | None:
+        """Add one file; the budget it overdraws (None: within budget)."""
+        self.documents += len(parsed.docs) if parsed is not None else 0
+        self.chars += len(src.text or "")
+        if self.documents > MAX_RUN_DOCUMENTS:
+            return f"more than {MAX_RUN_DOCUMENTS:,} documents in this run (run budget)"
+        if self.chars > MAX_RUN_BYTES:
+            return f"more than {MAX_RUN_BYTES // (1024 * 1024)} MiB of input in this run (run budget)"
+        return None
+
+
+@dataclass(slots=True)
 class FileLoad:
     """One discovered path after reading and parsing (what :func:`load_file` returns)."""
 
@@ -434,6 +458,7 @@ def load(paths: Iterable[str], *, exclude: "Iterable[str] | PathFilter" = (), ma
             loads: Iterable[FileLoad] = load_files(files, max_bytes, jobs, cache)
         else:
             loads = (load_file(path, max_bytes, cache) for path in files)
+        budget = _RunBudget()
         for done, item in enumerate(loads, 1):
             if report is not None:
                 report(done, len(files))
@@ -442,6 +467,11 @@ def load(paths: Iterable[str], *, exclude: "Iterable[str] | PathFilter" = (), ma
             src = item.src
             if src is None:
                 continue
+            over = budget.spend(src, item.parsed)
+            if over:
+                result.problems.append(LoadProblem(src.path, f"{over}; this file and the {len(files) - done} "
+                                                             "after it are not linted"))
+                break
             src.context_only = context_only
             result.files.append(src)
             if item.parsed is not None:
