@@ -16,7 +16,9 @@ _SUFFIX = {
 #: read as "not a number we know" so rules stay silent instead of computing with thousands of
 #: digits (or crashing on Python's 4,300-digit int limit, or on ``.inf``/``.nan``).
 MAX_DIGITS = 30
-_WHOLE = re.compile(rf"[0-9]{{1,{MAX_DIGITS}}}")
+#: A whole number in a regular expression: at most MAX_DIGITS ASCII digits.
+DIGITS = rf"[0-9]{{1,{MAX_DIGITS}}}(?![0-9])"
+_WHOLE = re.compile(DIGITS)
 _QTY = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|)\s*$")
 
 

@@ -59,6 +59,8 @@ _PLAIN_TAGS: dict[str, str] = {}
 #: Constructed value of a (tag, text) for the non-string scalar tags (immutable values only).
 _VALUES: dict[tuple[str, str], Any] = {}
 _MISSING = object()
+#: The largest int whose decimal form Python will still write (4,300 digits, sys.int_info).
+_MAX_INT_BITS = 14_000
 
 
 def _plain_tag(value: str) -> str:
@@ -192,6 +194,8 @@ def _scalar(node: ScalarNode) -> Any:
                 # `!!int ""`, `!!bool maybe`, an int over 4,300 digits: keep the text (the
                 # schema check then reports a typed field holding it, with its line)
                 value = node.value
+            if type(value) is int and value.bit_length() > _MAX_INT_BITS:
+                value = node.value  # 0x/0o/0b spellings have no digit limit: same rule as above
             if len(_VALUES) > _CACHE_LIMIT:
                 _VALUES.clear()
             _VALUES[key] = value

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -13,12 +14,17 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from eksmllint import quantity
 from eksmllint.cli import cli
 from eksmllint.config import Config
 from eksmllint.core.engine import lint_text
+from eksmllint.core.registry import default_registry
 from eksmllint.fix import writer
+from eksmllint.formatters import RenderOptions, get_renderer
+from eksmllint.loader import decode
 from eksmllint.quantity import parse_count, parse_quantity
 
 JOB = """apiVersion: batch/v1
@@ -436,3 +442,72 @@ def test_memory_stays_bounded_on_a_huge_single_line_file(tmp_path):
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     peak_mib, code = map(int, proc.stdout.split())
     assert code == 1 and peak_mib < 400, (peak_mib, code, proc.stderr)
+
+
+# -- the fuzz test: mutated rule fixtures never crash the lint pipeline ----------------------------
+FUZZ_EXAMPLES = int(os.environ.get("EKSMLLINT_FUZZ_EXAMPLES", "600"))
+FIXTURES = sorted(p for p in (ROOT / "fixtures").rglob("*") if p.suffix in (".yaml", ".yml", ".json", ".sbatch", ".sh")
+                  and p.is_file())
+#: What an attacker or a typo puts where a value was: non-finite and huge numbers, other digits,
+#: wrong types, tags whose constructor fails, unknown tags, aliases to nothing, empty values.
+HOSTILE_VALUES = [".inf", "-.inf", ".nan", ".NaN", "1e400", '"1e999999999"', '"1e-999999999"', "9" * 5000,
+                  "-" + "9" * 4400, '"²"', '"٣"', "0x1F", "0o17", "1_000", "99999999999999999999999999999999999",
+                  "-1", "0", "[1, 2]", "{a: 1}", "[]", "{}", "~", "true", "!!bool maybe", "!!int x", "!!float .",
+                  "!!binary AAAA", "!!timestamp 2001-13-99", "!custom {a: b}", "*nowhere", '"\\n"', '""',
+                  "&a [*a]", "'9Ei'", "'1e3Gi'", "'+.5m'"]
+_VALUE = re.compile(r"(?m)(:[ \t]+|^[ \t]*- )([^\s#&*!|>][^#\n]*?)[ \t]*$")
+_NUMBER = re.compile(r"\d+(\.\d+)?")
+_REGISTRY = default_registry()
+
+
+def _replace_nth(pattern: re.Pattern, text: str, n: int, group: int, new) -> str:
+    """``text`` with the ``n``-th match's ``group`` replaced by ``new`` (a string, or a function
+    of the old text)."""
+    matches = list(pattern.finditer(text))
+    if not matches:
+        return text
+    m = matches[n % len(matches)]
+    old = m.group(group)
+    return text[: m.start(group)] + (new(old) if callable(new) else new) + text[m.end(group):]
+
+
+TAGS = ["!!str", "!!int", "!!float", "!!bool", "!!null", "!!map", "!!seq", "!!binary", "!!timestamp", "!x"]
+ODD_NUMBERS = ["9" * 5000, "0", "99999999999999999999999999", "1e999", "²"]
+
+
+def _mutate(data: bytes, op: tuple) -> bytes:
+    kind, n, arg = op
+    if kind == "flip":  # one byte anywhere
+        i = n % max(len(data), 1)
+        return data[:i] + bytes([arg % 256]) + data[i + 1:]
+    text = data.decode("utf-8", "surrogateescape")
+    if kind == "value":  # a value swapped for a hostile one (number, type, tag, alias ...)
+        text = _replace_nth(_VALUE, text, n, 2, HOSTILE_VALUES[arg % len(HOSTILE_VALUES)])
+    elif kind == "number":  # a number inside a value ("8", "64Gi", "--nproc_per_node=8") made huge or odd
+        text = _replace_nth(_NUMBER, text, n, 0, ODD_NUMBERS[arg % len(ODD_NUMBERS)])
+    else:  # a tag in front of a value
+        text = _replace_nth(_VALUE, text, n, 2, lambda old: f"{TAGS[arg % len(TAGS)]} {old}")
+    return text.encode("utf-8", "surrogateescape")
+
+
+_OPS = st.tuples(st.sampled_from(["flip", "value", "value", "number", "tag"]), st.integers(0, 10**6),
+                 st.integers(0, 10**6))
+
+
+@settings(max_examples=FUZZ_EXAMPLES, deadline=5000, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(fixture=st.sampled_from(FIXTURES), ops=st.lists(_OPS, min_size=1, max_size=4))
+def test_mutated_fixtures_never_crash_the_lint_pipeline(fixture, ops):
+    data = fixture.read_bytes()
+    for op in ops:
+        data = _mutate(data, op)
+    name = fixture.name
+    text, problem = decode(name, data)
+    if text is None:
+        assert problem is not None and problem.message  # a clear reason, never an exception
+        return
+    result = lint_text(text, Config(), name, _REGISTRY)
+    crashes = [f.message for f in result.findings if f.code == "EML000"]
+    assert not crashes, (fixture.name, ops, crashes)
+    for fmt in ("text", "json"):  # what the user sees must render too
+        assert isinstance(get_renderer(fmt)(result, _REGISTRY, RenderOptions()), str)

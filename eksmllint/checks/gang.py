@@ -21,7 +21,7 @@ from typing import Iterator
 from eksmllint.core.context import KUEUE_GROUP
 from eksmllint.core.finding import Fix, SetValue
 from eksmllint.graph import queue_references
-from eksmllint.quantity import parse_count, parse_quantity
+from eksmllint.quantity import DIGITS, parse_count, parse_quantity
 from eksmllint.quantity import parse_int as literal_int
 from eksmllint.resource import Resource
 from eksmllint.workload import PodTemplate, Workload
@@ -44,7 +44,7 @@ SCHEDULING_POLICY = ("spec", "runPolicy", "schedulingPolicy")
 #: The Volcano scheduler creates a Queue named "default" itself.
 VOLCANO_DEFAULT_QUEUE = "default"
 
-_ELASTIC_NNODES = re.compile(r"--nnodes[=\s]+(\d+):(\d+)")
+_ELASTIC_NNODES = re.compile(rf"--nnodes[=\s]+({DIGITS}):({DIGITS})")
 _HOROVOD_ELASTIC = re.compile(r"--(min-np|max-np|host-discovery-script)\b")
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Iterable
 
+from eksmllint.quantity import DIGITS
 from eksmllint.resource import Resource
 from eksmllint.workload import Container, PodTemplate
 
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
     from eksmllint.launch.model import Invocation
 
 SHM_PATH = "/dev/shm"
-_NUM_WORKERS = re.compile(r"--(?:dataloader_)?num[_-]workers(?:=|\s+)(\d+)")
+_NUM_WORKERS = re.compile(rf"--(?:dataloader_)?num[_-]workers(?:=|\s+)({DIGITS})")
 
 
 def container_invocations(c: Container) -> tuple[Invocation, ...]:
@@ -48,7 +49,7 @@ def _analyse(command: tuple[str, ...] | None, args: tuple[str, ...] | None,
                                    list(args) if args is not None else None, k8s_env(env)))
 
 
-_INDEX_RANGE = re.compile(r"(\d+)(?:-(\d+))?")
+_INDEX_RANGE = re.compile(rf"({DIGITS})(?:-({DIGITS}))?")
 
 
 def index_ranges(text: str) -> list[tuple[int, int]] | None:

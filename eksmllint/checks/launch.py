@@ -35,7 +35,6 @@ from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
-import yaml
 
 from eksmllint.catalogue import InstanceType, get_catalogue
 from eksmllint.checks.helpers import (
@@ -82,6 +81,7 @@ from eksmllint.workload import (
     PodTemplate,
     Workload,
 )
+from eksmllint.yamlpos import YAMLLoadError, load_data
 
 SLINKY_GROUP = "slinky.slurm.net"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
@@ -1619,8 +1619,8 @@ def _loose_parse_cached(text: str) -> object:
     except (ValueError, RecursionError):
         pass
     try:
-        return yaml.safe_load(text)
-    except (yaml.YAMLError, ValueError, RecursionError):
+        return load_data(text)  # the loader's limits (aliases, depth, nodes): this is a user's ConfigMap
+    except YAMLLoadError:
         return None
 
 

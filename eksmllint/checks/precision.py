@@ -27,8 +27,6 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Iterable
 
-import yaml
-
 from eksmllint.catalogue import InstanceType
 from eksmllint.checks.helpers import MountedFile, fmt_list, mounted_files
 from eksmllint.core.finding import (
@@ -49,6 +47,7 @@ from eksmllint.workload import (
     Container,
     PodTemplate,
 )
+from eksmllint.yamlpos import YAMLLoadError, load_data
 
 FP16, BF16, FP32 = "fp16", "bf16", "fp32"
 NEURON_RESOURCES = (NEURON, NEURONCORE, NEURONDEVICE)
@@ -390,8 +389,8 @@ def parse_config(text: str | None) -> dict | None:
         data = json.loads(text)
     except (ValueError, RecursionError):
         try:
-            data = yaml.safe_load(text)
-        except (yaml.YAMLError, ValueError, RecursionError):
+            data = load_data(text)  # the loader's limits and tags: this is a user's ConfigMap
+        except YAMLLoadError:
             return None
     return data if isinstance(data, dict) else None
 

@@ -33,7 +33,7 @@ from eksmllint.launch.model import (
     canonical_name,
     parse_int,
 )
-from eksmllint.quantity import format_mib, parse_count, parse_quantity, to_mib
+from eksmllint.quantity import DIGITS, format_mib, parse_count, parse_quantity, to_mib
 from eksmllint.resource import Resource
 from eksmllint.scheduling import instance_types_for, pod_requirement_terms
 from eksmllint.workload import (
@@ -624,7 +624,7 @@ def nnodes_mismatch(ctx, w: Workload) -> Iterator:
                 text = opt.resolved.strip()
                 flag = "--nnodes" if inv.launcher == "torchrun" else "--num_nodes"
                 path = _option_path(c, opt)
-                lo_hi = re.fullmatch(r"(\d+):(\d+)", text)
+                lo_hi = re.fullmatch(rf"({DIGITS}):({DIGITS})", text)
                 if lo_hi:
                     lo, hi = int(lo_hi.group(1)), int(lo_hi.group(2))
                     if lo <= expected <= hi:

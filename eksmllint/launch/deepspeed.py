@@ -271,7 +271,8 @@ def _load(text: str, filename: str) -> tuple[Any, dict[str, int]] | DeepSpeedErr
             mark.line + 1 if mark else None,
             mark.column + 1 if mark else None,
         )
-    except (yaml.YAMLError, RecursionError, ValueError) as exc:
+    except (yaml.YAMLError, RecursionError, ValueError, KeyError, AttributeError, TypeError) as exc:
+        # KeyError ... : what PyYAML's constructors raise on `!!bool maybe`, `!!timestamp x`
         return DeepSpeedError(filename, f"invalid YAML: {exc}", None, None)
     return obj, _yaml_key_lines(text)
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from eksmllint.quantity import MAX_DIGITS
+from eksmllint.quantity import DIGITS
 
-_INT_RE = re.compile(rf"[+-]?[0-9]{{1,{MAX_DIGITS}}}")  # longer: not a real setting
+_INT_RE = re.compile(rf"[+-]?{DIGITS}")  # longer: not a real setting
 #: Launchers that start one agent per node which then forks one process per device.
 PER_NODE_LAUNCHERS = frozenset({"torchrun", "deepspeed", "accelerate"})
 

@@ -91,7 +91,7 @@ def _count(spec: str | None) -> int | None:
     if spec is None:
         return None
     m = _COUNT_RE.fullmatch(spec.strip())
-    return int(m.group(1)) if m else None
+    return parse_int(m.group(1)) if m else None
 
 
 def _gres_gpus(gres: str | None) -> int | None:
