@@ -198,6 +198,24 @@ def test_an_unreadable_directory_is_reported_not_skipped(tmp_path, monkeypatch):
     assert "fixed " in fixed.output  # and the readable file was fixed
 
 
+def test_an_unreadable_file_is_reported(tmp_path, monkeypatch):
+    from eksmllint import loader
+
+    (tmp_path / "a.yaml").write_bytes(BAD301.read_bytes())
+    (tmp_path / "b.yaml").write_bytes(BAD301.read_bytes())
+
+    def guarded_open(path, *args, **kwargs):
+        if str(path).endswith("a.yaml"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return open(path, *args, **kwargs)
+
+    monkeypatch.setattr(loader, "open", guarded_open, raising=False)
+    findings = json.loads(lint_cli("--format", "json", "-j", "1", str(tmp_path)).output)["findings"]
+    assert [(f["file"], f["message"]) for f in findings if f["code"] == "EML001"] == [
+        (str(tmp_path / "a.yaml"), "cannot read file: Permission denied")]
+    assert any(f["code"] == "EML301" and f["file"] == str(tmp_path / "b.yaml") for f in findings)
+
+
 @pytest.mark.skipif(IS_ROOT or not hasattr(os, "geteuid"), reason="permissions do not bind root")
 def test_really_unreadable_directory_and_file(tmp_path):
     (tmp_path / "locked").mkdir()
@@ -287,10 +305,12 @@ def test_follow_symlinks_opts_in(tmp_path):
     assert not any(f.startswith("loop/loop") for f in files)  # the loop is walked at most once
 
 
-def test_fix_does_not_read_symlinks_out_of_the_tree(tmp_path):
+def test_fix_does_not_read_symlinks_out_of_the_tree_unless_asked(tmp_path):
     tree = _tree_with_outside_link(tmp_path)
     result = CliRunner().invoke(cli, ["fix", "--diff", str(tree)], catch_exceptions=False)
     assert SECRET not in result.output and "link.yaml" not in result.output and "job.yaml" in result.output
+    result = CliRunner().invoke(cli, ["fix", "--diff", "--follow-symlinks", str(tree)], catch_exceptions=False)
+    assert "link.yaml" in result.output
 
 
 # -- item 11: what fix keeps, refuses and cleans up ------------------------------------------------

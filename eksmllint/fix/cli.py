@@ -27,6 +27,7 @@ from eksmllint.cli import (
     EXIT_USAGE,
     _registry,
     common_options,
+    follow_symlinks_option,
     make_config,
 )
 from eksmllint.config import Config, ConfigError
@@ -222,7 +223,8 @@ def fix_then_lint(paths: list[str], cfg: Config, registry: Registry, *, unsafe: 
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 when fixes are pending (for CI).")
 @click.option("--unsafe-fixes", "unsafe", is_flag=True, default=None,
               help="Also apply unsafe fixes (they need a judgement; review the result).")
-def fix_command(paths, config, select, ignore, k8s_version, context, show_diff, check, unsafe):
+@follow_symlinks_option
+def fix_command(paths, config, select, ignore, k8s_version, context, show_diff, check, unsafe, follow_symlinks):
     """Apply safe fixes in place ('-' reads stdin and writes the fixed stream to stdout).
 
     Everything a fix does not touch stays byte for byte: comments, key order, quoting,
@@ -236,7 +238,8 @@ def fix_command(paths, config, select, ignore, k8s_version, context, show_diff, 
     registry = _registry()
     dry = show_diff or check
     try:
-        run = run_fix(list(paths), cfg, registry, unsafe=cfg.unsafe_fixes, write=not dry)
+        run = run_fix(list(paths), cfg, registry, unsafe=cfg.unsafe_fixes, write=not dry,
+                      follow_symlinks=follow_symlinks)
     except ConfigError as err:
         raise click.UsageError(str(err)) from None
     stdout = getattr(sys.stdout, "buffer", None)
