@@ -248,7 +248,13 @@ def test_hostile_values_never_get_a_denied_job_admitted(mode, parallelism):
     assert data["response"]["allowed"] is False, data
 
 
-def test_unreadable_pod_templates_are_reported_as_eml000_and_the_deny_stands():
+def test_unreadable_pod_templates_are_reported_as_eml000_and_the_deny_stands(monkeypatch):
+    import eksmllint.server.linting as linting
+
+    def unreadable(resource):  # "²" no longer breaks the workload view (it is unknown): force it
+        raise ValueError("invalid literal for int() with base 10: '²'")
+
+    monkeypatch.setattr(linting, "workload_of", unreadable)
     job = json.loads(json.dumps(BAD_JOB))
     job["spec"]["parallelism"] = "²"
     app = WebhookApp(AdmissionLinter(Config(), default_registry()), ServerSettings(failure_mode="open"))
