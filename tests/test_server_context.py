@@ -25,7 +25,9 @@ spec:
       nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
 """
 BROKEN = {
-    "bool-maybe.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata:\n  a: !!bool maybe\n",
+    # `!!bool maybe` is read as the text "maybe" since the loader's central fix (issue 16 item 5):
+    # a duplicate key is what still makes a file unloadable
+    "duplicate-key.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata:\n  a: '1'\n  a: '2'\n",
     "unclosed.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: z\n",
 }
 
