@@ -15,6 +15,8 @@ positions without a Python call per scalar.
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -371,6 +373,31 @@ def load_data(text: str) -> Any:
     if len(docs) > 1:
         raise YAMLLoadError("expected one YAML document, found several", docs[1].start_line, 1)
     return docs[0].data if docs else None
+
+
+class DuplicateJSONKey(Exception):
+    """Raised by :func:`unique_json_pairs`: JSON allows a key twice, Kubernetes and DeepSpeed
+    do not (the later value would silently win)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def unique_json_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads(..., object_pairs_hook=unique_json_pairs)``: a dict, or DuplicateJSONKey."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateJSONKey(key)
+        out[key] = value
+    return out
+
+
+def duplicate_json_key_line(text: str, key: str) -> int | None:
+    """1-based line of the second ``"key":`` in a JSON text (None if it is spelled with escapes)."""
+    hits = [m.start() for m in re.finditer(re.escape(json.dumps(key)) + r"\s*:", text)]
+    return text.count("\n", 0, hits[1]) + 1 if len(hits) > 1 else None
 
 
 def to_plain(value: Any) -> Any:

@@ -14,12 +14,13 @@ column of the problem.  Each key's line is recorded (dotted path, e.g.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
+
+from eksmllint.yamlpos import DuplicateJSONKey, duplicate_json_key_line, unique_json_pairs
 
 __all__ = ["DeepSpeedConfig", "DeepSpeedError", "parse_deepspeed", "looks_like_deepspeed"]
 
@@ -145,21 +146,6 @@ _KEY_DEPTH = 8
 _KEY_PATH_CHARS = 512
 
 
-class _DuplicateKey(Exception):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in out:
-            raise _DuplicateKey(k)
-        out[k] = v
-    return out
-
-
 def _json_key_lines(text: str) -> dict[str, int]:
     """Dotted key path -> 1-based line of the key, by scanning the JSON text.
 
@@ -250,9 +236,9 @@ def _is_json(text: str, filename: str) -> bool:
 def _load(text: str, filename: str) -> tuple[Any, dict[str, int]] | DeepSpeedError:
     if _is_json(text, filename):
         try:
-            obj = json.loads(text, object_pairs_hook=_no_duplicates)
-        except _DuplicateKey as exc:
-            line = _find_duplicate_line(text, exc.key)
+            obj = json.loads(text, object_pairs_hook=unique_json_pairs)
+        except DuplicateJSONKey as exc:
+            line = duplicate_json_key_line(text, exc.key)
             return DeepSpeedError(filename, f"duplicate key '{exc.key}'", line, None)
         except json.JSONDecodeError as exc:
             return DeepSpeedError(filename, f"invalid JSON: {exc.msg}", exc.lineno, exc.colno)
@@ -275,11 +261,6 @@ def _load(text: str, filename: str) -> tuple[Any, dict[str, int]] | DeepSpeedErr
         # KeyError ... : what PyYAML's constructors raise on `!!bool maybe`, `!!timestamp x`
         return DeepSpeedError(filename, f"invalid YAML: {exc}", None, None)
     return obj, _yaml_key_lines(text)
-
-
-def _find_duplicate_line(text: str, key: str) -> int | None:
-    hits = [m.start() for m in re.finditer(re.escape(json.dumps(key)) + r"\s*:", text)]
-    return text.count("\n", 0, hits[1]) + 1 if len(hits) > 1 else None
 
 
 class _DuplicateKeyYaml(Exception):

@@ -18,7 +18,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
-from eksmllint.yamlpos import MAX_DEPTH, RawDocument, YAMLLoadError, YList, YMap, load_yaml_stream
+from eksmllint.yamlpos import (
+    MAX_DEPTH,
+    DuplicateJSONKey,
+    RawDocument,
+    YAMLLoadError,
+    YList,
+    YMap,
+    duplicate_json_key_line,
+    load_yaml_stream,
+    unique_json_pairs,
+)
 from eksmllint.resource import Document, Resource, SourceFile
 
 if TYPE_CHECKING:
@@ -265,38 +275,17 @@ def _json_fallback(text: str) -> tuple[list[RawDocument], YAMLLoadError | None]:
         if err is None:
             return docs, None
     try:
-        return [_json_doc(json.loads(text, object_pairs_hook=_unique_pairs))], None
+        return [_json_doc(json.loads(text, object_pairs_hook=unique_json_pairs))], None
     except json.JSONDecodeError as err:
         return [], YAMLLoadError(f"invalid JSON: {err.msg}", err.lineno, err.colno)
-    except _DuplicateKey as dup:
-        return [], YAMLLoadError(f'duplicate key "{dup.key}"', _second_key_line(text, dup.key))
+    except DuplicateJSONKey as dup:
+        return [], YAMLLoadError(f'duplicate key "{dup.key}"', duplicate_json_key_line(text, dup.key) or 0)
     except YAMLLoadError as err:
         return [], err
     except RecursionError:
         return [], YAMLLoadError(f"nesting deeper than {MAX_DEPTH} levels")
     except ValueError as err:  # e.g. an integer longer than Python's 4,300-digit limit
         return [], YAMLLoadError(f"invalid JSON: {err}")
-
-
-class _DuplicateKey(Exception):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateKey(key)
-        out[key] = value
-    return out
-
-
-def _second_key_line(text: str, key: str) -> int:
-    """Line of the second ``"key":`` in ``text`` (0 if the key is written with escapes)."""
-    hits = list(re.finditer(re.escape(json.dumps(key)) + r"\s*:", text))
-    return text.count("\n", 0, hits[1].start()) + 1 if len(hits) > 1 else 0
 
 
 def _json_doc(data: Any) -> RawDocument:
