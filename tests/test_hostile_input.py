@@ -531,3 +531,20 @@ def test_mutated_fixtures_never_crash_the_lint_pipeline(fixture, ops):
     assert not crashes, (fixture.name, ops, crashes)
     for fmt in ("text", "json"):  # what the user sees must render too
         assert isinstance(get_renderer(fmt)(result, _REGISTRY, RenderOptions()), str)
+
+
+def test_digit_runs_read_by_rules_are_bounded():
+    # found by the fuzz test and by reading every int(m.group(...)) fed by user text
+    from eksmllint.checks.helpers import index_ranges
+    from eksmllint.checks.precision import neuron_sdk_of_image
+    from eksmllint.checks.storage import _version
+    from eksmllint.launch.slurm import parse_slurm_memory_mb
+
+    huge = "9" * 5000
+    assert neuron_sdk_of_image(f"x:py310-sdk{huge}.1-u") is None
+    assert neuron_sdk_of_image("x:py310-sdk2.20.0-ubuntu20.04") == (2, 20)
+    assert _version(f"v{huge}.1") is None and _version("v1.32") == (1, 32)
+    assert index_ranges(f"0,{huge}") is None and index_ranges("0,2-3") == [(0, 0), (2, 3)]
+    with pytest.raises(ValueError, match="memory specification"):  # an sbatch error (EML005), not a crash
+        parse_slurm_memory_mb(huge[:400] + "K")
+    assert parse_slurm_memory_mb("64G") == 65536

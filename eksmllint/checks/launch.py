@@ -69,7 +69,7 @@ from eksmllint.launch.model import (
     parse_int,
 )
 from eksmllint.launch.slurm import SlurmScript, parse_sbatch, script_lines
-from eksmllint.quantity import parse_count, parse_quantity, to_mib
+from eksmllint.quantity import DIGITS, parse_count, parse_quantity, to_mib
 from eksmllint.resource import Resource, SourceFile, walk
 from eksmllint.workload import (
     GPU,
@@ -869,7 +869,7 @@ def _gpn(script: SlurmScript, inv: Invocation) -> tuple[int | None, str]:
     srun = inv.under_srun
     if srun is not None and srun.option("gpus_per_node") is not None:
         opt = srun.option("gpus_per_node")
-        m = re.fullmatch(r"(?:[A-Za-z0-9_.-]+:)?(\d+)", opt.resolved or "")
+        m = re.fullmatch(rf"(?:[A-Za-z0-9_.-]+:)?({DIGITS})", opt.resolved or "")
         return (int(m.group(1)) if m else None), f"srun {opt.raw}"
     d = script.directive("gpus_per_node") or script.directive("gres")
     return script.gpus_per_node, (f"#SBATCH {d.raw}, line {d.line}" if d else "")

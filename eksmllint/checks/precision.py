@@ -38,6 +38,7 @@ from eksmllint.core.finding import (
     Location,
     SetValue,
 )
+from eksmllint.quantity import DIGITS
 from eksmllint.resource import Resource
 from eksmllint.workload import (
     GPU,
@@ -713,7 +714,7 @@ def precision_conflict(ctx, t: PodTemplate):
 #: Neuron SDK release from which torch-xla ignores XLA_USE_BF16 / XLA_DOWNCAST_BF16 (Neuron 2.24 was
 #: the last to support them: announce-eos-bf16-vars; Torch-XLA 2.8 removed them).
 XLA_BF16_ENV_IGNORED_FROM = (2, 25)
-_NEURON_SDK_TAG = re.compile(r"[-_.]sdk(\d+)\.(\d+)(?:\.\d+)?(?:[-_.]|$)")
+_NEURON_SDK_TAG = re.compile(rf"[-_.]sdk({DIGITS})\.({DIGITS})(?:\.\d+)?(?:[-_.]|$)")
 
 
 def neuron_sdk_of_image(image: str | None) -> tuple[int, int] | None:

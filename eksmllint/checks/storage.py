@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from eksmllint.core.finding import Applicability, DocPath, Fix, SetValue
-from eksmllint.quantity import parse_int, parse_quantity
+from eksmllint.quantity import DIGITS, parse_int, parse_quantity
 from eksmllint.resource import Resource
 from eksmllint.workload import Container, PodTemplate
 
@@ -373,7 +373,7 @@ AL2_LAST_VERSION = (1, 32)
 
 
 def _version(text: str) -> tuple[int, int] | None:
-    m = re.fullmatch(r"\s*v?(\d+)\.(\d+)(?:\.\d+)?\s*", str(text))
+    m = re.fullmatch(rf"\s*v?({DIGITS})\.({DIGITS})(?:\.\d+)?\s*", str(text))
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 

@@ -75,7 +75,10 @@ def parse_slurm_memory_mb(text: str) -> int:
     if m is None:
         raise ValueError(f"invalid memory specification '{text}'")
     unit = (m.group(2) or "M").upper()
-    return int(int(m.group(1)) * _MEM_FACTOR[unit])
+    size = parse_int(m.group(1))
+    if size is None:
+        raise ValueError(f"memory specification too large '{text}'")
+    return int(size * _MEM_FACTOR[unit])
 
 
 _COUNT_RE = re.compile(r"(?:[A-Za-z0-9_.-]+:)?(\d+)")
@@ -175,7 +178,7 @@ class SlurmScript:
         m = re.fullmatch(r"(\d+)(?:-(\d+))?", v.strip())
         if m is None or (m.group(2) is not None and m.group(2) != m.group(1)):
             return None
-        return int(m.group(1))
+        return parse_int(m.group(1))
 
     @property
     def ntasks(self) -> int | None:
