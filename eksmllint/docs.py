@@ -93,6 +93,10 @@ def explain_text(rule: Rule) -> str:
         "Why it matters",
         textwrap.indent(s.rationale.strip(), "  "),
     ]
+    if s.workload_classes:
+        out += ["", "Judges workloads classified as",
+                "  " + ", ".join(s.workload_classes) + " (eksmllint.analysis.workload_class; each finding's",
+                "  JSON `workload_class` says which class was inferred and why)"]
     if s.fix_description:
         out += ["", f"Fix ({s.fix})", textwrap.indent(s.fix_description.strip(), "  ")]
     if s.options:

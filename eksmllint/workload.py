@@ -32,8 +32,6 @@ VOLCANO_JOB_API = "batch.volcano.sh"
 #: Words that start a distributed (multi-process, multi-node) launch.
 DISTRIBUTED_LAUNCHERS = re.compile(
     r"\b(torchrun|torch\.distributed\.(run|launch)|mpirun|mpiexec|horovodrun|deepspeed|accelerate\s+launch)\b")
-#: Environment variables whose presence means the pods rendezvous.
-RENDEZVOUS_ENV = ("MASTER_ADDR", "WORLD_SIZE", "PET_NNODES", "TF_CONFIG")
 #: Kinds whose operator manages restarts and rendezvous of the whole collective.
 OPERATOR_MANAGED = frozenset({"PyTorchJob", "TFJob", "MPIJob", "TrainJob"})
 
@@ -321,26 +319,13 @@ class Workload:
                     return True
         return False
 
-    @cached_property
+    @property
     def is_collective(self) -> bool:
-        """Do the pods rendezvous (so a partial start deadlocks, one failure kills the job)?
+        """Do the pods rendezvous (a partial start deadlocks, one failure stalls the rest)? The
+        answer of the workload classification (:mod:`eksmllint.analysis.workload_class`)."""
+        from eksmllint.analysis.workload_class import classify
 
-        Kubeflow kinds are collectives by construction. Indexed Jobs, JobSets, Volcano Jobs and
-        Ray are also used for embarrassingly parallel work, so they count only when a collective
-        template requests accelerators, starts a distributed launcher, sets rendezvous variables,
-        or enables a Volcano distributed-framework plugin."""
-        if self.operator_managed:
-            return True
-        plugins = self.resource.get(("spec", "plugins"))
-        if self.is_volcano_job and isinstance(plugins, dict) and {"pytorch", "mpi", "tensorflow"} & set(plugins):
-            return True
-        for t in self.collective_templates:
-            if t.accelerator_total > 0:
-                return True
-            for c in t.containers:
-                if any(k in c.env for k in RENDEZVOUS_ENV) or DISTRIBUTED_LAUNCHERS.search(c.command_text):
-                    return True
-        return False
+        return classify(self).collective
 
 
 def _add(w: Workload, path: DocPath, role: str, replicas: int | None) -> None:

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterator
 
+from eksmllint.analysis.workload_class import classify_template
 from eksmllint.catalogue import get_catalogue
 from eksmllint.core.context import KARPENTER_GROUP
 from eksmllint.core.finding import AppendItem, Fix, SetValue
@@ -141,7 +142,7 @@ def is_training_pod(t: PodTemplate) -> bool:
     GPUs: they are meant to be rescheduled, and do-not-disrupt on them would pin nodes forever."""
     if t.workload.kind in SERVICE_KINDS:
         return False
-    return t.is_training
+    return classify_template(t).is_training
 
 
 #: Requirement keys whose ``In`` values name instance types completely (the catalogue holds

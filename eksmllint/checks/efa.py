@@ -658,7 +658,7 @@ def spot_for_collective(ctx, resource: Resource):
     served = []
     for t in ctx.run.templates:
         w = t.workload
-        if not (t.is_training and w.is_multi_pod and t in w.collective_templates):
+        if not (t.is_training and w.is_multi_pod and t in w.collective_templates) or not ctx.judges(t):
             continue
         if pool not in ctx.run.landing(t).pools or not template_may_use(t, allowed, reclaimable):
             continue

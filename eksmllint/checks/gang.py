@@ -38,6 +38,14 @@ VOLCANO_GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
 RAY_VOLCANO_QUEUE_LABEL = "volcano.sh/queue-name"
 #: KubeRay creates a PodGroup for the cluster when one of these labels names a batch scheduler.
 RAY_GANG_LABELS = ("ray.io/scheduler-name", "ray.io/gang-scheduling-enabled")
+#: NVIDIA KAI Scheduler: its pod-grouper creates a PodGroup for pods that name it, with
+#: minMember = all replicas for these kinds (distributed training, Ray, JobSet) but minMember 1
+#: for a plain batch Job (docs/batch/README.md of NVIDIA/KAI-Scheduler).
+KAI_SCHEDULER = "kai-scheduler"
+KAI_GANG_KINDS = frozenset({"PyTorchJob", "TFJob", "MPIJob", "RayJob", "RayCluster", "JobSet"})
+#: Apache YuniKorn gang-schedules an application only when its pods declare task groups.
+YUNIKORN_TASK_GROUPS = "yunikorn.apache.org/task-groups"
+YUNIKORN = "yunikorn"
 #: Kinds whose operator creates a PodGroup from ``spec.runPolicy.schedulingPolicy``.
 KUBEFLOW_KINDS = frozenset({"PyTorchJob", "TFJob", "MPIJob"})
 SCHEDULING_POLICY = ("spec", "runPolicy", "schedulingPolicy")
@@ -107,6 +115,11 @@ def gang_mechanism(w: Workload) -> str | None:
     # per topology domain, but its pods are still scheduled one at a time.
     if w.kind in ("RayCluster", "RayJob") and any(k in r.labels for k in RAY_GANG_LABELS):
         return "KubeRay batch scheduler"
+    workers = [t for t in w.collective_templates if t.replicas] or w.templates
+    if w.kind in KAI_GANG_KINDS and workers and all(t.scheduler_name == KAI_SCHEDULER for t in workers):
+        return "KAI Scheduler pod-grouper"
+    if YUNIKORN_TASK_GROUPS in r.annotations or any(YUNIKORN_TASK_GROUPS in t.annotations for t in w.templates):
+        return "YuniKorn task groups"
     for t in w.templates:
         if isinstance(t.labels.get(KUEUE_QUEUE_LABEL), str) or isinstance(t.labels.get(KUEUE_POD_GROUP_LABEL), str):
             return "Kueue"
@@ -152,12 +165,25 @@ def gang_missing(ctx, w: Workload):
         how = "use a Volcano Job, a Kueue queue or a coscheduling PodGroup (scheduling.x-k8s.io/pod-group)"
     else:
         how = "use a Kueue queue or a coscheduling PodGroup (scheduling.x-k8s.io/pod-group)"
+    how += _scheduler_note(w)
     parts = [t for t in w.collective_templates if t.replicas]
     breakdown = f" ({pod_breakdown(w, parts)})" if len(parts) > 1 else ""
     yield ctx.report(
         r, path,
         f"{r.kind} runs {pods} pods in one collective{breakdown} without gang scheduling{held}; {how}",
     )
+
+
+def _scheduler_note(w: Workload) -> str:
+    """Why a gang scheduler the pods name does not gang them here."""
+    names = {t.scheduler_name for t in w.templates if t.scheduler_name}
+    if KAI_SCHEDULER in names:
+        return ("; KAI Scheduler's pod-grouper gives a plain Job minMember 1 (pod by pod): run the collective "
+                "as a PyTorchJob, MPIJob or JobSet" if w.kind not in KAI_GANG_KINDS
+                else "; KAI gangs the job only when every pod template sets schedulerName: kai-scheduler")
+    if any(n and YUNIKORN in n for n in names):
+        return f"; YuniKorn gang-schedules only pods that declare task groups ({YUNIKORN_TASK_GROUPS})"
+    return ""
 
 
 # --------------------------------------------------------------------------------------------

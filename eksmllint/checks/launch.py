@@ -36,11 +36,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 
+from eksmllint.analysis.workload_class import WorkloadClass, classify_template
 from eksmllint.catalogue import InstanceType, get_catalogue
 from eksmllint.checks.helpers import (
     MountedFile,
     configmap_refs,
     container_invocations,
+    fmt_list,
     find_configmap,
     index_ranges,
     mounted_files,
@@ -1074,7 +1076,7 @@ def collective_restart_policy(ctx, w: Workload):
     if _elastic_torchrun(w) or _mpi_launched(w):
         return
     try:
-        limit = int(ctx.options.get("max-backoff-limit", 0))
+        limit = int(ctx.options["max-backoff-limit"])
     except (TypeError, ValueError):
         limit = 0
     size = w.collective_size
@@ -1109,7 +1111,8 @@ def collective_restart_policy(ctx, w: Workload):
         stated = f"backoffLimit {backoff}" if "backoffLimit" in job else f"backoffLimit (default {backoff})"
         yield ctx.report(
             w.resource, path,
-            f"{stated} recreates failed pods one at a time ({backoff} times) while the other pods of the "
+            f"{stated}, above max-backoff-limit {limit}, recreates failed pods one at a time ({backoff} times) "
+            "while the other pods of the "
             f"{size}-pod collective keep running against a communicator that lost a rank; {_remedy(w)}",
         )
 
@@ -1541,12 +1544,21 @@ def _shared_with_other_container(t: PodTemplate, c: Container, volume: str) -> b
                for o in t.containers + t.init_containers)
 
 
+def _rank_containers(t: PodTemplate, c: Container) -> list[tuple[PodTemplate, Container]]:
+    """Where the processes ``c`` starts write their files: ``c`` itself, or for an MPIJob launcher
+    (workload class ``launcher``: mpirun starts the ranks over ssh) the workers' first containers."""
+    if classify_template(t).cls is not WorkloadClass.LAUNCHER:
+        return [(t, c)]
+    return [(u, u.containers[0]) for u in t.workload.templates if u is not t and u.containers]
+
+
 def ephemeral_checkpoints(ctx, t: PodTemplate):
-    if not t.is_training:
-        return
     for c in t.containers:
         wd = c.data.get("workingDir")
         seen: set[str] = set()
+        hosts = _rank_containers(t, c)
+        if not hosts:
+            continue
         for site in container_sites(c):
             for name in CHECKPOINT_ARGS:
                 opt = site.inv.script_flag(name)
@@ -1562,11 +1574,14 @@ def ephemeral_checkpoints(ctx, t: PodTemplate):
                     continue
                 seen.add(directory)
                 flag = opt.raw.split("=", 1)[0].split()[0]
-                problem = _ephemeral_problem(t, c, directory)
-                if problem is None:
-                    continue
+                problems = [_ephemeral_problem(u, uc, directory) for u, uc in hosts]
+                if any(p is None for p in problems):
+                    continue  # at least one pod that runs the ranks keeps it: stay silent
+                where = f"container {c.name!r}" if hosts == [(t, c)] else (
+                    f"the {fmt_list(sorted({u.role for u, _ in hosts}))} pods (container {hosts[0][1].name!r}), "
+                    "where mpirun starts the ranks,")
                 yield site.report(ctx, opt.value_position or opt.position, opt.raw,
-                                  f"{flag} {directory} of container {c.name!r} {problem}")
+                                  f"{flag} {directory} of {where} {problems[0]}")
 
 
 def _ephemeral_problem(t: PodTemplate, c: Container, directory: str) -> str | None:

@@ -49,9 +49,7 @@ def shm_fix(t: PodTemplate, c: Container) -> Fix | None:
     )
 
 
-def shm_missing(ctx, t: PodTemplate):
-    if not t.is_training:
-        return
+def shm_missing(ctx, t: PodTemplate):  # judged classes: rule YAML workload-classes
     for c in t.containers:
         devices = sum(c.count(r) for r in t.accelerators)
         workers = dataloader_workers(c)

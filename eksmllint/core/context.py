@@ -145,6 +145,18 @@ class RuleContext:
     def options(self):
         return self.rule.options
 
+    def judges(self, target: PodTemplate | Workload) -> bool:
+        """Is ``target`` of a workload class this rule judges (rule YAML ``workload-classes``)?
+        For checks whose target is the run or a resource; template and workload targets of other
+        classes never reach the check."""
+        classes = self.rule.spec.workload_classes
+        if not classes:
+            return True
+        from eksmllint.analysis.workload_class import classification_of
+
+        found = classification_of(target)
+        return found is None or found.cls.value in classes
+
     def report(
         self,
         resource: Resource,
@@ -155,6 +167,12 @@ class RuleContext:
         related: Iterable[Location] = (),
         severity: Severity | None = None,
     ) -> Finding:
+        workload = self.run.workload_for(resource)
+        found = None
+        if workload is not None:
+            from eksmllint.analysis.workload_class import classify
+
+            found = classify(workload)
         return Finding(
             code=self.rule.code,
             slug=self.rule.slug,
@@ -165,6 +183,8 @@ class RuleContext:
             fix=fix,
             related=tuple(related),
             base_path=resource.base_path,
+            workload_class=found.cls.value if found else None,
+            workload_evidence=found.evidence if found else (),
         )
 
     def report_file(self, file: SourceFile | str, line: int, col: int, message: str, *,

@@ -138,6 +138,9 @@ class Finding:
     suppressed_by: str | None = None  # description of the suppression that matched
     base_path: DocPath = field(default=(), compare=False)  # resource's path in its document (kind: List)
     extra: tuple[tuple[str, Any], ...] = field(default=(), compare=False)
+    #: What the reported workload was classified as, and why (eksmllint.analysis.workload_class).
+    workload_class: str | None = field(default=None, compare=False)
+    workload_evidence: tuple[str, ...] = field(default=(), compare=False)
 
     def sort_key(self) -> tuple:
         loc = self.location

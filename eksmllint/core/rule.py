@@ -47,6 +47,9 @@ class RuleSpec(BaseModel):
     fix_description: str | None = Field(default=None, alias="fix-description")
     references: tuple[str, ...] = ()
     options: dict[str, Any] = Field(default_factory=dict)
+    #: Workload classes the rule judges (eksmllint.analysis.workload_class); empty = every workload.
+    #: With target templates/workloads the check is only called on targets of these classes.
+    workload_classes: tuple[str, ...] = Field(default=(), alias="workload-classes")
     mandatory: bool = False  # cannot be suppressed or deselected (EML000, EML001)
 
     @field_validator("code")
@@ -61,6 +64,16 @@ class RuleSpec(BaseModel):
     def _slug(cls, v: str) -> str:
         if not SLUG_RE.match(v):
             raise ValueError(f"rule slug {v!r} must be kebab-case")
+        return v
+
+    @field_validator("workload_classes")
+    @classmethod
+    def _classes(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        from eksmllint.analysis.workload_class import CLASS_NAMES
+
+        unknown = sorted(set(v) - CLASS_NAMES)
+        if unknown:
+            raise ValueError(f"unknown workload class(es) {unknown}; known: {sorted(CLASS_NAMES)}")
         return v
 
     @model_validator(mode="after")
@@ -78,7 +91,7 @@ class Rule:
 
     def __init__(self, spec: RuleSpec, check: CheckFn, source: str = "builtin") -> None:
         self.spec = spec
-        self.check = check
+        self.check = _judging(spec, check)
         self.source = source
         self.options: Mapping[str, Any] = MappingProxyType(dict(spec.options))
         self.severity: Severity = Severity.parse(spec.severity)  # read for every finding
@@ -100,7 +113,8 @@ class Rule:
         return self.spec.fix != "no"
 
     def with_options(self, options: Mapping[str, Any]) -> "Rule":
-        rule = Rule(self.spec, self.check, self.source)
+        rule = Rule.__new__(Rule)
+        rule.spec, rule.check, rule.source, rule.severity = self.spec, self.check, self.source, self.severity
         merged = dict(self.spec.options)
         merged.update(options)
         rule.options = MappingProxyType(merged)
@@ -108,3 +122,23 @@ class Rule:
 
     def __repr__(self) -> str:
         return f"Rule({self.code} {self.slug})"
+
+
+def _judging(spec: RuleSpec, check: CheckFn) -> CheckFn:
+    """``check``, called only on templates / workloads of the classes the rule judges (one gate
+    for the engine, the forked runner and the webhook). Other targets consult the
+    classification in the check (:meth:`RuleContext.judges`)."""
+    if not spec.workload_classes or spec.target not in ("templates", "workloads"):
+        return check
+    from eksmllint.analysis.workload_class import classification_of
+
+    classes = frozenset(spec.workload_classes)
+
+    def judged(ctx: "RuleContext", target: Any) -> Iterable[Any]:
+        found = classification_of(target)
+        if found is not None and found.cls.value not in classes:
+            return ()
+        return check(ctx, target)
+
+    judged.__wrapped__ = check  # type: ignore[attr-defined]
+    return judged

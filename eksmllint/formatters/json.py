@@ -31,6 +31,8 @@ def finding_dict(f: Finding) -> dict:
         },
         "fix": None if f.fix is None else {"title": f.fix.title, "applicability": f.fix.applicability.value},
         "suppressed": f.suppressed_by,
+        "workload_class": None if f.workload_class is None else {
+            "class": f.workload_class, "evidence": list(f.workload_evidence)},
     }
 
 
