@@ -81,7 +81,7 @@ _SERVING_IMAGE = re.compile(
     r"|llm-d|/vllm[:-]|neuronx-vllm|inference-server|[a-z]-inference(-neuronx)?[:@]", re.IGNORECASE)
 #: AWS Deep Learning Containers name their purpose: ``pytorch-training``, ``pytorch-training-neuronx``.
 _TRAINING_IMAGE = re.compile(r"[a-z]-training(-neuronx)?[:@]|/nemo[:@]|megatron", re.IGNORECASE)
-_DATA = re.compile(r"\bray\.data\b|\bray_data\b|\bmap_batches\b|\bspark-submit\b|\bpyspark\b|\bSparkSession\b")
+_DATA = re.compile(r"\bray[._]data|\bmap_batches\b|\bspark-submit\b|\bpyspark\b|\bSparkSession\b")
 _TRAIN_SCRIPT = re.compile(r"(?:^|[^a-z])(train|finetun|fine[_-]tun|pretrain|sft|dpo|grpo|rlhf)", re.IGNORECASE)
 #: Script arguments only training programs take (HF Trainer, Megatron, Lightning, NeMo).
 TRAINING_FLAGS = ("num_train_epochs", "per_device_train_batch_size", "train_batch_size", "learning_rate",
@@ -231,7 +231,8 @@ def _classify(w: Workload) -> Classification:
         return Classification(WorkloadClass.INFERENCE, (serving,))
     accelerators = any(t.accelerator_total for t in w.templates)
     if not accelerators:
-        data = _first(_DATA, texts)
+        data = _first(_DATA, texts) or next(
+            (f"container {c.name!r} is a Ray client (RAY_ADDRESS)" for c in containers if "RAY_ADDRESS" in c.env), None)
         if data:
             return Classification(WorkloadClass.DATA_PROCESSING, (data, "no accelerators"))
     evidence = _training_evidence(w)

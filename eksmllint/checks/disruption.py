@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterator
 
-from eksmllint.analysis.workload_class import classify_template
+from eksmllint.analysis.workload_class import WorkloadClass, classify
 from eksmllint.catalogue import get_catalogue
 from eksmllint.core.context import KARPENTER_GROUP
 from eksmllint.core.finding import AppendItem, Fix, SetValue
@@ -142,7 +142,7 @@ def is_training_pod(t: PodTemplate) -> bool:
     GPUs: they are meant to be rescheduled, and do-not-disrupt on them would pin nodes forever."""
     if t.workload.kind in SERVICE_KINDS:
         return False
-    return classify_template(t).is_training
+    return classify(t.workload).is_training  # its launcher too: evicting it ends the job
 
 
 #: Requirement keys whose ``In`` values name instance types completely (the catalogue holds
@@ -239,7 +239,8 @@ def training_use(run, view: NodePoolView, by_definition: bool = True) -> str | N
             continue
         if is_training_pod(t) and t.accelerator_total:
             return f"training pods of {t.display()} land on it"
-        if t.workload.kind in SERVICE_KINDS and t.workload.kind != "DaemonSet" and t.accelerator_total:
+        if t.accelerator_total and (classify(t.workload).cls is WorkloadClass.INFERENCE or (
+                t.workload.kind in SERVICE_KINDS and t.workload.kind != "DaemonSet")):
             services = True
     if services or not by_definition:
         return None
