@@ -62,6 +62,7 @@ class Classification:
 
 # --- signals ----------------------------------------------------------------------------------
 _IDLE = re.compile(r"(exec\s+)?(sleep\s+(infinity|inf|\d+[smhd]?)|tail\s+-f\s+/dev/null)\s*;?")
+_IDLE_PROGRAMS = frozenset({"sleep", "tail", "exec"})
 _SHELLS = re.compile(r"^(/usr)?(/bin/)?(ba|da|z)?sh$")
 _BURN_IN = re.compile(
     r"\bgpu[_-]?burn\b|\bdcgmi\s+diag\b|\bdcgmproftester\d*\b|\bstress-ng\b|\bstress\s+--(cpu|vm|io|hdd)\b"
@@ -87,6 +88,12 @@ _TRAIN_SCRIPT = re.compile(r"(?:^|[^a-z])(train|finetun|fine[_-]tun|pretrain|sft
 TRAINING_FLAGS = ("num_train_epochs", "per_device_train_batch_size", "train_batch_size", "learning_rate",
                   "max_steps", "gradient_accumulation_steps", "train_iters", "global_batch_size",
                   "micro_batch_size", "save_steps", "max_epochs", "epochs", "lr")
+#: Words every burn-in, benchmark, serving or data-processing signal above contains: one cheap
+#: substring pass over a workload's commands, images and name rules most workloads out.
+_SIGNAL_WORDS = ("burn", "dcgm", "stress", "_perf", "nccl-tests", "nccom-test", "osu_", "nvbandwidth", "ib_",
+                 "vllm", "sglang", "triton", "trtllm", "text-generation", "torchserve", "serve", "ollama",
+                 "llama-server", "jetstream", "inference", "tgi", "llm-d", "ray.data", "ray_data", "map_batches",
+                 "spark", "save_strategy", "save-strategy")
 RENDEZVOUS_ENV = ("MASTER_ADDR", "WORLD_SIZE", "PET_NNODES", "TF_CONFIG")
 #: Kinds that run batch work to completion: accelerators there are taken as training.
 _BATCH_TRAINING_KINDS = frozenset({"JobSet", "RayCluster", "RayJob"})
@@ -107,6 +114,8 @@ def _idle(c: Container) -> str | None:
         return f"container {c.name!r} runs the pause image" if image.startswith("pause") else None
     if len(words) >= 3 and _SHELLS.match(words[0]) and words[1] in ("-c", "-lc", "-ec"):
         words = words[2:]
+    if (words[0].split(None, 1) or [""])[0].rsplit("/", 1)[-1] not in _IDLE_PROGRAMS:
+        return None  # the common case, decided without joining and matching the command
     text = " ".join(words).strip()
     return f"container {c.name!r} only runs `{text}`" if _IDLE.fullmatch(text) else None
 
@@ -211,16 +220,31 @@ def _classify(w: Workload) -> Classification:
     idle = [_idle(c) for c in containers]
     if all(idle):
         return Classification(WorkloadClass.PLACEHOLDER, tuple(dict.fromkeys(i for i in idle if i))[:2])
+    accelerators = any(t.accelerator_total for t in w.templates)
     texts = [(f"container {c.name!r}", _words(c)) for c in containers]
     images = [(f"container {c.name!r} image", c.image or "") for c in containers]
+    blob = "\n".join([t for _, t in texts + images] + [w.resource.name or ""]).lower()
+    signal = any(word in blob for word in _SIGNAL_WORDS)
+    found = _signal_class(w, texts, images, accelerators) if signal else None
+    if found is None and w.kind == "DaemonSet" and accelerators:
+        found = Classification(WorkloadClass.BURN_IN, ("DaemonSet: one pod per node holding accelerators, not a job",))
+    if found is None and not accelerators:
+        client = next((c.name for c in containers if "RAY_ADDRESS" in c.env), None)
+        if client is not None:
+            found = Classification(WorkloadClass.DATA_PROCESSING, (
+                f"container {client!r} is a Ray client (RAY_ADDRESS)", "no accelerators"))
+    return found or _training_class(w, containers)
+
+
+def _signal_class(w: Workload, texts: list[tuple[str, str]], images: list[tuple[str, str]],
+                  accelerators: bool) -> Classification | None:
+    """Burn-in, benchmark, inference or data processing, from commands, images and the name."""
     burn = _first(_BURN_IN, texts + images + [("the workload name", w.resource.name or "")])
     if burn is None:
         for where, text in texts:
             if _NO_SAVE.search(text) and _SYNTHETIC.search(text):
                 burn = f"{where} trains on synthetic data and saves nothing (--save_strategy no)"
                 break
-    if burn is None and w.kind == "DaemonSet" and any(t.accelerator_total for t in w.templates):
-        burn = "DaemonSet: one pod per node holding accelerators, not a job"
     if burn:
         return Classification(WorkloadClass.BURN_IN, (burn,))
     bench = _first(_BENCHMARK, texts + images)
@@ -229,12 +253,15 @@ def _classify(w: Workload) -> Classification:
     serving = _first(_SERVING, texts) or _first(_SERVING_IMAGE, images)
     if serving:
         return Classification(WorkloadClass.INFERENCE, (serving,))
-    accelerators = any(t.accelerator_total for t in w.templates)
-    if not accelerators:
-        data = _first(_DATA, texts) or next(
-            (f"container {c.name!r} is a Ray client (RAY_ADDRESS)" for c in containers if "RAY_ADDRESS" in c.env), None)
-        if data:
-            return Classification(WorkloadClass.DATA_PROCESSING, (data, "no accelerators"))
+    data = None if accelerators else _first(_DATA, texts)
+    if data:
+        return Classification(WorkloadClass.DATA_PROCESSING, (data, "no accelerators"))
+    return None
+
+
+def _training_class(w: Workload, containers: list[Container]) -> Classification:
+    """Training (collective or single pod) on training evidence, inference on a probed service
+    port, else unknown."""
     evidence = _training_evidence(w)
     if not evidence and w.kind not in _SERVICE_KINDS | {"DaemonSet", "LeaderWorkerSet"}:
         held = _accelerator_evidence(w)

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
+from eksmllint.analysis.workload_class import classification_of, classify
 from eksmllint.core.finding import DocPath, Finding, Fix, Location, Severity
 from eksmllint.resource import Resource, SourceFile
 from eksmllint.workload import PodTemplate, Workload, workload_of
@@ -152,8 +153,6 @@ class RuleContext:
         classes = self.rule.spec.workload_classes
         if not classes:
             return True
-        from eksmllint.analysis.workload_class import classification_of
-
         found = classification_of(target)
         return found is None or found.cls.value in classes
 
@@ -168,11 +167,7 @@ class RuleContext:
         severity: Severity | None = None,
     ) -> Finding:
         workload = self.run.workload_for(resource)
-        found = None
-        if workload is not None:
-            from eksmllint.analysis.workload_class import classify
-
-            found = classify(workload)
+        found = classify(workload) if workload is not None else None
         return Finding(
             code=self.rule.code,
             slug=self.rule.slug,

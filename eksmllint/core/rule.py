@@ -135,7 +135,7 @@ def _judging(spec: RuleSpec, check: CheckFn) -> CheckFn:
     classes = frozenset(spec.workload_classes)
 
     def judged(ctx: "RuleContext", target: Any) -> Iterable[Any]:
-        found = classification_of(target)
+        found = target.__dict__.get("_classification") or classification_of(target)  # cached on the view
         if found is not None and found.cls.value not in classes:
             return ()
         return check(ctx, target)
