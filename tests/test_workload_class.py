@@ -47,62 +47,27 @@ def job(command: str | None = None, *, image: str = "example.com/tool:1.0", gpus
     return yaml.safe_dump({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}, "spec": spec})
 
 
-def pytorchjob(command: str = '["python", "train.py"]', worker_annotations: str = "") -> str:
-    return f"""
-        apiVersion: kubeflow.org/v1
-        kind: PyTorchJob
-        metadata:
-          name: p
-        spec:
-          pytorchReplicaSpecs:
-            Master:
-              replicas: 1
-              template:
-                spec:
-                  containers:
-                    - name: pytorch
-                      image: {IMG}
-                      command: {command}
-                      resources: {{limits: {{nvidia.com/gpu: 1}}}}
-            Worker:
-              replicas: 3
-              template:{worker_annotations}
-                spec:
-                  containers:
-                    - name: pytorch
-                      image: {IMG}
-                      command: {command}
-                      resources: {{limits: {{nvidia.com/gpu: 1}}}}
-        """
+def _replica(replicas: int, container: dict) -> dict:
+    return {"replicas": replicas, "template": {"spec": {"containers": [container]}}}
 
 
-def mpijob(launcher_command: str, worker_image: str = IMG, launcher_as_worker: bool = False) -> str:
-    extra = "\n          runLauncherAsWorker: true" if launcher_as_worker else ""
-    return f"""
-        apiVersion: kubeflow.org/v2beta1
-        kind: MPIJob
-        metadata:
-          name: m
-        spec:{extra}
-          slotsPerWorker: 8
-          mpiReplicaSpecs:
-            Launcher:
-              replicas: 1
-              template:
-                spec:
-                  containers:
-                    - name: launcher
-                      image: {worker_image}
-                      command: {launcher_command}
-            Worker:
-              replicas: 2
-              template:
-                spec:
-                  containers:
-                    - name: worker
-                      image: {worker_image}
-                      resources: {{limits: {{nvidia.com/gpu: 8}}}}
-        """
+def pytorchjob(command: str = '["python", "train.py"]') -> str:
+    container = {"name": "pytorch", "image": IMG, "command": yaml.safe_load(command),
+                 "resources": {"limits": {"nvidia.com/gpu": 1}}}
+    specs = {"Master": _replica(1, container), "Worker": _replica(3, container)}
+    return yaml.safe_dump({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "p"},
+                           "spec": {"pytorchReplicaSpecs": specs}})
+
+
+def mpijob(launcher_command: str, launcher_as_worker: bool = False) -> str:
+    launcher = {"name": "launcher", "image": IMG, "command": yaml.safe_load(launcher_command)}
+    worker = {"name": "worker", "image": IMG, "resources": {"limits": {"nvidia.com/gpu": 8}}}
+    spec: dict = {"slotsPerWorker": 8, "mpiReplicaSpecs": {"Launcher": _replica(1, launcher),
+                                                           "Worker": _replica(2, worker)}}
+    if launcher_as_worker:
+        spec["runLauncherAsWorker"] = True
+    return yaml.safe_dump({"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob", "metadata": {"name": "m"},
+                           "spec": spec})
 
 
 def deployment(command: str, gpus: int = 1, image: str = "example.com/app:1.0", probe: bool = False) -> str:
