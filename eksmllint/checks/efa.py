@@ -13,12 +13,11 @@ coverage) are generic; they live here until the core ``scheduling`` module offer
 
 from __future__ import annotations
 
-import functools
 import re
-import shlex
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
+from eksmllint.analysis.commands import container_calls
 from eksmllint.catalogue import (
     CAPACITY_TYPES,
     L_RESERVATION_INTERRUPTIBLE,
@@ -404,43 +403,28 @@ def env_settings(c: Container) -> Iterator[EnvSetting]:
             yield EnvSetting(name, str(value), c.path + ("env", i, "value"), "env")
 
 
-def _tokens(args: list) -> Iterator[tuple[int, tuple[str, ...]]]:
-    for i, a in enumerate(args):
-        if isinstance(a, str):
-            yield i, _words(a)
-
-
-@functools.lru_cache(maxsize=4096)  # generated manifests repeat the same command lines
-def _words(a: str) -> tuple[str, ...]:
-    try:  # punctuation_chars: "export A=b; cmd" splits the ";" off the assignment
-        lexer = shlex.shlex(a, posix=True, punctuation_chars=True)
-        lexer.whitespace_split = True
-        return tuple(lexer)
-    except ValueError:
-        return tuple(a.split())
-
-
 def argv_settings(c: Container) -> Iterator[EnvSetting]:
-    """``mpirun -x VAR=value`` / ``-genv VAR value`` / ``export VAR=value`` in command and args."""
-    for key in ("command", "args"):
-        args = c.data.get(key)
-        if not isinstance(args, list):
+    """``mpirun -x VAR=value`` / ``-genv VAR value`` / ``export VAR=value`` among the arguments the
+    container's programs read (:mod:`eksmllint.analysis.commands`: not echo text, comments or
+    here-documents); a setting pairs with the word after it only within one command."""
+    for call in container_calls(c):
+        if not call.reads_arguments:
             continue
-        flat: list[tuple[int, str]] = [(i, tok) for i, toks in _tokens(args) for tok in toks]
-        for j, (i, tok) in enumerate(flat):
-            nxt_i, nxt = flat[j + 1] if j + 1 < len(flat) else (i, None)
-            if tok in ("-x", "export") and nxt:
-                path = c.path + (key, nxt_i)
-                m = _ASSIGN.match(nxt)
+        words = call.words
+        for j, w in enumerate(words):
+            tok = w.text
+            nxt = words[j + 1] if j + 1 < len(words) else None
+            if tok in ("-x", "export") and nxt is not None and nxt.text:
+                m = _ASSIGN.match(nxt.text)
                 if m and m.group(1) in TRANSPORT_VARS:
-                    yield EnvSetting(m.group(1), m.group(2), path, "mpirun -x" if tok == "-x" else "export")
-                elif tok == "-x" and nxt in TRANSPORT_VARS and c.env.get(nxt) is not None:
-                    yield EnvSetting(nxt, c.env[nxt] or "", path, "mpirun -x")
-            elif tok in ("-genv", "-env") and nxt in TRANSPORT_VARS and j + 2 < len(flat):
-                yield EnvSetting(nxt, flat[j + 2][1], c.path + (key, flat[j + 2][0]), f"mpirun {tok}")
+                    yield EnvSetting(m.group(1), m.group(2), nxt.path, "mpirun -x" if tok == "-x" else "export")
+                elif tok == "-x" and nxt.text in TRANSPORT_VARS and c.env.get(nxt.text) is not None:
+                    yield EnvSetting(nxt.text, c.env[nxt.text] or "", nxt.path, "mpirun -x")
+            elif tok in ("-genv", "-env") and nxt is not None and nxt.text in TRANSPORT_VARS and j + 2 < len(words):
+                yield EnvSetting(nxt.text, words[j + 2].text, words[j + 2].path, f"mpirun {tok}")
             elif tok.startswith("-x") and len(tok) > 2 and (m := _ASSIGN.match(tok[2:].lstrip("="))):
                 if m.group(1) in TRANSPORT_VARS:
-                    yield EnvSetting(m.group(1), m.group(2), c.path + (key, i), "mpirun -x")
+                    yield EnvSetting(m.group(1), m.group(2), w.path, "mpirun -x")
 
 
 def _conflicts(settings: Iterable[EnvSetting]) -> Iterator[tuple[EnvSetting, str]]:

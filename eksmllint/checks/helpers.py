@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from eksmllint.launch.model import Invocation
 
 SHM_PATH = "/dev/shm"
-_NUM_WORKERS = re.compile(r"--(?:dataloader_)?num[_-]workers(?:=|\s+)(\d+)")
+_NUM_WORKERS_FLAG = re.compile(r"--(?:dataloader_)?num[_-]workers")
 
 
 def container_invocations(c: Container) -> tuple[Invocation, ...]:
@@ -75,11 +75,22 @@ def mount_at(container: Container, mount_path: str) -> tuple[int, dict] | None:
 
 
 def dataloader_workers(container: Container) -> int:
-    """DataLoader worker count from ``--num_workers`` / ``--dataloader_num_workers`` flags."""
-    command, args = container.argv_lists()
-    text = " ".join((command or []) + (args or []))
-    m = _NUM_WORKERS.search(text)
-    return int(m.group(1)) if m else 0
+    """DataLoader worker count from ``--num_workers`` / ``--dataloader_num_workers`` flags (the
+    first one a program reads: not echo text, comments or here-documents)."""
+    from eksmllint.analysis.commands import container_calls
+
+    for call in container_calls(container):
+        if not call.reads_arguments:
+            continue
+        words = call.words
+        for j, w in enumerate(words):
+            name, eq, value = w.text.partition("=")
+            if _NUM_WORKERS_FLAG.fullmatch(name):
+                if not eq:
+                    value = words[j + 1].text if j + 1 < len(words) else ""
+                if value.isdigit():
+                    return int(value)
+    return 0
 
 
 def unique_volume_name(template: PodTemplate, base: str) -> str:
