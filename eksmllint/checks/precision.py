@@ -17,7 +17,7 @@ What a container asks for is read from what the manifest shows, never guessed:
 
 A script whose commands disagree (``--fp16`` in one branch, ``--bf16`` in another) is treated as
 unknown: its flags are ignored. Which accelerators a pod runs on comes from the catalogue through
-``LintRun.landing``; Neuron devices are BF16-capable wherever they land; an NVIDIA pod whose
+the run's placement answer (:mod:`eksmllint.analysis.placement`); Neuron devices are BF16-capable wherever they land; an NVIDIA pod whose
 instance type is not pinned is unknown, and the rules stay silent.
 """
 
@@ -33,6 +33,7 @@ import yaml
 
 from eksmllint.analysis.commands import CommandWord as Word
 from eksmllint.analysis.commands import argument_words, word_location
+from eksmllint.analysis.placement import placement
 from eksmllint.catalogue import InstanceType
 from eksmllint.checks.helpers import MountedFile, fmt_list, mounted_files
 from eksmllint.core.finding import (
@@ -428,13 +429,13 @@ def _accelerators(run, t: PodTemplate) -> Accelerators:
     for u in _device_templates(t):
         neuron = {r: n for r, n in u.accelerators.items() if r in NEURON_RESOURCES}
         if neuron:
-            types = run.landing(u).instance_types
+            types = placement(run, u).instance_types
             types = [it for it in types or () if it.is_neuron]
             desc = _describe(types) if types else "Neuron devices (" + ", ".join(
                 f"{r}: {n}" for r, n in neuron.items()) + ")"
             verdicts.append(Accelerators(True, desc))
         elif u.accelerators.get(GPU):
-            types = [it for it in run.landing(u).instance_types or () if it.is_nvidia]
+            types = [it for it in placement(run, u).instance_types or () if it.is_nvidia]
             flags = {it.bf16 for it in types}
             verdicts.append(Accelerators(flags.pop() if len(flags) == 1 else None, _describe(types) if types else ""))
         else:
