@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Iterable, Mapping
 
 from eksmllint.catalogue import InstanceType, get_catalogue
@@ -134,6 +135,8 @@ def device_fit(pool: NodePoolView, term: list[Requirement], accelerators: Mappin
             listed = f" ({names(own)})" if own else ""
             needs = ", ".join(requirement_text(r) for r in instance_reqs) or "the pod's devices"
             return DeviceFit((), f"none of its instance types{listed} has {needs}", True)
+        if not accelerators:
+            return DeviceFit(types)
         carrying = tuple(it for it in types
                          if all(it.resource_capacity().get(res, 0) > 0 for res in accelerators))
         if not carrying:
@@ -172,15 +175,16 @@ class PoolFit:
     hosts: bool
 
     def hosting_types(self, accelerators: Mapping[str, int]) -> tuple[InstanceType, ...] | None:
-        if self.types is None:
-            return None
+        if self.types is None or not accelerators:
+            return self.types
         return tuple(it for it in self.types if it.offers(accelerators))
 
 
 @dataclass
 class Placement:
     """Where one pod template can land among the run's NodePools, with its devices. Shared by
-    templates with the same requirement terms, tolerations and accelerators: read-only."""
+    templates with the same requirement terms, tolerations and accelerators: read-only (the
+    derived lists are computed once, on first use)."""
 
     terms: list[list[Requirement]]
     accelerators: dict[str, int]
@@ -208,7 +212,7 @@ class Placement:
         for f in ok:
             found.update((it.name, it) for it in f.types or ())
         types = tuple(found.values())
-        return PoolFit(True, types, any(it.offers(self.accelerators) for it in types))
+        return PoolFit(True, types, not self.accelerators or any(it.offers(self.accelerators) for it in types))
 
     def types_on(self, pool: NodePoolView) -> tuple[InstanceType, ...] | None:
         """Catalogue types the pod can get on ``pool`` carrying its accelerator kinds; None: unknown."""
@@ -220,14 +224,18 @@ class Placement:
 
     def hosts(self, pool: NodePoolView) -> bool:
         """The pod lands on ``pool`` and a node there has all its devices."""
-        return any(p is pool for p in self.usable) and self.fit(pool).hosts
+        return id(pool) in self._hosting_ids
 
-    @property
+    @cached_property
     def hosting(self) -> list[NodePoolView]:
         """The pools the pod really runs on (usable, with a type that has all its devices)."""
         return [p for p in self.usable if self.fit(p).hosts]
 
-    @property
+    @cached_property
+    def _hosting_ids(self) -> frozenset[int]:
+        return frozenset(id(p) for p in self.hosting)
+
+    @cached_property
     def instance_types(self) -> tuple[InstanceType, ...] | None:
         """Types the pod can land on: over its usable pools (accelerator kinds carried); without
         NodePools in the run, the types the pod pins itself. None: unknown (rules stay silent)."""
@@ -244,19 +252,19 @@ class Placement:
 
 def placement(run, t: PodTemplate) -> Placement:
     """Where ``t`` can land, computed once per run and template (and shared by templates that
-    agree on what it reads: the core landing, the requirement terms and the accelerators)."""
+    agree on what it reads: the core landing -- requirement terms and tolerations -- and the
+    accelerators)."""
     return run.once("placement", t, _placement)
 
 
 def _placement(run, t: PodTemplate) -> Placement:
-    landing = run.landing(t)
-    terms = pod_requirement_terms(t)
+    landing = run.landing(t)  # shared by templates with equal requirement terms and tolerations
     accels = t.accelerators
-    key = (id(landing), tuple(tuple(term) for term in terms), tuple(sorted(accels.items())))
+    key = (id(landing), tuple(sorted(accels.items())))
     shared = run.memo("placement-by-key")
     found = shared.get(key)
     if found is None:
-        found = shared[key] = Placement(terms, dict(accels), landing.pools_present)
+        found = shared[key] = Placement(pod_requirement_terms(t), dict(accels), landing.pools_present)
         if landing.pools_present:
             found.usable = [p for p in landing.pools if found.fit(p).serves]
             found.blocked = [p for p, _ in landing.blocked if found.fit(p).serves]

@@ -79,6 +79,9 @@ def dataloader_workers(container: Container) -> int:
     first one a program reads: not echo text, comments or here-documents)."""
     from eksmllint.analysis.commands import container_calls
 
+    command, args = container.argv_lists()
+    if not any("workers" in a for a in (command or []) + (args or [])):
+        return 0  # no such flag anywhere: skip reading the command (most containers)
     for call in container_calls(container):
         if not call.reads_arguments:
             continue
