@@ -397,7 +397,7 @@ def _landing_kubelets(ctx, t: PodTemplate) -> list[dict | None]:
     """The kubelet block of each NodePool ``t`` lands on (EC2NodeClass ``spec.kubelet``; the NodePool's
     own ``template.spec.kubelet`` in v1beta1); [None] when no pool is known (Karpenter defaults)."""
     found: list[dict | None] = []
-    for pool in ctx.run.landing(t).pools:
+    for pool in placement(ctx.run, t).usable:  # the pools whose types the rule compares
         own = pool.template_spec.get("kubelet")
         block = own if isinstance(own, dict) else None
         if block is None and pool.node_class_name:
