@@ -269,8 +269,10 @@ def run_rules_forked(run: Any, rules: list, jobs: int, run_rules: Any) -> list:
 def _warm_shared_views(run: Any) -> None:
     """Compute what most rule families read (workloads, NodePools, the placement of every
     template) before forking, so that children share it instead of each computing it."""
+    from eksmllint.analysis.placement import placement
+
     try:
         for template in run.templates:
-            run.landing(template)
+            placement(run, template)
     except Exception:  # noqa: BLE001 - a rule meets the same error and reports it as EML000
         pass

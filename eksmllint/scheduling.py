@@ -235,12 +235,19 @@ def _labels_compatible(pod_reqs: list[Requirement], pool: NodePoolView) -> bool:
 
 @dataclass
 class Landing:
-    """Result of placing one pod template on the NodePools of the run."""
+    """Result of placing one pod template on the NodePools of the run (labels and taints; the
+    device fit is :mod:`eksmllint.analysis.placement`'s)."""
 
     pools: list[NodePoolView] = field(default_factory=list)  # compatible and tolerated
     blocked: list[tuple[NodePoolView, Taint]] = field(default_factory=list)  # compatible, taint not tolerated
-    instance_types: tuple[InstanceType, ...] | None = None  # None = unknown: stay silent
     pools_present: bool = False
+    terms: list[list[Requirement]] = field(default_factory=list)
+
+    @cached_property
+    def instance_types(self) -> tuple[InstanceType, ...] | None:
+        """Types of the compatible pools the terms allow (None = unknown: stay silent); computed
+        on first use (most runs read the placement's device-aware types instead)."""
+        return _landing_types(self.terms, self.pools if self.pools_present else None)
 
 def _toleration_key(tol: dict) -> tuple:
     """What :func:`tolerates` reads from one toleration, as a hashable value."""
@@ -261,8 +268,8 @@ def placement_key(t: PodTemplate) -> tuple:
 
 
 def land(t: PodTemplate, pools: list[NodePoolView]) -> Landing:
-    result = Landing(pools_present=bool(pools))
     terms = pod_requirement_terms(t)
+    result = Landing(pools_present=bool(pools), terms=terms)
     tolerations = t.tolerations
     for pool in pools:
         if not any(compatible(term, pool) for term in terms):
@@ -273,7 +280,6 @@ def land(t: PodTemplate, pools: list[NodePoolView]) -> Landing:
             result.blocked.append((pool, untolerated[0]))
         else:
             result.pools.append(pool)
-    result.instance_types = _landing_types(terms, result.pools if pools else None)
     return result
 
 def _landing_types(terms: list[list[Requirement]], pools: list[NodePoolView] | None) -> tuple[InstanceType, ...] | None:

@@ -66,7 +66,8 @@ def container(draw, gpus: int, shm: str) -> dict:
     if draw(st.booleans()):
         command += ["--num_workers", str(draw(st.sampled_from([2, 8])))]
     if draw(st.integers(0, 3)) == 0:  # a shell script: printed as a literal block scalar
-        command = ["/bin/bash", "-c", "set -euo pipefail\n" + " ".join(command) + "\n"]
+        banner = draw(st.sampled_from(["", 'echo "was: torchrun --fp16 --num_workers 64"\n']))  # text, not flags
+        command = ["/bin/bash", "-c", "set -euo pipefail\n" + banner + " ".join(command) + "\n"]
     c: dict = {"name": "trainer", "image": IMAGE, "command": command,
                "resources": draw(shuffled({"limits": draw(shuffled(limits)), **({"requests": requests} if requests else {})}))}
     if shm != "none":

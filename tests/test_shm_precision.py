@@ -10,10 +10,15 @@ import textwrap
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eksmllint.checks.precision import FP16, BF16, combine_edits, flag_uses, script_words, Edit
+from eksmllint.analysis.commands import script_calls
+from eksmllint.checks.precision import FP16, BF16, combine_edits, flag_uses, Edit
 from eksmllint.config import Config
 from eksmllint.core.engine import lint_text
 from eksmllint.core.finding import RemovePath, SetValue
+
+
+def script_words(script, path, env):
+    return [w for call in script_calls(script, path, env) for w in call.words]
 
 SHM_AND_PRECISION = ("EML302", "EML303", "EML304", "EML401", "EML402", "EML403", "EML404")
 

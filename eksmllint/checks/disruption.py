@@ -17,13 +17,13 @@ import re
 from dataclasses import dataclass
 from typing import Iterator
 
+from eksmllint.analysis.placement import placement
 from eksmllint.analysis.workload_class import WorkloadClass, classify
-from eksmllint.catalogue import get_catalogue
 from eksmllint.core.context import KARPENTER_GROUP
 from eksmllint.core.finding import AppendItem, Fix, SetValue
 from eksmllint.quantity import parse_int
 from eksmllint.resource import Resource
-from eksmllint.scheduling import INSTANCE_TYPE, NodePoolView
+from eksmllint.scheduling import NodePoolView
 from eksmllint.workload import ACCELERATORS, PodTemplate, Workload
 
 DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"
@@ -145,41 +145,19 @@ def is_training_pod(t: PodTemplate) -> bool:
     return classify(t.workload).is_training  # its launcher too: evicting it ends the job
 
 
-#: Requirement keys whose ``In`` values name instance types completely (the catalogue holds
-#: every accelerated type, so a value it does not know is a type without accelerators).
-_CLOSED_KEYS = frozenset({
-    INSTANCE_TYPE, "beta.kubernetes.io/instance-type", "karpenter.k8s.aws/instance-family",
-    "karpenter.k8s.aws/instance-category", "karpenter.k8s.aws/instance-gpu-name",
-    "karpenter.k8s.aws/instance-accelerator-name",
-})
-
-
-def can_host(view: NodePoolView, t: PodTemplate) -> bool:
-    """Can ``view`` launch a node for the pod's accelerators? Label matching alone lets a GPU pod
-    "land" on a CPU-only pool; Karpenter would never pick it. False only when the pool's ``In``
-    requirements on instance keys admit no catalogue type with enough devices."""
-    if not t.accelerators:
-        return True
-    if not any(k in _CLOSED_KEYS and op == "In" for k, op, _ in view.requirements):
-        return True  # unconstrained: Karpenter can launch an accelerated type
-    return any(it.offers(t.accelerators) for it in get_catalogue().matching(view.requirements))
-
-
-def _hosting_key(run, t: PodTemplate) -> tuple:
-    # can_host reads only the template's accelerators; the landing is shared per placement key
-    return id(run.landing(t)), tuple(sorted(t.accelerators.items()))
-
-
 def hosting_pools(run, t: PodTemplate) -> list[NodePoolView]:
-    """Karpenter NodePools of the run that can run ``t``: compatible, tolerated, and offering its
-    accelerators. Computed once per (landing, accelerators); the list is shared: do not modify."""
+    """Karpenter NodePools of the run that can run ``t``: the run's placement answer (compatible,
+    tolerated, an instance type with all its accelerators). Shared per placement: do not modify."""
+    where = placement(run, t)
     memo = run.memo("hosting")
-    key = _hosting_key(run, t)
-    found = memo.get(key)
+    found = memo.get(id(where))
     if found is None:
-        found = memo[key] = [p for p in run.landing(t).pools
-                             if p.resource.group == KARPENTER_GROUP and can_host(p, t)]
+        found = memo[id(where)] = [p for p in where.hosting if p.resource.group == KARPENTER_GROUP]
     return found
+
+
+def _hosting_key(run, t: PodTemplate) -> int:
+    return id(placement(run, t))
 
 
 def _hosting_ids(run, t: PodTemplate) -> set[int]:

@@ -7,38 +7,42 @@ plugin DaemonSet must run on a node before the node advertises the resource; Kar
 over on-demand when a NodePool allows both, and a NodePool without a capacity-type requirement gets
 on-demand only.
 
-The placement helpers below (types a template can get *on one NodePool*, zone pins, DaemonSet
-coverage) are generic; they live here until the core ``scheduling`` module offers them.
+Where a template lands and which instance types it gets on each NodePool is the run's one
+placement answer (:mod:`eksmllint.analysis.placement`); zone pins and DaemonSet coverage are here.
 """
 
 from __future__ import annotations
 
-import functools
 import re
-import shlex
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
+from eksmllint.analysis.commands import container_calls
+from eksmllint.analysis.placement import placement
 from eksmllint.catalogue import (
     CAPACITY_TYPES,
     L_RESERVATION_INTERRUPTIBLE,
     RECLAIMABLE_CAPACITY_TYPES,
     InstanceType,
-    get_catalogue,
 )
 from eksmllint.checks.helpers import fmt_list
-from eksmllint.core.finding import AppendItem, Applicability, DocPath, Fix, Location, SetValue
+from eksmllint.core.finding import (
+    AppendItem,
+    Applicability,
+    DocPath,
+    Fix,
+    Location,
+    SetValue,
+)
 from eksmllint.resource import Resource
 from eksmllint.scheduling import (
     CAPACITY_TYPE,
-    INSTANCE_KEYS,
     INSTANCE_TYPE,
     ZONE,
     NodePoolView,
     Requirement,
     Taint,
     compatible,
-    instance_types_for,
     pod_requirement_terms,
     tolerates,
 )
@@ -78,61 +82,36 @@ def _template_order(run):
 
 def _multi_az_groups(run) -> list[tuple[set[int], list[PodTemplate]]]:
     """Templates that can make a pool need one zone (EFA, multi-pod, not pinned to a zone
-    itself), grouped by their (shared) Landing: (ids of the pools it lands on, templates)."""
+    itself), grouped by their (shared) placement: (ids of the pools they land on, templates)."""
     memo = run.memo("efa-multi-az")
     if "groups" not in memo:
         groups: dict[int, tuple[set[int], list[PodTemplate]]] = {}
         for t in run.templates:
             if t.device_count(EFA) > 0 and t.workload.collective_size > 1 and not pod_pins_one_zone(t):
-                landing = run.landing(t)
-                group = groups.get(id(landing))
+                where = placement(run, t)
+                group = groups.get(id(where))
                 if group is None:
-                    group = groups[id(landing)] = ({id(p) for p in landing.pools}, [])
+                    group = groups[id(where)] = ({id(p) for p in where.usable}, [])
                 group[1].append(t)
         memo["groups"] = list(groups.values())
     return memo["groups"]
 
 
-def _instance_reqs(reqs: Iterable[Requirement]) -> list[Requirement]:
-    return [r for r in reqs if r[0] in INSTANCE_KEYS]
 
 
-
-
-def types_on(t: PodTemplate, pool: NodePoolView) -> tuple[InstanceType, ...] | None:
-    """Catalogue instance types ``t`` can get on ``pool`` (and that have its accelerators); None
-    when unknown.
-
-    Two refinements over the run-wide landing: a pod that pins catalogue types itself is answered
-    exactly even when the pool names types outside the catalogue (the intersection can only hold the
-    pod's types); and for a pod that requests accelerators, a pool whose instance requirements no
-    catalogue type meets (``instance-category In [c, m, r]``) offers nothing, because the catalogue
-    holds the accelerated types (the convention of ``scheduling.INSTANCE_KEYS``)."""
-    found: dict[str, InstanceType] = {}
-    for term in pod_requirement_terms(t):
-        if not compatible(term, pool):
-            continue
-        pod_reqs = _instance_reqs(term)
-        all_reqs = _instance_reqs(pool.requirements) + pod_reqs
-        types = instance_types_for(pool.requirements + pod_reqs)
-        if types is None:
-            if instance_types_for(pod_reqs) is None and not (t.accelerators and all_reqs):
-                return None
-            types = get_catalogue().matching(all_reqs)
-        found.update((it.name, it) for it in types if it.offers(t.accelerators))
-    return tuple(found.values())
+def types_on(run, t: PodTemplate, pool: NodePoolView) -> tuple[InstanceType, ...] | None:
+    """Catalogue instance types ``t`` can get on ``pool`` with all its accelerators (the run's
+    placement answer); None when unknown."""
+    return placement(run, t).hosting_types(pool)
 
 
 def target_pools(run, t: PodTemplate) -> tuple[list[NodePoolView], bool]:
     """(pools, landed): the pools ``t`` lands on; when a taint blocks it everywhere (EML701 reports
     that), the pools its selectors aim at, since that is where the workload is meant to run."""
-    landing = run.landing(t)
-    if landing.pools:
-        return list(landing.pools), True
-    seen: dict[int, NodePoolView] = {}
-    for pool, _ in landing.blocked:
-        seen.setdefault(id(pool), pool)
-    return list(seen.values()), False
+    where = placement(run, t)
+    if where.usable:
+        return list(where.usable), True
+    return list(where.blocked), False
 
 
 def _in_values(reqs: Iterable[Requirement], keys: tuple[str, ...]) -> set[str] | None:
@@ -212,7 +191,7 @@ def efa_multi_az(ctx, resource: Resource):
     tenants = [t for ids, ts in _multi_az_groups(ctx.run) if id(pool) in ids for t in ts]
     served = []
     for t in sorted(tenants, key=_template_order(ctx.run)):
-        types = types_on(t, pool)
+        types = types_on(ctx.run, t, pool)
         if types is not None and not any(it.is_efa_capable for it in types):
             continue  # no EFA node here for this pod (EML102 reports the over-request)
         served.append(t)
@@ -268,7 +247,7 @@ def efa_over_request(ctx, t: PodTemplate):
     n = t.device_count(EFA)
     if n <= 0:
         return
-    types = ctx.run.landing(t).instance_types
+    types = placement(ctx.run, t).instance_types
     if not types:
         return  # unknown, or lands nowhere (EML702 territory)
     most = max(it.max_efa for it in types)
@@ -306,7 +285,7 @@ def efa_not_requested(ctx, t: PodTemplate):
         return
     if not t.containers or any(EFA in c.limits or EFA in c.requests for c in t.containers + t.init_containers):
         return  # EFA requested (even with a value we cannot read: EML002/EML601 speak for that)
-    types = ctx.run.landing(t).instance_types
+    types = placement(ctx.run, t).instance_types
     if not types or not all(it.is_efa_capable for it in types):
         yield from _efa_env_without_efa(ctx, t)
         return
@@ -404,43 +383,28 @@ def env_settings(c: Container) -> Iterator[EnvSetting]:
             yield EnvSetting(name, str(value), c.path + ("env", i, "value"), "env")
 
 
-def _tokens(args: list) -> Iterator[tuple[int, tuple[str, ...]]]:
-    for i, a in enumerate(args):
-        if isinstance(a, str):
-            yield i, _words(a)
-
-
-@functools.lru_cache(maxsize=4096)  # generated manifests repeat the same command lines
-def _words(a: str) -> tuple[str, ...]:
-    try:  # punctuation_chars: "export A=b; cmd" splits the ";" off the assignment
-        lexer = shlex.shlex(a, posix=True, punctuation_chars=True)
-        lexer.whitespace_split = True
-        return tuple(lexer)
-    except ValueError:
-        return tuple(a.split())
-
-
 def argv_settings(c: Container) -> Iterator[EnvSetting]:
-    """``mpirun -x VAR=value`` / ``-genv VAR value`` / ``export VAR=value`` in command and args."""
-    for key in ("command", "args"):
-        args = c.data.get(key)
-        if not isinstance(args, list):
+    """``mpirun -x VAR=value`` / ``-genv VAR value`` / ``export VAR=value`` among the arguments the
+    container's programs read (:mod:`eksmllint.analysis.commands`: not echo text, comments or
+    here-documents); a setting pairs with the word after it only within one command."""
+    for call in container_calls(c):
+        if not call.reads_arguments:
             continue
-        flat: list[tuple[int, str]] = [(i, tok) for i, toks in _tokens(args) for tok in toks]
-        for j, (i, tok) in enumerate(flat):
-            nxt_i, nxt = flat[j + 1] if j + 1 < len(flat) else (i, None)
-            if tok in ("-x", "export") and nxt:
-                path = c.path + (key, nxt_i)
-                m = _ASSIGN.match(nxt)
+        words = call.words
+        for j, w in enumerate(words):
+            tok = w.text
+            nxt = words[j + 1] if j + 1 < len(words) else None
+            if tok in ("-x", "export") and nxt is not None and nxt.text:
+                m = _ASSIGN.match(nxt.text)
                 if m and m.group(1) in TRANSPORT_VARS:
-                    yield EnvSetting(m.group(1), m.group(2), path, "mpirun -x" if tok == "-x" else "export")
-                elif tok == "-x" and nxt in TRANSPORT_VARS and c.env.get(nxt) is not None:
-                    yield EnvSetting(nxt, c.env[nxt] or "", path, "mpirun -x")
-            elif tok in ("-genv", "-env") and nxt in TRANSPORT_VARS and j + 2 < len(flat):
-                yield EnvSetting(nxt, flat[j + 2][1], c.path + (key, flat[j + 2][0]), f"mpirun {tok}")
+                    yield EnvSetting(m.group(1), m.group(2), nxt.path, "mpirun -x" if tok == "-x" else "export")
+                elif tok == "-x" and nxt.text in TRANSPORT_VARS and c.env.get(nxt.text) is not None:
+                    yield EnvSetting(nxt.text, c.env[nxt.text] or "", nxt.path, "mpirun -x")
+            elif tok in ("-genv", "-env") and nxt is not None and nxt.text in TRANSPORT_VARS and j + 2 < len(words):
+                yield EnvSetting(nxt.text, words[j + 2].text, words[j + 2].path, f"mpirun {tok}")
             elif tok.startswith("-x") and len(tok) > 2 and (m := _ASSIGN.match(tok[2:].lstrip("="))):
                 if m.group(1) in TRANSPORT_VARS:
-                    yield EnvSetting(m.group(1), m.group(2), c.path + (key, i), "mpirun -x")
+                    yield EnvSetting(m.group(1), m.group(2), w.path, "mpirun -x")
 
 
 def _conflicts(settings: Iterable[EnvSetting]) -> Iterator[tuple[EnvSetting, str]]:
@@ -522,13 +486,13 @@ def _selector_path(t: PodTemplate) -> DocPath:
 def _coverage_gaps(run, plugins: list[PodTemplate], t: PodTemplate) -> Iterator[Gap]:
     pools, landed = target_pools(run, t) if run.nodepools else ([], True)
     if not run.nodepools:
-        needed = run.landing(t).instance_types
+        needed = placement(run, t).instance_types
         if not needed:
             return
         needed = tuple(it for it in needed if it.is_efa_capable)
         covered: set[str] = set()
         for p in plugins:
-            types = run.landing(p).instance_types
+            types = placement(run, p).instance_types
             if types is None:
                 return  # some plugin runs on every instance type
             covered |= {it.name for it in types}
@@ -537,7 +501,7 @@ def _coverage_gaps(run, plugins: list[PodTemplate], t: PodTemplate) -> Iterator[
             yield Gap(plugins[0], None, "types", missing)
         return
     for pool in pools:
-        needed = types_on(t, pool)
+        needed = types_on(run, t, pool)
         if needed is not None:
             needed = tuple(it for it in needed if it.is_efa_capable)
             if not needed:
@@ -554,7 +518,7 @@ def _coverage_gaps(run, plugins: list[PodTemplate], t: PodTemplate) -> Iterator[
             continue
         covered: set[str] | None = set()
         for p in selecting:
-            types = types_on(p, pool)
+            types = types_on(run, p, pool)
             if types is None:
                 covered = None
                 break
@@ -660,10 +624,8 @@ def spot_for_collective(ctx, resource: Resource):
         w = t.workload
         if not (t.is_training and w.is_multi_pod and t in w.collective_templates) or not ctx.judges(t):
             continue
-        if pool not in ctx.run.landing(t).pools or not template_may_use(t, allowed, reclaimable):
-            continue
-        if t.accelerators and types_on(t, pool) == ():
-            continue  # no instance type of this pool has the pod's accelerators
+        if not placement(ctx.run, t).hosts(pool) or not template_may_use(t, allowed, reclaimable):
+            continue  # it does not land here, or no instance type of this pool has its accelerators
         served.append(t)
     if not served:
         return

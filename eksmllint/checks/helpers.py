@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Iterable
 
-from eksmllint.quantity import DIGITS
+from eksmllint.quantity import DIGITS, parse_int
 from eksmllint.resource import Resource
 from eksmllint.workload import Container, PodTemplate
 
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from eksmllint.launch.model import Invocation
 
 SHM_PATH = "/dev/shm"
-_NUM_WORKERS = re.compile(rf"--(?:dataloader_)?num[_-]workers(?:=|\s+)({DIGITS})")
+_NUM_WORKERS_FLAG = re.compile(r"--(?:dataloader_)?num[_-]workers")
 
 
 def container_invocations(c: Container) -> tuple[Invocation, ...]:
@@ -76,11 +76,26 @@ def mount_at(container: Container, mount_path: str) -> tuple[int, dict] | None:
 
 
 def dataloader_workers(container: Container) -> int:
-    """DataLoader worker count from ``--num_workers`` / ``--dataloader_num_workers`` flags."""
+    """DataLoader worker count from ``--num_workers`` / ``--dataloader_num_workers`` flags (the
+    first one a program reads: not echo text, comments or here-documents)."""
+    from eksmllint.analysis.commands import container_calls
+
     command, args = container.argv_lists()
-    text = " ".join((command or []) + (args or []))
-    m = _NUM_WORKERS.search(text)
-    return int(m.group(1)) if m else 0
+    if not any("workers" in a for a in (command or []) + (args or [])):
+        return 0  # no such flag anywhere: skip reading the command (most containers)
+    for call in container_calls(container):
+        if not call.reads_arguments:
+            continue
+        words = call.words
+        for j, w in enumerate(words):
+            name, eq, value = w.text.partition("=")
+            if _NUM_WORKERS_FLAG.fullmatch(name):
+                if not eq:
+                    value = words[j + 1].text if j + 1 < len(words) else ""
+                count = parse_int(value)  # ASCII digits only: "²".isdigit() is True
+                if count is not None and count >= 0:
+                    return count
+    return 0
 
 
 def unique_volume_name(template: PodTemplate, base: str) -> str:

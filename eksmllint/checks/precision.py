@@ -2,7 +2,9 @@
 
 What a container asks for is read from what the manifest shows, never guessed:
 
-- command/args words (also the words of a ``bash -c`` script): ``--fp16``, ``--bf16 [true|false]``,
+- the words of the programs the container runs (:mod:`eksmllint.analysis.commands`: argv, or the
+  simple commands of a ``bash -c`` script; ``echo``/``printf`` text, comments and here-documents
+  written to files are not read): ``--fp16``, ``--bf16 [true|false]``,
   ``--mixed_precision fp16`` (accelerate), ``--precision 16-mixed`` (Lightning), Hydra overrides
   ``trainer.precision=bf16``; Kubernetes ``$(VAR)`` and shell ``$VAR`` references are expanded
   from the container's literal env;
@@ -15,7 +17,7 @@ What a container asks for is read from what the manifest shows, never guessed:
 
 A script whose commands disagree (``--fp16`` in one branch, ``--bf16`` in another) is treated as
 unknown: its flags are ignored. Which accelerators a pod runs on comes from the catalogue through
-``LintRun.landing``; Neuron devices are BF16-capable wherever they land; an NVIDIA pod whose
+the run's placement answer (:mod:`eksmllint.analysis.placement`); Neuron devices are BF16-capable wherever they land; an NVIDIA pod whose
 instance type is not pinned is unknown, and the rules stay silent.
 """
 
@@ -24,9 +26,12 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Iterable
 
+from eksmllint.analysis.commands import CommandWord as Word
+from eksmllint.analysis.commands import argument_words, word_location
+from eksmllint.analysis.placement import placement
 from eksmllint.catalogue import InstanceType
 from eksmllint.checks.helpers import MountedFile, fmt_list, mounted_files
 from eksmllint.core.finding import (
@@ -52,7 +57,6 @@ from eksmllint.yamlpos import YAMLLoadError, load_data
 
 FP16, BF16, FP32 = "fp16", "bf16", "fp32"
 NEURON_RESOURCES = (NEURON, NEURONCORE, NEURONDEVICE)
-SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ash", "ksh"})
 
 # Origins, in the order findings prefer to point at them.
 FLAG, ACCEL_ENV, XLA_ENV, CONFIG, DS_CONFIG = "flag", "accelerate-env", "xla-env", "config", "deepspeed-config"
@@ -75,139 +79,15 @@ _PRECISION_ENV = ("ACCELERATE_MIXED_PRECISION", "XLA_USE_BF16", "XLA_DOWNCAST_BF
 
 _HYDRA = re.compile(r"^\+{0,2}(?:[A-Za-z_][\w-]*\.)+(precision|mixed_precision|mixed-precision)=(.*)$")
 _ENV_WORD = re.compile(r"^(" + "|".join(_PRECISION_ENV) + r")=(.*)$")
-_K8S_REF = re.compile(r"(?<!\$)\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
-_SH_REF = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
-_SH_ASSIGN = re.compile(r"(?:^|[\s;&|(])(?:export\s+|local\s+|declare\s+(?:-\w+\s+)?)?([A-Za-z_][A-Za-z0-9_]*)=")
-_SCRIPT_TOKEN = re.compile(
-    r"""(?P<cont>\\\n)|(?P<nl>\n)|(?P<op>[;&|]+)|(?P<word>(?:[^\s"'\\;&|]|\\[^\n]|"(?:[^"\\]|\\.)*"|'[^']*')+)""",
-    re.S,
-)
-_BLOCK_SCALAR = re.compile(r"(?:^|[\s:-])[|][0-9+-]*\s*(?:#.*)?$")
 
 
 # --- words of a container's command line -------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Word:
-    """One word of the container's command line, with where it was written.
-
-    ``path`` is the command/args list element; ``start`` the offset of ``raw`` inside that element
-    when the element is a shell script (None when the element is the word), ``line`` the 0-based
-    line of the word inside the script, ``command`` the simple command it belongs to."""
-
-    text: str
-    raw: str
-    path: DocPath
-    start: int | None = None
-    line: int = 0
-    command: int = 0
-
-
-def _unquote(raw: str) -> str:
-    out, i = [], 0
-    while i < len(raw):
-        ch = raw[i]
-        if ch == "\\" and i + 1 < len(raw):
-            out.append(raw[i + 1])
-            i += 2
-        elif ch in "\"'":
-            end = raw.find(ch, i + 1)
-            if end < 0:
-                out.append(raw[i + 1:])
-                break
-            out.append(raw[i + 1:end])
-            i = end + 1
-        else:
-            out.append(ch)
-            i += 1
-    return "".join(out)
-
-
-def _expand(text: str, env: dict[str, str | None], shell_assigned: frozenset[str] | None) -> str:
-    """Kubernetes ``$(VAR)`` (and, in scripts, shell ``$VAR``) from literal container env only."""
-    if "$" not in text:
-        return text
-    text = _K8S_REF.sub(lambda m: env[m.group(1)] if env.get(m.group(1)) is not None else m.group(0), text)
-    if shell_assigned is not None:
-        def sh(m: re.Match) -> str:
-            name = m.group(1) or m.group(2)
-            value = env.get(name)
-            return value if value is not None and name not in shell_assigned else m.group(0)
-        text = _SH_REF.sub(sh, text)
-    return text
-
-
-def _argv(c: Container) -> list[tuple[DocPath, str]]:
-    out = []
-    for key in ("command", "args"):
-        items = c.data.get(key)
-        if isinstance(items, list):
-            for i, v in enumerate(items):
-                if isinstance(v, bool) or not isinstance(v, (str, int, float)):
-                    continue
-                out.append((c.path + (key, i), str(v)))
-    return out
-
-
-def _script_index(argv: list[tuple[DocPath, str]]) -> int | None:
-    """Index of the script of ``[env ...] bash [-opts] -c SCRIPT``, or None."""
-    i = 0
-    if argv and posixpath.basename(argv[0][1]) == "env":
-        i = 1
-        while i < len(argv) and re.match(r"^[A-Za-z_]\w*=", argv[i][1]):
-            i += 1
-    if i >= len(argv) or posixpath.basename(argv[i][1].strip()) not in SHELLS:
-        return None
-    i += 1
-    while i < len(argv) and argv[i][1].startswith("-"):
-        opt = argv[i][1]
-        if not opt.startswith("--") and "c" in opt[1:]:
-            return i + 1 if i + 1 < len(argv) else None
-        i += 1
-    return None
-
-
-def script_words(script: str, path: DocPath, env: dict[str, str | None]) -> list[Word]:
-    """Words of a shell script with line and simple-command numbers; comments are skipped."""
-    assigned = frozenset(_SH_ASSIGN.findall(script))
-    words: list[Word] = []
-    command = line = 0
-    pos = 0
-    while pos < len(script):
-        m = _SCRIPT_TOKEN.search(script, pos)
-        if m is None:
-            break
-        line += script.count("\n", pos, m.start())
-        pos = m.end()
-        if m.group("cont"):
-            line += 1
-        elif m.group("nl"):
-            line += 1
-            command += 1
-        elif m.group("op"):
-            command += 1
-        else:
-            raw = m.group("word")
-            if raw.startswith("#"):
-                end = script.find("\n", m.start())
-                pos = len(script) if end < 0 else end
-                continue
-            text = _expand(_unquote(raw), env, assigned)
-            words.append(Word(text, raw, path, m.start(), line, command))
-            line += raw.count("\n")
-    return words
-
-
 def container_words(c: Container) -> list[Word]:
-    """The words the container runs: argv elements, or the words of its ``bash -c`` script."""
-    argv = _argv(c)
-    env = c.env
-    idx = _script_index(argv)
-    if idx is not None:
-        path, script = argv[idx]
-        return script_words(script, path, env)
-    return [Word(_expand(v, env, None), v, p) for p, v in argv]
+    """The words the container's programs read (the one command reader: echo/printf text,
+    comments and here-documents are not among them)."""
+    return argument_words(c)
 
 
 # --- precision uses ----------------------------------------------------------------------------
@@ -549,13 +429,13 @@ def _accelerators(run, t: PodTemplate) -> Accelerators:
     for u in _device_templates(t):
         neuron = {r: n for r, n in u.accelerators.items() if r in NEURON_RESOURCES}
         if neuron:
-            types = run.landing(u).instance_types
+            types = placement(run, u).instance_types
             types = [it for it in types or () if it.is_neuron]
             desc = _describe(types) if types else "Neuron devices (" + ", ".join(
                 f"{r}: {n}" for r, n in neuron.items()) + ")"
             verdicts.append(Accelerators(True, desc))
         elif u.accelerators.get(GPU):
-            types = [it for it in run.landing(u).instance_types or () if it.is_nvidia]
+            types = [it for it in placement(run, u).instance_types or () if it.is_nvidia]
             flags = {it.bf16 for it in types}
             verdicts.append(Accelerators(flags.pop() if len(flags) == 1 else None, _describe(types) if types else ""))
         else:
@@ -573,19 +453,10 @@ def uses_neuron(t: PodTemplate) -> bool:
 
 
 def use_location(u: Use) -> Location:
-    """Location of a use; inside a ``|`` block-scalar script, the script line itself (verified
-    against the file text, else the element's line)."""
-    loc = u.resource.location(u.path)
-    w = u.word
-    if w is None or w.start is None or not loc.line:
-        return loc
-    lines = u.resource.doc.file.lines
-    if loc.line - 1 >= len(lines) or not _BLOCK_SCALAR.search(lines[loc.line - 1]):
-        return loc
-    target = loc.line + 1 + w.line
-    if target - 1 < len(lines) and (col := lines[target - 1].find(w.raw)) >= 0:
-        return replace(loc, line=target, col=col + 1)
-    return loc
+    """Location of a use: the word itself when it is one, else its document path."""
+    if u.word is None:
+        return u.resource.location(u.path)
+    return word_location(u.resource, u.word)
 
 
 def report(ctx, u: Use, message: str, *, fix: Fix | None = None, related: Iterable[Use] = ()) -> Finding:

@@ -7,7 +7,7 @@ it can land on has (EML602, EML603, EML609), what a launcher is told against wha
 
 Silence policy: a number that is not a literal (a templated ``$GPUS``, ``$(VAR)`` Kubernetes
 cannot resolve from a literal env, ``auto``) or an instance type that is not pinned
-(``landing().instance_types is None``) makes a rule stay silent rather than guess. When no
+(``placement(run, t).instance_types is None``, :mod:`eksmllint.analysis.placement`) makes a rule stay silent rather than guess. When no
 NodePool of the run can take a pod (an empty landing: EML701/EML702 say why) the types the pod
 pins itself are used, because the pod can never run anywhere else; a resource none of the
 landing types offers at all is left to EML702.
@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Iterable, Iterator
 
+from eksmllint.analysis.placement import placement
 from eksmllint.catalogue import InstanceType, kubelet_allocatable
 from eksmllint.checks.helpers import container_invocations, fmt_list, index_ranges
 from eksmllint.core.finding import DocPath, Fix, SetValue
@@ -149,7 +150,7 @@ def _landing_types(ctx, t: PodTemplate) -> tuple[InstanceType, ...] | None:
     """Instance types ``t`` can land on. When no NodePool of the run can take the pod (an empty
     landing: EML701/EML702 report why), the types the pod pins itself still bound where it could
     ever run, so those are used; None when neither is known."""
-    types = ctx.run.landing(t).instance_types
+    types = placement(ctx.run, t).instance_types
     if types is None:
         return None
     return types or pod_pinned_types(t)
@@ -395,8 +396,13 @@ def cpu_memory_exceeds_node(ctx, t: PodTemplate) -> Iterator:
 def _landing_kubelets(ctx, t: PodTemplate) -> list[dict | None]:
     """The kubelet block of each NodePool ``t`` lands on (EC2NodeClass ``spec.kubelet``; the NodePool's
     own ``template.spec.kubelet`` in v1beta1); [None] when no pool is known (Karpenter defaults)."""
+    where = placement(ctx.run, t)
+    memo = ctx.run.memo("landing-kubelets")  # depends only on the pools: once per shared placement
+    cached = memo.get(id(where))
+    if cached is not None:
+        return cached
     found: list[dict | None] = []
-    for pool in ctx.run.landing(t).pools:
+    for pool in where.usable:  # the pools whose types the rule compares
         own = pool.template_spec.get("kubelet")
         block = own if isinstance(own, dict) else None
         if block is None and pool.node_class_name:
@@ -404,7 +410,10 @@ def _landing_kubelets(ctx, t: PodTemplate) -> list[dict | None]:
                 k = nc.get(("spec", "kubelet"))
                 block = k if isinstance(k, dict) else None
         found.append(block)
-    return found or [None]
+    # one entry per distinct block (pools usually share their EC2NodeClass): callers take the max
+    found = list({id(b): b for b in found}.values())
+    memo[id(where)] = found = found or [None]
+    return found
 
 
 def _allocatable(types: Iterable[InstanceType], kubelets: list[dict | None], r: str) -> dict[str, Decimal] | None:
@@ -730,9 +739,9 @@ def _sole_pool_tenants(run) -> dict[int, list[tuple[Workload, list[PodTemplate]]
             for t in w.templates:
                 if not t.replicas:
                     continue
-                landing = run.landing(t)
-                if len(landing.pools) == 1:
-                    mine.setdefault(id(landing.pools[0]), []).append(t)
+                hosting = placement(run, t).hosting
+                if len(hosting) == 1:
+                    mine.setdefault(id(hosting[0]), []).append(t)
             for pool_id, templates in mine.items():
                 index.setdefault(pool_id, []).append((w, templates))
         memo["index"] = index

@@ -1,9 +1,8 @@
 """Family 7xx: the scheduling graph and references (taints, NodePool matches, references, zones).
 
-EML701/702/705 share one placement analysis (:func:`analyse`) built on the core's
-:meth:`LintRun.landing`: which NodePools a pod template is label-compatible with, which of those can
-actually serve its accelerators, which block it with a taint, and whether only the zone is in the
-way. They report only for pods that are *meant for Karpenter* (:func:`targets_nodepools`):
+EML701/702/705 read the run's one placement answer (:func:`eksmllint.analysis.placement.placement`,
+through :func:`analyse`): which NodePools can serve a pod template's accelerators, which of those
+block it with a taint, and (computed here) whether only the zone is in the way. They report only for pods that are *meant for Karpenter* (:func:`targets_nodepools`):
 clusters usually also run managed node groups that no manifest in the run describes, so a CPU pod
 without a selector (the MPIJob launcher) or a pod pinned to a label no NodePool sets could well be
 served elsewhere, and reporting them would bury the real findings.
@@ -19,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
+from eksmllint.analysis.placement import device_fit, placement, requirement_text, serves
 from eksmllint.core.finding import AppendItem, DocPath, Fix
 from eksmllint.graph import template_references
 from eksmllint.resource import Resource
@@ -32,10 +32,9 @@ from eksmllint.scheduling import (
     Requirement,
     Taint,
     compatible,  # noqa: PLC2701 - the core's label-compatibility test; see module docstring
-    instance_types_for,
     tolerates,
 )
-from eksmllint.workload import GPU, NEURON, NEURONCORE, NEURONDEVICE, PodTemplate
+from eksmllint.workload import PodTemplate
 
 ZONE_KEYS = (ZONE, "failure-domain.beta.kubernetes.io/zone")
 #: Volume topology keys that carry a zone (PV nodeAffinity, StorageClass allowedTopologies).
@@ -48,9 +47,6 @@ NON_KARPENTER_TYPE_PREFIXES = ("ml.",)
 #: Related locations listed per finding: a pod that fits 500 NodePools must not carry 500.
 RELATED_MAX = 5
 POSITIVE_OPS = ("In", "Exists", "Gt", "Lt", "Gte", "Lte")
-_INSTANCE_CATEGORY = "karpenter.k8s.aws/instance-category"
-_INSTANCE_FAMILY = "karpenter.k8s.aws/instance-family"
-_CATEGORY_RE = re.compile(r"^[a-z]+")
 
 
 # --- pod requirements with their document paths ------------------------------------------------
@@ -119,84 +115,6 @@ def pod_zones(terms: list[list[Req]]) -> set[str] | None:
     return out
 
 
-# --- can a NodePool serve the pod's accelerators? ----------------------------------------------
-def category_of(instance_type_or_family: str) -> str | None:
-    """EC2 instance category: the leading letters of the family (``p4d.24xlarge`` -> ``p``)."""
-    m = _CATEGORY_RE.match(instance_type_or_family.split(".")[0])
-    return m.group(0) if m else None
-
-
-def allowed_categories(reqs: Iterable[Requirement]) -> set[str] | None:
-    """Instance categories ``In`` requirements on type / family / category allow; None: any."""
-    allowed: set[str] | None = None
-    for key, op, values in reqs:
-        if op != "In":
-            continue
-        if key in (INSTANCE_TYPE, "beta.kubernetes.io/instance-type", _INSTANCE_FAMILY):
-            cats = {c for v in values if (c := category_of(v))}
-        elif key == _INSTANCE_CATEGORY:
-            cats = set(values)
-        else:
-            continue
-        allowed = cats if allowed is None else allowed & cats
-    return allowed
-
-
-def _category_offers(category: str, resource: str) -> bool:
-    """Whether instances of an EC2 category can carry ``resource`` (GPU: p/g; Neuron: inf/trn)."""
-    if resource == GPU:
-        return category.startswith(("p", "g"))
-    if resource in (NEURON, NEURONCORE, NEURONDEVICE):
-        return category in ("inf", "trn")
-    return True
-
-
-def unserved(pool: NodePoolView, term: list[Req], accelerators: dict[str, int]) -> tuple[str, bool] | None:
-    """Why ``pool`` cannot launch a node for a pod constrained by ``term`` needing ``accelerators``:
-    (reason, whether the pod's instance constraints are at fault rather than its devices). None when
-    it can, or when the pool's instance types are not known well enough to tell."""
-    instance_reqs = [r.plain for r in term if r.key in INSTANCE_KEYS]
-    types = instance_types_for(pool.requirements + instance_reqs)
-    if types is not None:
-        if not types:
-            own = pool.instance_types
-            listed = f" ({_names(own)})" if own else ""
-            needs = ", ".join(_requirement_text(r) for r in term if r.key in INSTANCE_KEYS)
-            return f"none of its instance types{listed} has {needs}", True
-        for res in accelerators:
-            if not any(it.resource_capacity().get(res, 0) > 0 for it in types):
-                return f"its instance types ({_names(types)}) have no {res}", False
-        return None
-    pool_cats = allowed_categories(pool.requirements)
-    pod_cats = allowed_categories(instance_reqs)
-    if pool_cats is None and pod_cats is None:
-        return None
-    cats = pool_cats if pod_cats is None else pod_cats if pool_cats is None else pool_cats & pod_cats
-    if not cats:
-        return (f"it launches only instance categories {_fmt(pool_cats or ())}, "
-                f"the pod needs {_fmt(pod_cats or ())}"), True
-    for res in accelerators:
-        if not any(_category_offers(c, res) for c in cats):
-            return f"it launches only instance categories {_fmt(cats)}, which have no {res}", False
-    return None
-
-
-def _names(types) -> str:
-    names = sorted(it.name for it in types)
-    return ", ".join(names[:3]) + (" ..." if len(names) > 3 else "")
-
-
-def unserved_reason(pool: NodePoolView, term: list[Req], accelerators: dict[str, int]) -> str | None:
-    found = unserved(pool, term, accelerators)
-    return found[0] if found else None
-
-
-def serves(pool: NodePoolView, terms: list[list[Req]], accelerators: dict[str, int]) -> bool:
-    """Some term of the pod is label-compatible with ``pool`` and the pool can supply its devices."""
-    return any(compatible(_plain(term), pool) and unserved_reason(pool, term, accelerators) is None
-               for term in terms)
-
-
 def untolerated(t: PodTemplate, pool: NodePoolView) -> list[Taint]:
     """Every scheduling taint of ``pool`` the pod does not tolerate (startup taints need none)."""
     return [x for x in pool.taints
@@ -240,8 +158,8 @@ def targets_nodepools(t: PodTemplate, terms: list[list[Req]], pools: list[NodePo
 
 # --- the shared placement analysis ----------------------------------------------------------------
 @dataclass
-class Placement:
-    """Where a pod template can go among the run's NodePools, with capability taken into account."""
+class Verdict:
+    """EML701/702/705's reading of the template's :class:`~eksmllint.analysis.placement.Placement`."""
 
     targeted: bool = False
     usable: list[NodePoolView] = field(default_factory=list)  # compatible, serves devices, tolerated
@@ -262,8 +180,7 @@ class Placement:
 
 
 def _memo(run, name: str) -> dict:
-    """A per-run dict for this module's caches (should become a core ``LintRun`` helper)."""
-    return run.__dict__.setdefault(f"_eml7_{name}", {})
+    return run.memo(f"eml7-{name}")
 
 
 def _offered_keys(run) -> set[str]:
@@ -273,36 +190,30 @@ def _offered_keys(run) -> set[str]:
     return memo["keys"]
 
 
-def analyse(ctx, t: PodTemplate) -> Placement | None:
-    """Placement of ``t`` on the run's NodePools; None when the run holds no NodePool.
-
-    The pool lists depend only on the template's landing (shared by templates with the same
-    placement key), its plain requirement terms and its accelerators, so they are computed once
-    per such combination and shared (read-only) between templates."""
+def analyse(ctx, t: PodTemplate) -> Verdict | None:
+    """The verdict for ``t`` on the run's NodePools; None when the run holds no NodePool. Usable
+    and blocked pools are the run's one placement answer; only the zone-free retry (EML705) is
+    computed here, once per shared placement."""
     run = ctx.run
     pools = run.nodepools
     if not pools:
         return None
-    memo = _memo(run, "placement")
+    memo = _memo(run, "verdict")
     found = memo.get(id(t))
     if found is not None:
         return found
-    landing = run.landing(t)
+    where = placement(run, t)
     terms = requirement_terms(t)
-    accels = t.accelerators
-    key = (id(landing), tuple(tuple(r.plain for r in term) for term in terms), tuple(sorted(accels.items())))
-    shared = _memo(run, "placement-by-key")
-    base = shared.get(key)
-    if base is None:
-        usable = [p for p in landing.pools if serves(p, terms, accels)]
-        blocked = [p for p, _ in landing.blocked if serves(p, terms, accels)]
-        zone_only: list[NodePoolView] = []
-        if not usable and not blocked and pod_zones(terms) is not None:
-            stripped = [[r for r in term if r.key not in ZONE_KEYS] for term in terms]
-            zone_only = [p for p in pools if serves(p, stripped, accels)]
-        base = shared[key] = (usable, blocked, zone_only)
-    out = Placement(targeted=targets_nodepools(t, terms, pools, _offered_keys(run)),
-                    usable=base[0], blocked=base[1], zone_only=base[2])
+    zones = _memo(run, "zone-only")
+    zone_only = zones.get(id(where))
+    if zone_only is None:
+        zone_only = []
+        if not where.usable and not where.blocked and pod_zones(terms) is not None:
+            stripped = [[r for r in term if r[0] not in ZONE_KEYS] for term in where.terms]
+            zone_only = [p for p in pools if serves(p, stripped, where.accelerators)]
+        zones[id(where)] = zone_only
+    out = Verdict(targeted=targets_nodepools(t, terms, pools, _offered_keys(run)),
+                  usable=where.usable, blocked=where.blocked, zone_only=zone_only)
     memo[id(t)] = out
     return out
 
@@ -370,9 +281,7 @@ def untolerated_taint(ctx, t: PodTemplate):
 
 
 def _requirement_text(r: Req) -> str:
-    if r.op in ("Exists", "DoesNotExist"):
-        return f"{r.key} {r.op}"
-    return f"{r.key} {r.op} [{', '.join(r.values)}]"
+    return requirement_text(r.plain)
 
 
 def _mismatch(pool: NodePoolView, term: list[Req], accels: dict[str, int]) -> tuple[str, Req | None]:
@@ -383,12 +292,11 @@ def _mismatch(pool: NodePoolView, term: list[Req], accels: dict[str, int]) -> tu
             if offered is not None:
                 return f"{pool.name} offers {r.key} [{', '.join(offered)}], the pod needs {_requirement_text(r)}", r
             return f"{pool.name} does not offer {_requirement_text(r)}", r
-    found = unserved(pool, term, accels)
-    if found is None:
+    fit = device_fit(pool, _plain(term), accels)
+    if fit.reason is None:
         return f"{pool.name}: not compatible", None
-    reason, by_instance = found
-    culprit = next((r for r in term if r.key in INSTANCE_KEYS), None) if by_instance else None
-    return f"{pool.name}: {reason}", culprit
+    culprit = next((r for r in term if r.key in INSTANCE_KEYS), None) if fit.by_instance else None
+    return f"{pool.name}: {fit.reason}", culprit
 
 
 def _device_path(t: PodTemplate) -> DocPath:
