@@ -224,3 +224,25 @@ def test_verbose_and_json_list_skipped_files(tmp_path):
     assert report["summary"]["skipped"] == 4
     assert {"file": str(tmp_path / "run.sh"),
             "reason": "shell script without an #SBATCH line: not a Slurm batch script"} in report["skipped"]
+
+
+# -- pod templates of other tools ------------------------------------------------------------------
+
+SPARK_POD_TEMPLATE = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: driver
+spec:
+  nodeSelector:
+    NodeGroupType: spark-driver
+  tolerationz: []
+"""
+
+
+def test_spark_pod_template_needs_no_containers_but_is_still_validated(tmp_path):
+    write(tmp_path, {"driver-pod-template.yaml": SPARK_POD_TEMPLATE, "driver-pod.yaml": SPARK_POD_TEMPLATE})
+    found = sorted((Path(f.location.file).name, f.message) for f in lint_paths([str(tmp_path)], Config()).active)
+    assert found == [("driver-pod-template.yaml", 'unknown field "spec.tolerationz" (did you mean "tolerations"?)'),
+                     ("driver-pod.yaml", 'missing required field "containers" in spec'),
+                     ("driver-pod.yaml", 'unknown field "spec.tolerationz" (did you mean "tolerations"?)')]
