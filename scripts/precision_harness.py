@@ -53,12 +53,13 @@ Key = tuple[str, str, str, int]  # repo, code, file, line
 
 
 @dataclass(frozen=True)
-class Observed:
+class Located:
+    """Where a finding is: what the comparison matches on."""
+
     repo: str
     code: str
     file: str
     line: int
-    message: str
 
     @property
     def key(self) -> Key:
@@ -66,17 +67,14 @@ class Observed:
 
 
 @dataclass(frozen=True)
-class Expected:
-    repo: str
-    code: str
-    file: str
-    line: int
+class Observed(Located):
+    message: str
+
+
+@dataclass(frozen=True)
+class Expected(Located):
     verdict: str
     reason: str
-
-    @property
-    def key(self) -> Key:
-        return (self.repo, self.code, self.file, self.line)
 
 
 @dataclass

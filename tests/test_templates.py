@@ -75,20 +75,10 @@ def test_core_schema_still_rejects_real_type_errors(value):
 
 
 def test_placeholder_in_enum_is_unknown_but_a_wrong_word_is_not():
-    nodepool = textwrap.dedent("""\
-        apiVersion: karpenter.sh/v1
-        kind: NodePool
-        metadata:
-          name: gpu
-        spec:
-          template:
-            spec:
-              requirements: []
-              nodeClassRef: {{group: karpenter.k8s.aws, kind: EC2NodeClass, name: gpu}}
-          disruption:
-            consolidationPolicy: {policy}
-            consolidateAfter: 1m
-        """)
+    nodepool = ("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {{name: gpu}}\nspec:\n"
+                "  template: {{spec: {{requirements: [], nodeClassRef: {{group: karpenter.k8s.aws, "
+                "kind: EC2NodeClass, name: gpu}}}}}}\n"
+                "  disruption: {{consolidationPolicy: {policy}, consolidateAfter: 1m}}\n")
     schema_errors = [f for p in ("PLACEHOLDER_POLICY", "<policy>", "REPLACE_ME", "WhenUnderutilized")
                      for f in lint_text(nodepool.format(policy=p), name="np.yaml").active if f.code == "EML002"]
     assert [f.message.split(" (got")[-1] for f in schema_errors] == [' "WhenUnderutilized")']
