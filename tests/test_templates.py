@@ -236,3 +236,21 @@ def test_spark_pod_template_needs_no_containers_but_is_still_validated(tmp_path)
     assert found == [("driver-pod-template.yaml", 'unknown field "spec.tolerationz" (did you mean "tolerations"?)'),
                      ("driver-pod.yaml", 'missing required field "containers" in spec'),
                      ("driver-pod.yaml", 'unknown field "spec.tolerationz" (did you mean "tolerations"?)')]
+
+
+def test_pre_commit_hook_passes_the_files_a_directory_run_picks_up(tmp_path):
+    import re
+
+    import yaml
+
+    from eksmllint.loader import discover
+
+    hooks = yaml.safe_load((Path(__file__).parent.parent / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    pattern = next(h for h in hooks if h["id"] == "eksmllint")["files"]
+    names = ["a.yaml", "b.yml", "c.json", "d.sbatch", "e.slurm", "f.sh", "g.bash", "h.yaml-template", "i.yml.tpl",
+             "j.yaml.tmpl", "k.yaml.template", "l.yaml.j2", "m.template", "n.tpl", "o.tmpl"]
+    others = ["nginx.conf.j2", "notes.txt", "x.py"]
+    for name in names + others:
+        (tmp_path / name).write_text("kind: ConfigMap\n", encoding="utf-8")
+    assert sorted(n for n in names + others if re.search(pattern, n)) == sorted(names)
+    assert sorted(Path(f).name for f in discover([str(tmp_path)])[0]) == sorted(names)
