@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 
@@ -67,7 +66,6 @@ def template_syntax_at(text: str, line: int) -> bool:
     return any("{{" in ln or "{%" in ln for ln in lines)
 
 
-@functools.lru_cache(maxsize=4096)
 def _chart_of_templates_dir(directory: str) -> str | None:
     """The chart a ``templates`` folder (or a folder below one) belongs to, or None."""
     head = directory
@@ -81,7 +79,9 @@ def _chart_of_templates_dir(directory: str) -> str | None:
 
 
 def chart_of(path: str) -> str | None:
-    """The Helm chart folder whose ``templates/`` holds ``path``, or None (not a chart template)."""
+    """The Helm chart folder whose ``templates/`` holds ``path``, or None (not a chart template).
+    Not cached: a long-running server may see a Chart.yaml appear; only paths with a
+    ``templates`` folder cost a few stat calls."""
     directory = os.path.dirname(path)
     if CHART_TEMPLATES_DIR not in directory.replace(os.sep, "/").split("/"):
         return None
