@@ -24,7 +24,8 @@ _TEMPLATE_SUFFIX_RE = re.compile(r"(\.(?:ya?ml|json))(?:-template|\.template|\.t
 #: Template suffixes that do not say what the file becomes.
 BARE_TEMPLATE_SUFFIXES = (".template", ".tpl", ".tmpl")
 _MANIFEST_LINE_RE = re.compile(r"^(?:apiVersion|kind):", re.MULTILINE)
-_TEMPLATE_EXPR_RE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.DOTALL)
+#: Where a Go/Helm/Jinja expression or tag opens (an opener is enough: the search stays linear).
+_TEMPLATE_OPEN_RE = re.compile(r"\{\{|\{%")
 
 CHART_FILE = "Chart.yaml"
 CHART_TEMPLATES_DIR = "templates"
@@ -53,7 +54,7 @@ def looks_like_manifest(text: str) -> bool:
 
 
 def has_template_expressions(text: str) -> bool:
-    return "{" in text and bool(_TEMPLATE_EXPR_RE.search(text))
+    return "{" in text and bool(_TEMPLATE_OPEN_RE.search(text))
 
 
 def template_syntax_at(text: str, line: int) -> bool:
@@ -90,9 +91,8 @@ def chart_of(path: str) -> str | None:
 
 def chart_source(path: str, text: str) -> str | None:
     """The chart of a Helm chart template that needs rendering (``{{ }}`` in a chart's templates/)."""
-    if not has_template_expressions(text):
-        return None
-    return chart_of(path)
+    chart = chart_of(path)  # first: most paths have no templates/ folder, and then the text is not read
+    return chart if chart and has_template_expressions(text) else None
 
 
 def chart_file(chart: str) -> str:
@@ -122,7 +122,7 @@ def script_template_line(name: str, text: str) -> int | None:
     an ``#SBATCH`` error."""
     if not is_template_name(name.lower()):
         return None
-    m = _TEMPLATE_EXPR_RE.search(text)
+    m = _TEMPLATE_OPEN_RE.search(text)
     return text.count("\n", 0, m.start()) + 1 if m else None
 
 
