@@ -84,7 +84,8 @@ def chart_of(path: str) -> str | None:
     Not cached: a long-running server may see a Chart.yaml appear; only paths with a
     ``templates`` folder cost a few stat calls."""
     directory = os.path.dirname(path)
-    if CHART_TEMPLATES_DIR not in directory.replace(os.sep, "/").split("/"):
+    if CHART_TEMPLATES_DIR not in directory or \
+            CHART_TEMPLATES_DIR not in directory.replace(os.sep, "/").split("/"):
         return None
     return _chart_of_templates_dir(directory)
 
