@@ -161,7 +161,7 @@ def lint(paths, config, select, ignore, k8s_version, context, fmt, output, fail_
         click.echo(f"eksmllint: error: path does not exist: {one_line(missing)}", err=True)
     if verbose:
         for skipped in result.skipped:
-            click.echo(f"eksmllint: skipped {one_line(skipped.file)}: {skipped.reason}", err=True)
+            click.echo(f"eksmllint: skipped {one_line(skipped.file)}: {one_line(skipped.reason)}", err=True)
     if write_baseline:
         from eksmllint.baseline import write_baseline as write
         from eksmllint.formatters.places import ReportPaths
