@@ -39,7 +39,7 @@ def _parser_digest() -> str:
     """Digest of the modules whose code decides what a parse yields."""
     h = hashlib.blake2b(digest_size=16)
     h.update(f"{FORMAT}|{__version__}|{sys.version_info[:2]}|{marshal.version}".encode())
-    for mod in ("eksmllint.yamlpos", "eksmllint.loader"):
+    for mod in ("eksmllint.yamlpos", "eksmllint.loader", "eksmllint.loader.templates"):
         module = sys.modules.get(mod)
         path = getattr(module, "__file__", None)
         try:

@@ -130,9 +130,10 @@ def make_config(config, select, ignore, k8s_version, context, **extra) -> Config
 @click.option("--fix", "apply_fixes", is_flag=True, help="Apply safe fixes first (as `eksmllint fix`), then lint what is left.")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix: also apply unsafe fixes.")
 @follow_symlinks_option
+@click.option("-v", "--verbose", is_flag=True, help="Also list, on stderr, every file the run found but did not lint, and why.")
 def lint(paths, config, select, ignore, k8s_version, context, fmt, output, fail_on, max_warnings,
          exit_zero, baseline, write_baseline, show_suppressed, no_frames, jobs, cache_dir, apply_fixes, unsafe_fixes,
-         follow_symlinks):
+         follow_symlinks, verbose):
     """Lint manifest files or directories (``-`` reads stdin)."""
     from eksmllint.core.engine import lint_paths
     from eksmllint.formatters import FORMATTERS, RenderOptions, get_renderer, use_color
@@ -158,6 +159,9 @@ def lint(paths, config, select, ignore, k8s_version, context, fmt, output, fail_
         raise click.UsageError(str(err)) from None
     for missing in result.missing:
         click.echo(f"eksmllint: error: path does not exist: {one_line(missing)}", err=True)
+    if verbose:
+        for skipped in result.skipped:
+            click.echo(f"eksmllint: skipped {one_line(skipped.file)}: {one_line(skipped.reason)}", err=True)
     if write_baseline:
         from eksmllint.baseline import write_baseline as write
         from eksmllint.formatters.places import ReportPaths

@@ -492,7 +492,9 @@ def test_template_placeholders_are_not_type_errors() -> None:
     doc["spec"]["runPolicy"]["ttlSecondsAfterFinished"] = "${TTL}"
     doc["spec"]["runPolicy"]["cleanPodPolicy"] = "{{ .Values.cleanPodPolicy }}"
     assert validate_crd(doc) == []
-    doc["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] = "NUM_NODES"  # not a template reference
+    doc["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] = "PLACEHOLDER_NUM_NODES"  # a fill-me-in marker
+    assert validate_crd(doc) == []
+    doc["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] = "num_nodes"  # a word, not a placeholder
     assert _paths(validate_crd(doc)) == [("spec", "pytorchReplicaSpecs", "Worker", "replicas")]
 
 

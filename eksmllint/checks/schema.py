@@ -15,6 +15,7 @@ Who answers what, so that one object gets at most one of the three "what is this
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 
 from eksmllint.core.finding import Fix, SetValue, Severity
@@ -114,7 +115,10 @@ def schema_invalid(ctx, r: Resource):
     if issues is None:
         issues = validate_crd(r.data)
     if issues is not None:
+        fragment = _pod_template_fragment(r)
         for issue in issues:
+            if fragment and issue.message.startswith(_MISSING_CONTAINERS):
+                continue  # another tool (Spark) supplies the containers
             yield ctx.report(r, tuple(issue.path), issue.message)
         return
     if _status(api, kind, target) is not None or not is_core_group(_group(api)):
@@ -135,6 +139,20 @@ def schema_invalid(ctx, r: Resource):
     apis = sorted({a for a, k in core_kinds(version) if _group(a) == group and k == kind}) if version else []
     hint = f" ({kind} is served as {', '.join(apis)})" if apis else ""
     yield ctx.report(r, ("apiVersion",), f"Kubernetes {target} does not serve {api}{hint}")
+
+
+_MISSING_CONTAINERS = 'missing required field "containers"'
+
+
+def _pod_template_fragment(r: Resource) -> bool:
+    """A Pod with no ``containers`` in a file named as a template (``driver-pod-template.yaml``) is
+    a pod template another tool merges into the pods it creates (Spark on Kubernetes'
+    ``spark.kubernetes.driver.podTemplateFile``): nothing applies it as a Pod, so its missing
+    containers are not an error. Its other fields are still validated."""
+    if r.kind != "Pod" or "template" not in os.path.basename(r.doc.file.path).lower():
+        return False
+    spec = r.data.get("spec")
+    return isinstance(spec, dict) and "containers" not in spec
 
 
 def _status(api: str, kind: str, target: str):

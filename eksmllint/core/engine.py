@@ -13,12 +13,19 @@ from eksmllint.core.context import LintRun, RuleContext, RunSettings
 from eksmllint.core.finding import Finding, Location, Severity
 from eksmllint.core.registry import Registry, default_registry
 from eksmllint.core.rule import Rule
-from eksmllint.loader import LoadProblem, LoadResult, gc_paused, load
+from eksmllint.loader import LoadProblem, LoadResult, Skipped, gc_paused, load
 from eksmllint.resource import Resource, SourceFile
 from eksmllint.workload import workload_of
 
 INTERNAL_ERROR = ("EML000", "internal-error")
 YAML_INVALID = ("EML001", "yaml-invalid")
+#: Codes the loader reports (LoadProblem.code): slug and default severity.
+_LOADER_CODES = {
+    "EML000": (INTERNAL_ERROR[1], Severity.ERROR),
+    "EML001": (YAML_INVALID[1], Severity.ERROR),
+    "EML005": ("launch-file-invalid", Severity.ERROR),
+    "EML007": ("template-source", Severity.INFO),
+}
 
 
 @dataclass
@@ -27,6 +34,7 @@ class LintResult:
     run: LintRun
     rules: list[Rule] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)  # discovered, not linted: file and reason
 
     @property
     def active(self) -> list[Finding]:
@@ -137,8 +145,8 @@ def build_workloads(run: LintRun) -> list[Finding]:
 
 
 def _load_problem(p: LoadProblem) -> Finding:
-    slug = {"EML001": YAML_INVALID[1], "EML000": INTERNAL_ERROR[1]}.get(p.code, "launch-file-invalid")
-    return Finding(p.code, slug, Severity.ERROR, p.message, Location(p.file, p.line, p.col))
+    slug, severity = _LOADER_CODES.get(p.code, ("launch-file-invalid", Severity.ERROR))
+    return Finding(p.code, slug, severity, p.message, Location(p.file, p.line, p.col))
 
 
 def lint_loaded(loaded: LoadResult, cfg: Config, registry: Registry | None = None,
@@ -159,7 +167,8 @@ def lint_loaded(loaded: LoadResult, cfg: Config, registry: Registry | None = Non
         resources += [r for r in context.resources if r.doc.file.context_only]
     settings = RunSettings(cfg.kubernetes_version, mode, cfg.reference_kinds)
     run = LintRun(resources, files, settings)
-    findings = [_load_problem(p) for p in loaded.problems] + build_workloads(run)
+    enabled = {r.code for r in rules}
+    findings = [_load_problem(p) for p in loaded.problems if p.code in enabled] + build_workloads(run)
     if rule_jobs > 1:
         from eksmllint.parallel import run_rules_forked
 
@@ -180,11 +189,10 @@ def lint_loaded(loaded: LoadResult, cfg: Config, registry: Registry | None = Non
                                 {k: list(v) for k, v in cfg.per_path_ignores.items()})
     mandatory = frozenset(r.code for r in registry if r.spec.mandatory)
     findings = suppression.apply(findings, scope, mandatory)
-    enabled = {r.code for r in rules}
     if suppression.UNUSED_CODE in enabled:
         findings += suppression.unused(scope)
     findings = sorted(set(findings), key=Finding.sort_key)
-    return LintResult(findings, run, rules, loaded.missing)
+    return LintResult(findings, run, rules, loaded.missing, loaded.skipped)
 
 
 def lint_paths(paths: list[str], cfg: Config, registry: Registry | None = None, *,

@@ -47,6 +47,7 @@ from eksmllint.loader import (
     parse_source,
     read_bytes,
 )
+from eksmllint.loader.templates import chart_source
 from eksmllint.resource import SourceFile
 
 STDIN_NAME = "<stdin>"
@@ -91,7 +92,7 @@ def read_sources(paths: list[str], cfg: Config, follow_symlinks: bool = False
             problems.append(replace(problem, message=f"{problem.message}; not fixed"))
             continue
         kind = _file_kind(display, text)
-        if kind is None:
+        if kind is None or chart_source(display, text):  # not ours; a chart template is rendered first
             continue
         raw[display] = data
         sources.append(FixSource(display, text, kind))

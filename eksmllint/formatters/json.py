@@ -46,7 +46,9 @@ def render(result, registry, options) -> str:
         "tool": {"name": "eksmllint", "version": __version__},
         "summary": {"total": len(active), "error": counts.get("error", 0),
                     "warning": counts.get("warning", 0), "info": counts.get("info", 0),
-                    "suppressed": len(result.suppressed)},
+                    "suppressed": len(result.suppressed), "skipped": len(result.skipped)},
+        # files the run found but did not lint (shell scripts without #SBATCH, chart templates ...)
+        "skipped": [{"file": s.file, "reason": s.reason} for s in result.skipped],
         "findings": [finding_dict(f) for f in result.findings],
     }
     return json.dumps(doc, indent=2, sort_keys=False) + "\n"

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
+from eksmllint.loader import templates
 from eksmllint.yamlpos import (
     MAX_DEPTH,
     DuplicateJSONKey,
@@ -60,12 +61,21 @@ class LoadProblem:
     code: str = "EML001"
 
 
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A discovered file that was not linted, and why (``--verbose``, the JSON report)."""
+
+    file: str
+    reason: str
+
+
 @dataclass
 class LoadResult:
     files: list[SourceFile] = field(default_factory=list)
     resources: list[Resource] = field(default_factory=list)
     problems: list[LoadProblem] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # paths given that do not exist
+    skipped: list[Skipped] = field(default_factory=list)
 
 
 def discover(paths: Iterable[str], exclude: "Iterable[str] | PathFilter" = (), *, follow_symlinks: bool = False,
@@ -107,7 +117,8 @@ def discover(paths: Iterable[str], exclude: "Iterable[str] | PathFilter" = (), *
                                  and inside.enter(os.path.join(root, d)))
                 for name in sorted(files):
                     full = os.path.join(root, name)
-                    if excluded(full) or not name.endswith(MANIFEST_SUFFIXES + SLURM_SUFFIXES + MAYBE_SLURM_SUFFIXES):
+                    if excluded(full) or not (name.endswith(MANIFEST_SUFFIXES + SLURM_SUFFIXES + MAYBE_SLURM_SUFFIXES)
+                                              or templates.is_template_name(name.lower())):  # fsdp.yaml-template
                         continue
                     if inside.regular_file(full):
                         add(full)
@@ -185,7 +196,7 @@ def decode(display: str, raw: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> tupl
 
 
 def read_source(path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[SourceFile | None, LoadProblem | None]:
-    """Read and decode one file (``-`` = stdin). Returns (file, problem); file None = skip silently."""
+    """Read and decode one file (``-`` = stdin). Returns (file, problem); (None, None): not ours (the run lists it as skipped)."""
     display = "<stdin>" if path == STDIN else path
     raw, problem = read_bytes(path, max_bytes)
     if raw is None:
@@ -200,7 +211,8 @@ def read_source(path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[SourceFi
 
 
 def _file_kind(path: str, text: str) -> str | None:
-    lower = path.lower()
+    # A template is judged by the name it has once rendered: fsdp.yaml-template is YAML.
+    lower, templated = templates.untemplated_name(path.lower())
     if lower.endswith(SLURM_SUFFIXES):
         return "slurm"
     if lower.endswith(MAYBE_SLURM_SUFFIXES) or not lower.endswith(MANIFEST_SUFFIXES):
@@ -209,6 +221,8 @@ def _file_kind(path: str, text: str) -> str | None:
             return "slurm"
         if lower.endswith(MAYBE_SLURM_SUFFIXES):
             return None  # an ordinary shell script: not ours
+        if templated and not templates.looks_like_manifest(text):
+            return None  # a bare *.template of something else (a config, a README)
     return "json" if lower.endswith(".json") else "yaml"
 
 
@@ -232,7 +246,12 @@ def parse_text(text: str, kind: str) -> ParsedText:
     if err is not None and kind == "json" and not raw_docs:
         raw_docs, err = _json_fallback(text)
     if err is not None:
-        problems.append((_describe_text(err.message, text, err.line, err.col), err.line, err.col, "EML001"))
+        message = _describe_text(err.message, text, err.line, err.col)
+        if templates.template_syntax_at(text, err.line):  # {{ }} syntax is the renderer's, not broken YAML
+            problems.append((templates.template_parse_message(message, err.line), err.line, err.col,
+                             templates.TEMPLATE_CODE))
+        else:
+            problems.append((message, err.line, err.col, "EML001"))
     sources = _helm_sources(text) if "# Source:" in text else []
     docs = []
     prev_end = 0
@@ -407,11 +426,22 @@ class FileLoad:
     src: SourceFile | None
     problem: LoadProblem | None  # reading it (unreadable, binary, too large ...)
     parsed: ParsedText | None = None  # None: not parsed (unreadable, or a Slurm script)
+    skipped: str | None = None  # why it was read but not linted
+    chart: str | None = None  # the Helm chart it is a template of (skipped: render first)
 
 
 def load_file(path: str, max_bytes: int = DEFAULT_MAX_BYTES, cache: "ParseCache | None" = None) -> FileLoad:
     """Read and parse one file; the unit of work of both the serial and the parallel loader."""
     src, problem = read_source(path, max_bytes)
+    if src is None and problem is None:  # not ours (a shell script, _helpers.tpl): say why
+        if chart := templates.chart_of(path):
+            return FileLoad(path, None, None, skipped=templates.chart_skip_reason(chart), chart=chart)
+        return FileLoad(path, None, None, skipped=templates.skip_reason(path.lower()))
+    if src is not None and src.text is not None and (chart := templates.chart_source(path, src.text)):
+        return FileLoad(path, None, problem, skipped=templates.chart_skip_reason(chart), chart=chart)
+    if src is not None and src.kind == "slurm" and (line := templates.script_template_line(path, src.text or "")):
+        reason = templates.script_template_message()
+        return FileLoad(path, None, LoadProblem(src.path, reason, line, 1, templates.TEMPLATE_CODE), skipped=reason)
     if src is None or src.text is None or src.kind == "slurm":
         return FileLoad(path, src, problem)
     parsed = cache.get(src.kind, src.text) if cache is not None else None
@@ -448,11 +478,16 @@ def load(paths: Iterable[str], *, exclude: "Iterable[str] | PathFilter" = (), ma
         else:
             loads = (load_file(path, max_bytes, cache) for path in files)
         budget = _RunBudget()
+        charts: dict[str, int] = {}
         for done, item in enumerate(loads, 1):
             if report is not None:
                 report(done, len(files))
             if item.problem:
                 result.problems.append(item.problem)
+            if item.skipped:
+                result.skipped.append(Skipped(item.path, item.skipped))
+            if item.chart:
+                charts[item.chart] = charts.get(item.chart, 0) + 1
             src = item.src
             if src is None:
                 continue
@@ -467,8 +502,11 @@ def load(paths: Iterable[str], *, exclude: "Iterable[str] | PathFilter" = (), ma
                 resources, problems = attach(src, item.parsed)
                 result.resources.extend(resources)
                 result.problems.extend(problems)
+    result.problems.extend(  # one "render first" per chart, not one error per template file
+        LoadProblem(templates.chart_file(chart), templates.chart_message(chart, count), 1, 1, templates.TEMPLATE_CODE)
+        for chart, count in charts.items())
     return result
 
 
-__all__ = ["FileLoad", "LoadProblem", "LoadResult", "ParsedText", "attach", "decode", "discover", "gc_paused", "load",
-           "load_file", "parse_source", "parse_text", "read_bytes", "read_source", "Path"]
+__all__ = ["FileLoad", "LoadProblem", "LoadResult", "ParsedText", "Skipped", "attach", "decode", "discover", "gc_paused",
+           "load", "load_file", "parse_source", "parse_text", "read_bytes", "read_source", "Path"]

@@ -37,6 +37,8 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
+from eksmllint.placeholders import is_placeholder
+
 __all__ = [
     "Bool",
     "CRDModel",
@@ -281,11 +283,8 @@ _TYPE_WORDS = {
 
 _SAFE_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
-# A whole value that is an unexpanded template reference: ``$NUM_NODES``, ``${GPUS}``
-# (envsubst, used throughout the AWS samples) or ``{{ .Values.x }}`` (Helm/Go template).
-_PLACEHOLDER_RE = re.compile(r"^(\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{.*\}\})$", re.DOTALL)
-
-#: Value errors that a template placeholder legitimately triggers.
+#: Value errors that a template placeholder (:mod:`eksmllint.placeholders`) legitimately triggers:
+#: the models stay strict (typed access still fails on it), only these issues are skipped.
 _PLACEHOLDER_TOLERANT = frozenset(
     {
         "int_type",
@@ -299,16 +298,6 @@ _PLACEHOLDER_TOLERANT = frozenset(
         "quantity",
     }
 )
-
-
-def is_placeholder(value: Any) -> bool:
-    """True for a scalar that is only a template variable reference.
-
-    Such documents are templates, not final manifests: the value's type is decided at
-    render time, so a type error on it would be noise.  The models stay strict (typed
-    access still fails on them); only :func:`issues_from_validation_error` skips them.
-    """
-    return isinstance(value, str) and bool(_PLACEHOLDER_RE.match(value.strip()))
 
 
 def format_path(path: tuple[str | int, ...]) -> str:

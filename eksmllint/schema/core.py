@@ -34,7 +34,9 @@ integer (Go refuses to decode it into an int32), ``int32``/``int64`` formats
 are range-checked, ``null`` satisfies IntOrString and Quantity (the API
 server treats it as unset; the bundled ``oneOf`` would reject it because it
 matches both branches), and ``datetime``/``date`` values from unquoted YAML
-timestamps count as strings.
+timestamps count as strings.  A template placeholder (``$NUM_NODES``, ``PLACEHOLDER_X``,
+``<your-value>``; :mod:`eksmllint.placeholders`) in a number, boolean or enum slot is an
+unknown value, not an error.
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ import threading
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Callable, Iterator
+
+from eksmllint.placeholders import is_placeholder
 
 __all__ = ["SchemaIssue", "MAX_ISSUES", "supported_versions", "validate_core"]
 
@@ -165,6 +169,9 @@ class _Full(Exception):
 _ANNOTATIONS = frozenset({"description", "default", "title", "example", "readOnly", "$schema", "$id"})
 _HANDLED = frozenset({"type", "properties", "additionalProperties", "items", "required", "enum", "$ref",
                       "oneOf", "format"})
+#: Where a placeholder string (``$NUM_NODES``, ``REPLACE_ME``) stands for a value decided at render
+#: time: a scalar slot. An object or list slot holding a string stays an error.
+_SCALARS = frozenset({"integer", "number", "boolean"})
 _INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 
 _NULL = type(None)
@@ -277,12 +284,13 @@ class _Compiler:
             if allowed is not None:
                 jtype = _json_type(value)
                 if jtype not in allowed and not (jtype == "integer" and "number" in allowed):
-                    _add(out, path, f"{_where(path)}expected {_type_words(allowed)}, got {_describe(value)}")
+                    if not (jtype == "string" and allowed & _SCALARS and is_placeholder(value)):
+                        _add(out, path, f"{_where(path)}expected {_type_words(allowed)}, got {_describe(value)}")
                     return
                 if int_range is not None and jtype == "integer" and not (
                         int_range[0] <= value <= int_range[1]):
                     _add(out, path, f"{_where(path)}{value} is out of range for {schema['format']}")
-            if enum is not None and value not in enum:
+            if enum is not None and value not in enum and not is_placeholder(value):
                 choices = ", ".join(json.dumps(e) for e in enum[:8]) + (", ..." if len(enum) > 8 else "")
                 _add(out, path, f"{_where(path)}unsupported value {_short(value)}; expected one of {choices}")
             if isinstance(value, dict):
