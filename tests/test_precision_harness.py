@@ -47,3 +47,11 @@ def test_realworld_findings_match_the_judged_expectations():
     cmp = harness.compare(harness.observe(corpus), expected)
     assert cmp.clean, ("findings differ from tests/precision/expectations.tsv; review, judge and run "
                        "scripts/precision_harness.py --update:\n" + harness.difference_report(cmp))
+
+
+def test_judged_false_positive_rate_is_at_most_five_percent():
+    """Issue 12's bar: at most 5 % of the judged real-world findings are wrong."""
+    expected = harness.read_expectations(harness.DEFAULT_EXPECTATIONS)
+    assert all(e.verdict != "?" for e in expected), "judge every finding before it lands"
+    assert harness.false_positive_rate(expected) <= 0.05
+

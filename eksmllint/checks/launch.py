@@ -980,8 +980,8 @@ def _is_registry(first: str) -> bool:
 
 def mutable_image(ctx, run):
     for t in run.templates:
-        if not t.is_training:
-            continue
+        if not t.is_training or not ctx.judges(t):
+            continue  # idle, burn-in, serving and benchmark pods are not training images
         for c in t.init_containers + t.containers:
             image = c.image
             why = image_mutability(image) if image is not None else None
