@@ -371,7 +371,7 @@ def cpu_memory_exceeds_node(ctx, t: PodTemplate) -> Iterator:
         req = pod_request(t, r)
         if req is None:
             continue
-        alloc = _allocatable(types, kubelets, r)
+        alloc = _allocatable(ctx.run.memo("kubelet-allocatable"), types, kubelets, r)
         if alloc is None:
             continue  # a kubelet setting that is not a literal: allocatable unknown
         best = max(alloc.values())
@@ -416,12 +416,20 @@ def _landing_kubelets(ctx, t: PodTemplate) -> list[dict | None]:
     return found
 
 
-def _allocatable(types: Iterable[InstanceType], kubelets: list[dict | None], r: str) -> dict[str, Decimal] | None:
+def _allocatable(memo: dict, types: Iterable[InstanceType], kubelets: list[dict | None],
+                 r: str) -> dict[str, Decimal] | None:
     """Largest allocatable ``r`` (cores or bytes) of each type over the pools' kubelet settings (an
-    upper bound, so a pool that allows more never yields a wrong finding); None when unknown."""
+    upper bound, so a pool that allows more never yields a wrong finding); None when unknown.
+    ``memo`` (per run) holds each (type, kubelet block) answer: the blocks live as long as the run."""
     alloc: dict[str, Decimal] = {}
     for it in types:
-        values = [kubelet_allocatable(it, k)[0 if r == "cpu" else 1] for k in kubelets]
+        values = []
+        for k in kubelets:
+            key = (it.name, id(k))
+            found = memo.get(key)
+            if found is None:
+                found = memo[key] = kubelet_allocatable(it, k)
+            values.append(found[0 if r == "cpu" else 1])
         if any(v is None for v in values):
             return None
         best = max(v for v in values if v is not None)
