@@ -13,6 +13,7 @@ from functools import cached_property, lru_cache
 from typing import Iterable
 
 from eksmllint.catalogue import InstanceType, get_catalogue
+from eksmllint.placeholders import is_placeholder
 from eksmllint.resource import Resource
 from eksmllint.workload import PodTemplate
 
@@ -269,6 +270,10 @@ def placement_key(t: PodTemplate) -> tuple:
 
 def land(t: PodTemplate, pools: list[NodePoolView]) -> Landing:
     terms = pod_requirement_terms(t)
+    if any(_templated(r) for term in terms for r in term):
+        # a selector filled in at apply time (`${INSTANCE_TYPE}`): where the pod lands is unknown,
+        # as if the run had no NodePools, so no rule claims "no pool" or "lands on X"
+        return Landing(pools_present=False, terms=[[r for r in term if not _templated(r)] for term in terms])
     result = Landing(pools_present=bool(pools), terms=terms)
     tolerations = t.tolerations
     for pool in pools:
@@ -281,6 +286,11 @@ def land(t: PodTemplate, pools: list[NodePoolView]) -> Landing:
         else:
             result.pools.append(pool)
     return result
+
+def _templated(req: Requirement) -> bool:
+    key, _op, values = req
+    return is_placeholder(key) or any(is_placeholder(v) for v in values)
+
 
 def _landing_types(terms: list[list[Requirement]], pools: list[NodePoolView] | None) -> tuple[InstanceType, ...] | None:
     if pools is None:  # no NodePools in the run: only the pod's own constraints pin the type

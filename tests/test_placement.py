@@ -246,3 +246,17 @@ def test_no_template_is_both_unplaceable_and_landed(text):
     for t in run.templates:  # the rules' answer is the analysis': EML702 <=> nothing usable
         where = placement(run, t)
         assert set(map(id, where.hosting)) <= set(map(id, where.usable))
+
+
+def test_a_templated_selector_leaves_the_placement_unknown():
+    # envsubst manifests pin `${INSTANCE_TYPE}`: no pool offers that literal, but the value is
+    # filled in before apply, so neither "no NodePool" (EML702) nor "lands on X" may be claimed.
+    pool = _pool("trn", _types(["trn1.32xlarge"]))
+    templated = _run(pool + _job({"node.kubernetes.io/instance-type": "${INSTANCE_TYPE}"}, {"aws.amazon.com/neuron": 16}))
+    where = placement(templated, templated.templates[0])
+    assert not where.present and where.usable == [] and where.instance_types is None
+    codes = {"EML702", "EML502", "EML101", "EML106", "EML602"}
+    text = pool + _job({"node.kubernetes.io/instance-type": "${INSTANCE_TYPE}"}, {"aws.amazon.com/neuron": 16})
+    assert not [f for f in lint_text(text).active if f.code in codes]
+    literal = pool + _job({"node.kubernetes.io/instance-type": "p5.48xlarge"}, {"aws.amazon.com/neuron": 16})
+    assert "EML702" in {f.code for f in lint_text(literal).active}  # a literal mismatch is still reported

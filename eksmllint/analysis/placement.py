@@ -50,7 +50,6 @@ from eksmllint.scheduling import (
     Requirement,
     compatible,
     instance_types_for,
-    pod_requirement_terms,
 )
 from eksmllint.workload import GPU, NEURON, NEURONCORE, NEURONDEVICE, PodTemplate
 
@@ -188,7 +187,7 @@ class Placement:
 
     terms: list[list[Requirement]]
     accelerators: dict[str, int]
-    present: bool  # the run holds NodePools
+    present: bool  # the run holds NodePools and the pod's selectors are not templated
     usable: list[NodePoolView] = field(default_factory=list)  # compatible, tolerated, serves
     blocked: list[NodePoolView] = field(default_factory=list)  # compatible, serves, taint not tolerated
     own_types: tuple[InstanceType, ...] | None = None  # no NodePools: the types the pod pins itself
@@ -264,7 +263,7 @@ def _placement(run, t: PodTemplate) -> Placement:
     shared = run.memo("placement-by-key")
     found = shared.get(key)
     if found is None:
-        found = shared[key] = Placement(pod_requirement_terms(t), dict(accels), landing.pools_present)
+        found = shared[key] = Placement(landing.terms, dict(accels), landing.pools_present)
         if landing.pools_present:
             found.usable = [p for p in landing.pools if found.fit(p).serves]
             found.blocked = [p for p, _ in landing.blocked if found.fit(p).serves]

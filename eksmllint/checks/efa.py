@@ -484,8 +484,9 @@ def _selector_path(t: PodTemplate) -> DocPath:
 
 
 def _coverage_gaps(run, plugins: list[PodTemplate], t: PodTemplate) -> Iterator[Gap]:
-    pools, landed = target_pools(run, t) if run.nodepools else ([], True)
-    if not run.nodepools:
+    known = placement(run, t).present  # NodePools in the run and a selector that is not templated
+    pools, landed = target_pools(run, t) if known else ([], True)
+    if not known:
         needed = placement(run, t).instance_types
         if not needed:
             return

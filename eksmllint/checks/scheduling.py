@@ -203,6 +203,8 @@ def analyse(ctx, t: PodTemplate) -> Verdict | None:
     if found is not None:
         return found
     where = placement(run, t)
+    if not where.present:
+        return None  # a templated selector (`${INSTANCE_TYPE}`): where it lands is unknown
     terms = requirement_terms(t)
     zones = _memo(run, "zone-only")
     zone_only = zones.get(id(where))
