@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterable, Mapping
 
-from eksmllint.catalogue import InstanceType, get_catalogue
+from eksmllint.catalogue import L_CATEGORY, L_FAMILY, InstanceType, get_catalogue
 from eksmllint.scheduling import (
     INSTANCE_KEYS,
     INSTANCE_TYPE,
@@ -53,8 +53,6 @@ from eksmllint.scheduling import (
 )
 from eksmllint.workload import GPU, NEURON, NEURONCORE, NEURONDEVICE, PodTemplate
 
-_INSTANCE_CATEGORY = "karpenter.k8s.aws/instance-category"
-_INSTANCE_FAMILY = "karpenter.k8s.aws/instance-family"
 _CATEGORY_RE = re.compile(r"^[a-z]+")
 
 
@@ -71,9 +69,9 @@ def allowed_categories(reqs: Iterable[Requirement]) -> set[str] | None:
     for key, op, values in reqs:
         if op != "In":
             continue
-        if key in (INSTANCE_TYPE, "beta.kubernetes.io/instance-type", _INSTANCE_FAMILY):
+        if key in (INSTANCE_TYPE, "beta.kubernetes.io/instance-type", L_FAMILY):
             cats = {c for v in values if (c := category_of(v))}
-        elif key == _INSTANCE_CATEGORY:
+        elif key == L_CATEGORY:
             cats = set(values)
         else:
             continue

@@ -97,7 +97,8 @@ _SIGNAL_WORDS = ("burn", "dcgm", "stress", "_perf", "nccl-tests", "nccom-test", 
 RENDEZVOUS_ENV = ("MASTER_ADDR", "WORLD_SIZE", "PET_NNODES", "TF_CONFIG")
 #: Kinds that run batch work to completion: accelerators there are taken as training.
 _BATCH_TRAINING_KINDS = frozenset({"JobSet", "RayCluster", "RayJob"})
-_SERVICE_KINDS = frozenset({"Deployment", "StatefulSet", "ReplicaSet"})
+#: Long-running services: meant to be rescheduled, never a run to completion.
+SERVICE_KINDS = frozenset({"Deployment", "StatefulSet", "ReplicaSet"})
 _WORKER_ROLES = ("launcher", "submitter")
 
 
@@ -263,7 +264,7 @@ def _training_class(w: Workload, containers: list[Container]) -> Classification:
     """Training (collective or single pod) on training evidence, inference on a probed service
     port, else unknown."""
     evidence = _training_evidence(w)
-    if not evidence and w.kind not in _SERVICE_KINDS | {"DaemonSet", "LeaderWorkerSet"}:
+    if not evidence and w.kind not in SERVICE_KINDS | {"DaemonSet", "LeaderWorkerSet"}:
         held = _accelerator_evidence(w)
         evidence = [held] if held else []
     if not evidence:
@@ -279,7 +280,7 @@ def _training_class(w: Workload, containers: list[Container]) -> Classification:
 
 def _server_evidence(w: Workload) -> str | None:
     """A long-running service kind with accelerators that listens on a port behind a probe."""
-    if w.kind not in _SERVICE_KINDS | {"LeaderWorkerSet"}:
+    if w.kind not in SERVICE_KINDS | {"LeaderWorkerSet"}:
         return None
     for c in _containers(w):
         if c.data.get("ports") and (c.data.get("readinessProbe") or c.data.get("livenessProbe")) \

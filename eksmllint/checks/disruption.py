@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from eksmllint.analysis.placement import placement
-from eksmllint.analysis.workload_class import WorkloadClass, classify
+from eksmllint.analysis.workload_class import SERVICE_KINDS, WorkloadClass, classify
 from eksmllint.core.context import KARPENTER_GROUP
 from eksmllint.core.finding import AppendItem, Fix, SetValue
 from eksmllint.quantity import parse_int
@@ -31,8 +31,9 @@ DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"
 DEFAULT_EXPIRE_AFTER = "720h"
 #: Disruption reasons a budget can name; "Empty" is harmless for training (no pod runs there).
 REASONS = ("Underutilized", "Empty", "Drifted")
-#: Long-running services are meant to be moved around; do-not-disrupt on them would pin nodes.
-SERVICE_KINDS = frozenset({"Deployment", "StatefulSet", "ReplicaSet", "DaemonSet"})
+#: Long-running services and per-node daemons are meant to be moved around; do-not-disrupt on
+#: them would pin nodes.
+_NOT_RUN_TO_COMPLETION = SERVICE_KINDS | {"DaemonSet"}
 #: Taint keys that mark a pool as reserved for accelerator pods.
 ACCELERATOR_TAINTS = frozenset(ACCELERATORS) | {"aws.amazon.com/neuroncore", "amd.com/gpu"}
 
@@ -140,7 +141,7 @@ def is_training_pod(t: PodTemplate) -> bool:
     """A pod that runs (part of) a training run to completion: a training-kind template, or a
     Job / Pod with accelerators. Services (Deployment, StatefulSet ...) are excluded even with
     GPUs: they are meant to be rescheduled, and do-not-disrupt on them would pin nodes forever."""
-    if t.workload.kind in SERVICE_KINDS:
+    if t.workload.kind in _NOT_RUN_TO_COMPLETION:
         return False
     return classify(t.workload).is_training  # its launcher too: evicting it ends the job
 
@@ -218,7 +219,7 @@ def training_use(run, view: NodePoolView, by_definition: bool = True) -> str | N
         if is_training_pod(t) and t.accelerator_total:
             return f"training pods of {t.display()} land on it"
         if t.accelerator_total and (classify(t.workload).cls is WorkloadClass.INFERENCE or (
-                t.workload.kind in SERVICE_KINDS and t.workload.kind != "DaemonSet")):
+                t.workload.kind in SERVICE_KINDS)):
             services = True
     if services or not by_definition:
         return None
