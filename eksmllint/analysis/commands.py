@@ -23,13 +23,12 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from eksmllint.core.finding import DocPath, Location
-from eksmllint.launch.command import expand_k8s_vars
+from eksmllint.launch.command import SHELLS, expand_k8s_vars
 from eksmllint.launch.shell import Word as ShellWord
 from eksmllint.launch.shell import lex, split_commands
 from eksmllint.resource import Resource
 from eksmllint.workload import Container
 
-SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ash", "ksh"})
 #: Programs whose arguments are text they print or compare, never options they act on: a flag
 #: written there (``echo "training with --fp16"``, ``[ "$P" = --bf16 ]``) selects nothing.
 TEXT_PROGRAMS = frozenset({"echo", "printf", "logger", "test", "[", "[[", ":", "true", "false"})

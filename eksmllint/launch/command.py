@@ -203,7 +203,7 @@ _ACCELERATE = _Spec(
 
 _PER_NODE_SPECS = {"torchrun": _TORCHRUN, "deepspeed": _DEEPSPEED, "accelerate": _ACCELERATE}
 
-_SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "ash"})
+SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "ash"})
 _PYTHON_RE = re.compile(r"python(\d+(\.\d+)?)?[mtu]?$")
 _TORCHRUN_MODULES = frozenset({"torch.distributed.run", "torch.distributed.launch"})
 _DEEPSPEED_MODULES = frozenset({"deepspeed.launcher.runner", "deepspeed"})
@@ -212,7 +212,7 @@ _ACCELERATE_MODULES = frozenset({"accelerate.commands.launch"})
 _TOOL_MODULES = frozenset({"pip", "venv", "ensurepip", "virtualenv", "http.server", "json.tool", "site", "pydoc", "compileall", "zipfile", "tarfile", "timeit"})
 _MPI4PY = frozenset({"mpi4py", "mpi4py.futures"})  # ``python -m mpi4py script.py`` runs the script
 _MPIRUN_NAMES = frozenset({"mpirun", "mpiexec", "orterun", "mpiexec.hydra", "prterun", "oshrun"})
-_PROGRAMS = frozenset({"torchrun", "deepspeed", "accelerate", "srun", "mpirun", "mpiexec", "env"}) | _SHELLS
+_PROGRAMS = frozenset({"torchrun", "deepspeed", "accelerate", "srun", "mpirun", "mpiexec", "env"}) | SHELLS
 _NUMBER_RE = re.compile(r"-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?")
 
 
@@ -442,7 +442,7 @@ def _program_of(args: Sequence[Arg], i: int) -> tuple[str | None, bool, ArgPosit
         if kind == "script":
             return args[j].text, False, args[j].position, j + 1
         return None, False, a.position, len(args)
-    if base in _SHELLS and i + 1 < len(args):
+    if base in SHELLS and i + 1 < len(args):
         b = args[i + 1]
         if not b.text.startswith("-"):
             return b.text, False, b.position, i + 2
@@ -603,7 +603,7 @@ class _Analyser:
                     return []
                 # srun running a program that is no launcher: record it as an srun step
                 return [self.make("srun", a, "srun", opts, _program_of(args, j + self.stopped_at), args, outer)]
-            if base in _SHELLS:
+            if base in SHELLS:
                 if not self._has_c(args, i):
                     self.stopped_at = i  # ``bash script.sh``: a program we cannot see
                     return []
@@ -791,7 +791,7 @@ class _Analyser:
         inv = self.make("mpirun", head, head.text, opts, info, args, st)
         out = [inv]
         # ``mpirun ... bash -c '...'``: also report what the script launches
-        if j < len(args) and posixpath.basename(args[j].text) in _SHELLS and info[0] is None:
+        if j < len(args) and posixpath.basename(args[j].text) in SHELLS and info[0] is None:
             out.extend(self._shell(args, j, _Launch(st.wrappers + ["mpirun"], st.srun, dict(st.env))))
         return out
 
