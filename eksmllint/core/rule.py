@@ -130,15 +130,9 @@ def _judging(spec: RuleSpec, check: CheckFn) -> CheckFn:
     classification in the check (:meth:`RuleContext.judges`)."""
     if not spec.workload_classes or spec.target not in ("templates", "workloads"):
         return check
-    from eksmllint.analysis.workload_class import classification_of
-
-    classes = frozenset(spec.workload_classes)
 
     def judged(ctx: "RuleContext", target: Any) -> Iterable[Any]:
-        found = target.__dict__.get("_classification") or classification_of(target)  # cached on the view
-        if found is not None and found.cls.value not in classes:
-            return ()
-        return check(ctx, target)
+        return check(ctx, target) if ctx.judges(target) else ()
 
     judged.__wrapped__ = check  # type: ignore[attr-defined]
     return judged

@@ -35,11 +35,6 @@ class ScriptText:
         return "\n".join(self.lines)
 
 
-def replace_text(text: str, op: ReplaceText) -> str:
-    """``text`` with one edit made; raises :class:`FixError` when ``op.old`` is not at its place."""
-    return replace_texts(text, (op,))
-
-
 def replace_texts(text: str, ops: Iterable[ReplaceText]) -> str:
     """``text`` with the edits made in order, splitting and joining it once; raises
     :class:`FixError` when one is not at its place."""

@@ -117,8 +117,8 @@ def discover(paths: Iterable[str], exclude: "Iterable[str] | PathFilter" = (), *
                                  and inside.enter(os.path.join(root, d)))
                 for name in sorted(files):
                     full = os.path.join(root, name)
-                    if excluded(full) or not (name.endswith(MANIFEST_SUFFIXES + SLURM_SUFFIXES + MAYBE_SLURM_SUFFIXES)
-                                              or templates.is_template_name(name.lower())):  # fsdp.yaml-template
+                    if not (name.endswith(MANIFEST_SUFFIXES + SLURM_SUFFIXES + MAYBE_SLURM_SUFFIXES)
+                            or templates.is_template_name(name.lower())) or excluded(full):  # fsdp.yaml-template
                         continue
                     if inside.regular_file(full):
                         add(full)

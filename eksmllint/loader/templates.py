@@ -134,7 +134,7 @@ def script_template_message() -> str:
 
 def skip_reason(lower_name: str) -> str:
     """Why :func:`eksmllint.loader.read_source` passed over a discovered file."""
-    name, templated = untemplated_name(lower_name)
+    _, templated = untemplated_name(lower_name)
     if templated:
         return "template with no top-level apiVersion/kind line and no #SBATCH line: not a manifest or batch script"
     return "shell script without an #SBATCH line: not a Slurm batch script"
