@@ -133,12 +133,17 @@ def karpenter_allocatable_memory_mib(
     arch: str = "amd64",
 ) -> int:
     """Memory allocatable (MiB) Karpenter computes with default settings (see module docstring)."""
-    size = memory_mib - (ARM64_CMA_RESERVED_MIB if arch == "arm64" else 0)
-    # Go: math.Ceil(float64(bytes) * pct / 1024 / 1024), same float operations in the same order.
-    overhead = math.ceil(float(size * 1024 * 1024) * vm_memory_overhead_percent / 1024 / 1024)
-    capacity = size - overhead
+    capacity = _vm_capacity_mib(memory_mib, arch, vm_memory_overhead_percent)
     kube_reserved = KUBE_RESERVED_MEMORY_PER_POD_MIB * max_pods + KUBE_RESERVED_MEMORY_BASE_MIB
     return capacity - kube_reserved - EVICTION_HARD_MEMORY_MIB
+
+
+def _vm_capacity_mib(memory_mib: int, arch: str, vm_memory_overhead_percent: float = VM_MEMORY_OVERHEAD_PERCENT) -> int:
+    """Node memory (MiB) before kube-reserved and eviction: the type's memory less arm64's CMA
+    reservation and Karpenter's VM overhead estimate."""
+    size = memory_mib - (ARM64_CMA_RESERVED_MIB if arch == "arm64" else 0)
+    # Go: math.Ceil(float64(bytes) * pct / 1024 / 1024), same float operations in the same order.
+    return size - math.ceil(float(size * 1024 * 1024) * vm_memory_overhead_percent / 1024 / 1024)
 
 
 def _kube_reserved_cpu_millis(vcpu: int) -> int:
@@ -187,8 +192,7 @@ def kubelet_allocatable(it: "InstanceType", kubelet: Mapping[str, Any] | None) -
     cpu_reserved = reserved("cpu", Decimal(_kube_reserved_cpu_millis(it.vcpu)) / 1000)
     cpu = None if cpu_reserved is None else it.vcpu * 1000 - math.ceil(cpu_reserved * 1000)
     mib = 2**20
-    size = it.memory_mib - (ARM64_CMA_RESERVED_MIB if it.arch == "arm64" else 0)
-    capacity = size - math.ceil(float(size * mib) * VM_MEMORY_OVERHEAD_PERCENT / mib)
+    capacity = _vm_capacity_mib(it.memory_mib, it.arch)
     kube_default = Decimal(KUBE_RESERVED_MEMORY_PER_POD_MIB * pods + KUBE_RESERVED_MEMORY_BASE_MIB) * mib
     mem_reserved = reserved("memory", kube_default)
     raw = section("evictionHard").get("memory.available")

@@ -395,25 +395,24 @@ def cpu_memory_exceeds_node(ctx, t: PodTemplate) -> Iterator:
 
 def _landing_kubelets(ctx, t: PodTemplate) -> list[dict | None]:
     """The kubelet block of each NodePool ``t`` lands on (EC2NodeClass ``spec.kubelet``; the NodePool's
-    own ``template.spec.kubelet`` in v1beta1); [None] when no pool is known (Karpenter defaults)."""
-    where = placement(ctx.run, t)
-    memo = ctx.run.memo("landing-kubelets")  # depends only on the pools: once per shared placement
-    cached = memo.get(id(where))
-    if cached is not None:
-        return cached
+    own ``template.spec.kubelet`` in v1beta1); [None] when no pool is known (Karpenter defaults).
+    Depends only on the pools: once per shared placement."""
+    return ctx.run.once("landing-kubelets", placement(ctx.run, t), _kubelets_of)
+
+
+def _kubelets_of(run, where) -> list[dict | None]:
     found: list[dict | None] = []
     for pool in where.usable:  # the pools whose types the rule compares
         own = pool.template_spec.get("kubelet")
         block = own if isinstance(own, dict) else None
         if block is None and pool.node_class_name:
-            for nc in ctx.run.find("EC2NodeClass", pool.node_class_name)[:1]:
+            for nc in run.find("EC2NodeClass", pool.node_class_name)[:1]:
                 k = nc.get(("spec", "kubelet"))
                 block = k if isinstance(k, dict) else None
         found.append(block)
     # one entry per distinct block (pools usually share their EC2NodeClass): callers take the max
     found = list({id(b): b for b in found}.values())
-    memo[id(where)] = found = found or [None]
-    return found
+    return found or [None]
 
 
 def _allocatable(memo: dict, types: Iterable[InstanceType], kubelets: list[dict | None],

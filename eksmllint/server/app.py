@@ -76,6 +76,11 @@ class ServerSettings:
     #: Honour the eksmllint.io/exempt annotation (an operator may take that escape hatch away).
     exempt_annotation: bool = True
 
+    @property
+    def fail_closed(self) -> bool:
+        """Deny on an internal error (failure-mode closed, not in audit mode)."""
+        return self.failure_mode == "closed" and not self.audit
+
 
 class _Reply(Exception):
     """Answer the HTTP request with ``status`` and a plain-text ``message`` (never a traceback)."""
@@ -322,7 +327,7 @@ class WebhookApp:
         return None
 
     def _failure(self, message: str, result: str) -> _Decision:
-        if self.settings.failure_mode == "closed" and not self.settings.audit:
+        if self.settings.fail_closed:
             return _Decision(adm.deny(message, code=500, reason="InternalError"), result, cacheable=False)
         return _Decision(adm.allow([adm.truncate(f"{message}; admitted (failure-mode open)", adm.WARNING_MAX)]),
                          result, cacheable=False)
@@ -346,7 +351,7 @@ class WebhookApp:
         if blocking and request.operation == "UPDATE" and request.old_object and self.settings.ratchet:
             blocking, preexisting = self._ratchet(blocking, request, snapshot)
             notes += [f"pre-existing, not blocking this update: {adm.finding_line(f)}" for f in preexisting]
-        closed = self.settings.failure_mode == "closed" and not self.settings.audit
+        closed = self.settings.fail_closed
         if internal and not closed:
             notes += [f"eksmllint internal error, not blocking (failure-mode open): {adm.finding_line(f)}"
                       for f in internal]
@@ -379,7 +384,7 @@ class WebhookApp:
         m = self.linter.mutate(request.object or {}, snapshot, request.namespace)
         if m.internal_errors:
             self._internal(m.internal_errors, request.subject)
-            if self.settings.failure_mode == "closed" and not self.settings.audit:
+            if self.settings.fail_closed:
                 return self._failure("eksmllint internal error while computing fixes: "
                                      + "; ".join(f.message for f in m.internal_errors[:3]), "error")
         for err in m.errors:
