@@ -81,10 +81,14 @@ spec:
 
 def container(rnd: random.Random, gpus: int, bad: bool, name: str = "pytorch") -> str:
     nproc = gpus * 2 if bad and rnd.random() < 0.5 else gpus
-    shm = "" if bad else """
+    shm = (
+        ""
+        if bad
+        else """
               volumeMounts:
                 - name: dshm
                   mountPath: /dev/shm"""
+    )
     return f"""            - name: {name}
               image: {"pytorch/pytorch:latest" if bad else "pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime"}
               command: ["torchrun", "--nproc_per_node={nproc}", "--nnodes=2", "train.py", "--bf16"]
@@ -96,10 +100,14 @@ def container(rnd: random.Random, gpus: int, bad: bool, name: str = "pytorch") -
 
 
 def volumes(bad: bool) -> str:
-    return "" if bad else """
+    return (
+        ""
+        if bad
+        else """
           volumes:
             - name: dshm
               emptyDir: {medium: Memory, sizeLimit: 32Gi}"""
+    )
 
 
 def pytorchjob(i: int, rnd: random.Random) -> str:
@@ -295,8 +303,16 @@ spec:
 
 
 # (generator, documents it yields)
-MIX = [(nodepool, 2), (pytorchjob, 1), (mpijob, 1), (volcano, 1), (raycluster, 1), (indexed, 1),
-       (configmap, 1), (pvc, 1)]
+MIX = [
+    (nodepool, 2),
+    (pytorchjob, 1),
+    (mpijob, 1),
+    (volcano, 1),
+    (raycluster, 1),
+    (indexed, 1),
+    (configmap, 1),
+    (pvc, 1),
+]
 
 
 def generate(docs: int, out: Path, seed: int = 20261202, docs_per_file: int = 4) -> int:

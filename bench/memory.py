@@ -56,8 +56,13 @@ def peak_rss_mib(args: list[str]) -> tuple[float, float, int]:
     """(peak RSS MiB, wall seconds, exit code) of one child process (``os.wait4``: that child's
     own resource usage, not the maximum over every child so far)."""
     start = time.perf_counter()
-    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.Popen(
+        args,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     return usage.ru_maxrss / 1024, time.perf_counter() - start, proc.returncode
@@ -82,11 +87,20 @@ def main() -> None:
         path = folder / filename
         path.write_text(make(size))
         nbytes = path.stat().st_size
-        rss, wall, code = peak_rss_mib([sys.executable, "-m", "eksmllint", "lint", "-j", "1", "--format", "json",
-                                        "--exit-zero", str(path)])
+        rss, wall, code = peak_rss_mib(
+            [sys.executable, "-m", "eksmllint", "lint", "-j", "1", "--format", "json", "--exit-zero", str(path)]
+        )
         ratio = (rss - floor) * MiB / nbytes
-        rows.append({"case": name, "bytes": nbytes, "peak_rss_mib": round(rss, 1),
-                     "above_floor_per_input_byte": round(ratio, 1), "wall_s": round(wall, 2), "exit": code})
+        rows.append(
+            {
+                "case": name,
+                "bytes": nbytes,
+                "peak_rss_mib": round(rss, 1),
+                "above_floor_per_input_byte": round(ratio, 1),
+                "wall_s": round(wall, 2),
+                "exit": code,
+            }
+        )
         print(f"{name:28} {nbytes / 1e6:8.2f}M {rss:9.1f}M {ratio:7.1f}x {wall:6.2f}s  {code}")
     if opts.json:
         Path(opts.json).write_text(json.dumps(rows, indent=2) + "\n")

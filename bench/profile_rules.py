@@ -67,8 +67,9 @@ def main() -> None:
     for rule in rules:
         t = cpu()
         findings = engine.run_rules(run, [rule])
-        per_rule.append({"code": rule.code, "target": rule.spec.target, "cpu_s": round(cpu() - t, 4),
-                         "findings": len(findings)})
+        per_rule.append(
+            {"code": rule.code, "target": rule.spec.target, "cpu_s": round(cpu() - t, 4), "findings": len(findings)}
+        )
     phases["rules"] = sum(r["cpu_s"] for r in per_rule)
     docs = len(loaded.resources)
     print(f"{args.corpus}: {docs} resources, {len(templates)} pod templates, {len(pools)} NodePools")
@@ -78,9 +79,21 @@ def main() -> None:
     for r in sorted(per_rule, key=lambda r: -r["cpu_s"])[: args.top]:
         print(f"    {r['code']} {r['target']:<9} {r['cpu_s']:8.3f} s  {r['findings']:>6} findings")
     if args.json:
-        args.json.write_text(json.dumps({"corpus": str(args.corpus), "resources": docs, "templates": len(templates),
-                                         "nodepools": len(pools), "phases": phases, "rules": per_rule,
-                                         "when": time.strftime("%Y-%m-%dT%H:%M:%S")}, indent=2) + "\n")
+        args.json.write_text(
+            json.dumps(
+                {
+                    "corpus": str(args.corpus),
+                    "resources": docs,
+                    "templates": len(templates),
+                    "nodepools": len(pools),
+                    "phases": phases,
+                    "rules": per_rule,
+                    "when": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                },
+                indent=2,
+            )
+            + "\n"
+        )
 
 
 if __name__ == "__main__":

@@ -46,8 +46,9 @@ def _child_env() -> dict:
 def timed(cmd: list[str], env: dict | None = None) -> tuple[float, int, int, float]:
     """(wall seconds, peak RSS in KiB, exit code, CPU seconds) of a child process."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env=_child_env() if env is None else env)
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_child_env() if env is None else env
+    )
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     return wall, usage.ru_maxrss, os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime
@@ -64,9 +65,13 @@ def checkov_exe(out: Path) -> str:
 
 def summarise(values: list[tuple[float, int, float]], docs: int) -> dict:
     wall = statistics.median(v[0] for v in values)
-    return {"wall_s": round(wall, 3), "cpu_s": round(statistics.median(v[2] for v in values), 3),
-            "per_doc_ms": round(wall / docs * 1000, 4), "peak_rss_mb": round(max(v[1] for v in values) / 1024, 1),
-            "runs_wall_s": [round(v[0], 3) for v in values]}
+    return {
+        "wall_s": round(wall, 3),
+        "cpu_s": round(statistics.median(v[2] for v in values), 3),
+        "per_doc_ms": round(wall / docs * 1000, 4),
+        "peak_rss_mb": round(max(v[1] for v in values) / 1024, 1),
+        "runs_wall_s": [round(v[0], 3) for v in values],
+    }
 
 
 def measure(size: int, repeat: int, with_checkov: bool, out: Path, extra: list[str]) -> dict:
@@ -82,7 +87,9 @@ def measure(size: int, repeat: int, with_checkov: bool, out: Path, extra: list[s
             raise SystemExit(f"eksmllint failed with exit code {code} on {corpus}")
         runs["eksmllint"].append((wall, rss, cpu))
         if with_checkov:
-            wall, rss, _, cpu = timed([checkov_exe(out), "--framework", "kubernetes", "-d", str(corpus), "--quiet", "--compact"])
+            wall, rss, _, cpu = timed(
+                [checkov_exe(out), "--framework", "kubernetes", "-d", str(corpus), "--quiet", "--compact"]
+            )
             runs["checkov"].append((wall, rss, cpu))
     result: dict = {"documents": docs}
     for name, values in runs.items():
@@ -103,9 +110,12 @@ def measure_single_file(repeat: int, out: Path, extra: list[str]) -> dict:
     cmd = [sys.executable, "-m", "eksmllint", "lint", "--fail-on", "never", *extra, str(path)]
     timed(cmd)  # warm the page cache and byte-code files
     values = [timed(cmd) for _ in range(repeat)]
-    return {"file": path.name, "wall_s": round(statistics.median(v[0] for v in values), 3),
-            "cpu_s": round(statistics.median(v[3] for v in values), 3),
-            "runs_wall_s": [round(v[0], 3) for v in values]}
+    return {
+        "file": path.name,
+        "wall_s": round(statistics.median(v[0] for v in values), 3),
+        "cpu_s": round(statistics.median(v[3] for v in values), 3),
+        "runs_wall_s": [round(v[0], 3) for v in values],
+    }
 
 
 def main() -> None:
@@ -119,8 +129,14 @@ def main() -> None:
     ap.add_argument("--no-single", action="store_true", help="skip the one-small-file start-up measurement")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    results: dict = {"python": sys.version.split()[0], "cpus": os.cpu_count(), "repeat": args.repeat,
-                     "lint_args": args.lint_args, "load_average": list(os.getloadavg()), "sizes": {}}
+    results: dict = {
+        "python": sys.version.split()[0],
+        "cpus": os.cpu_count(),
+        "repeat": args.repeat,
+        "lint_args": args.lint_args,
+        "load_average": list(os.getloadavg()),
+        "sizes": {},
+    }
     if not args.no_single:
         single = measure_single_file(max(1, args.repeat * 3), args.out, args.lint_args.split())
         results["single_file"] = single
@@ -128,9 +144,11 @@ def main() -> None:
     for size in args.sizes:
         r = measure(size, args.repeat, args.checkov, args.out, args.lint_args.split())
         results["sizes"][str(size)] = r
-        line = (f"{r['documents']:>6} docs  floor {r['floor']['wall_s']:7.3f}s  eksmllint {r['eksmllint']['wall_s']:7.3f}s "
-                f"({r['eksmllint']['per_doc_ms']:.3f} ms/doc, {r['eksmllint']['peak_rss_mb']} MB)  "
-                f"x{r['eksmllint_over_floor']} floor (CPU x{r['eksmllint_over_floor_cpu']})")
+        line = (
+            f"{r['documents']:>6} docs  floor {r['floor']['wall_s']:7.3f}s  eksmllint {r['eksmllint']['wall_s']:7.3f}s "
+            f"({r['eksmllint']['per_doc_ms']:.3f} ms/doc, {r['eksmllint']['peak_rss_mb']} MB)  "
+            f"x{r['eksmllint_over_floor']} floor (CPU x{r['eksmllint_over_floor_cpu']})"
+        )
         if "checkov" in r:
             line += f"  checkov {r['checkov']['wall_s']:.2f}s (x{r['checkov_over_eksmllint']} eksmllint)"
         print(line, flush=True)

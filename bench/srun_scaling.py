@@ -66,8 +66,16 @@ def measure(n: int, own_option: bool) -> dict:
         rule_s = cpu() - t
     finally:
         slurm._parse = real
-    return {"srun_lines": n, "form": "own srun option" if own_option else "inherited #SBATCH", "bytes": len(text), "parse_cpu_s": round(parse_s, 3), "rule_cpu_s": round(rule_s, 3),
-            "findings": len(findings), "fixes": sum(f.fix is not None for f in findings), "parses": calls["parses"]}
+    return {
+        "srun_lines": n,
+        "form": "own srun option" if own_option else "inherited #SBATCH",
+        "bytes": len(text),
+        "parse_cpu_s": round(parse_s, 3),
+        "rule_cpu_s": round(rule_s, 3),
+        "findings": len(findings),
+        "fixes": sum(f.fix is not None for f in findings),
+        "parses": calls["parses"],
+    }
 
 
 def main() -> None:

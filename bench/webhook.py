@@ -30,8 +30,15 @@ import time
 import urllib.request
 from pathlib import Path
 
-INSTANCE_TYPES = ["p4d.24xlarge", "p5.48xlarge", "g5.12xlarge", "g5.48xlarge", "trn1.32xlarge",
-                  "g6e.12xlarge", "p4de.24xlarge"]
+INSTANCE_TYPES = [
+    "p4d.24xlarge",
+    "p5.48xlarge",
+    "g5.12xlarge",
+    "g5.48xlarge",
+    "trn1.32xlarge",
+    "g6e.12xlarge",
+    "p4de.24xlarge",
+]
 ZONES = ["us-west-2a", "us-west-2b", "us-west-2c"]
 
 
@@ -73,33 +80,59 @@ spec:
 
 def pytorchjob(name: str) -> dict:
     def replica(n: int) -> dict:
-        return {"replicas": n, "restartPolicy": "OnFailure", "template": {
-            "metadata": {"annotations": {"karpenter.sh/do-not-disrupt": "true"}},
-            "spec": {
-                "nodeSelector": {"node.kubernetes.io/instance-type": "p4d.24xlarge"},
-                "containers": [{
-                    "name": "pytorch",
-                    "image": "763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training:2.3.0-gpu-py311-cu121-ubuntu20.04-ec2",
-                    "command": ["torchrun", "--nproc_per_node=8", "train.py"],
-                    "resources": {"limits": {"nvidia.com/gpu": 8, "vpc.amazonaws.com/efa": 4,
-                                             "cpu": "90", "memory": "1000Gi"}},
-                    "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}],
-                }],
-                "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "250Gi"}}],
-            }}}
+        return {
+            "replicas": n,
+            "restartPolicy": "OnFailure",
+            "template": {
+                "metadata": {"annotations": {"karpenter.sh/do-not-disrupt": "true"}},
+                "spec": {
+                    "nodeSelector": {"node.kubernetes.io/instance-type": "p4d.24xlarge"},
+                    "containers": [
+                        {
+                            "name": "pytorch",
+                            "image": "763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training:2.3.0-gpu-py311-cu121-ubuntu20.04-ec2",
+                            "command": ["torchrun", "--nproc_per_node=8", "train.py"],
+                            "resources": {
+                                "limits": {
+                                    "nvidia.com/gpu": 8,
+                                    "vpc.amazonaws.com/efa": 4,
+                                    "cpu": "90",
+                                    "memory": "1000Gi",
+                                }
+                            },
+                            "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}],
+                        }
+                    ],
+                    "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "250Gi"}}],
+                },
+            },
+        }
 
-    return {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
-            "metadata": {"name": name, "namespace": "training"},
-            "spec": {"runPolicy": {"schedulingPolicy": {"minAvailable": 4}},
-                     "pytorchReplicaSpecs": {"Master": replica(1), "Worker": replica(3)}}}
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": {"name": name, "namespace": "training"},
+        "spec": {
+            "runPolicy": {"schedulingPolicy": {"minAvailable": 4}},
+            "pytorchReplicaSpecs": {"Master": replica(1), "Worker": replica(3)},
+        },
+    }
 
 
 def review(i: int, vary: bool) -> bytes:
     name = f"llama-pretrain-{i}" if vary else "llama-pretrain"
-    body = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-            "request": {"uid": f"00000000-0000-0000-0000-{i:012d}", "operation": "CREATE", "namespace": "training",
-                        "kind": {"group": "kubeflow.org", "version": "v1", "kind": "PyTorchJob"},
-                        "object": pytorchjob(name), "dryRun": False}}
+    body = {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": f"00000000-0000-0000-0000-{i:012d}",
+            "operation": "CREATE",
+            "namespace": "training",
+            "kind": {"group": "kubeflow.org", "version": "v1", "kind": "PyTorchJob"},
+            "object": pytorchjob(name),
+            "dryRun": False,
+        },
+    }
     return json.dumps(body, separators=(",", ":")).encode()
 
 
@@ -121,8 +154,9 @@ async def read_response(reader: asyncio.StreamReader) -> int:
     return status
 
 
-async def load(port: int, ctx: ssl.SSLContext, endpoint: str, rate: float, duration: float,
-               connections: int, vary: bool) -> tuple[list[float], dict[int, int], float]:
+async def load(
+    port: int, ctx: ssl.SSLContext, endpoint: str, rate: float, duration: float, connections: int, vary: bool
+) -> tuple[list[float], dict[int, int], float]:
     latencies: list[float] = []
     statuses: dict[int, int] = {}
     start = time.perf_counter() + 0.2
@@ -132,8 +166,10 @@ async def load(port: int, ctx: ssl.SSLContext, endpoint: str, rate: float, durat
 
     def request(i: int) -> bytes:
         body = review(i, True) if vary else fixed
-        return (f"POST {endpoint} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+        return (
+            f"POST {endpoint} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n"
+        ).encode() + body
 
     async def worker() -> None:
         reader, writer = await asyncio.open_connection("127.0.0.1", port, ssl=ctx, server_hostname="127.0.0.1")
@@ -209,6 +245,7 @@ def main() -> int:
         return 2
     try:
         import uvloop
+
         asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
     except ImportError:
         pass
@@ -226,9 +263,27 @@ def main() -> int:
         client_ctx = ssl.create_default_context()
         ca.configure_trust(client_ctx)
         port = free_port()
-        cmd = [sys.executable, "-m", "eksmllint", "serve", "--host", "127.0.0.1", "--port", str(port),
-               "--tls-cert", str(tmpdir / "tls.crt"), "--tls-key", str(tmpdir / "tls.key"),
-               "--context-dir", str(ctxdir), "--log-level", "warning", "--mutate", "EML301", *args.server_arg]
+        cmd = [
+            sys.executable,
+            "-m",
+            "eksmllint",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--tls-cert",
+            str(tmpdir / "tls.crt"),
+            "--tls-key",
+            str(tmpdir / "tls.key"),
+            "--context-dir",
+            str(ctxdir),
+            "--log-level",
+            "warning",
+            "--mutate",
+            "EML301",
+            *args.server_arg,
+        ]
         server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
             deadline = time.monotonic() + 30
@@ -247,7 +302,8 @@ def main() -> int:
             asyncio.run(load(port, client_ctx, args.endpoint, 0, 1.0, 2, args.vary))
             cpu_before = cpu_seconds(server.pid)
             latencies, statuses, elapsed = asyncio.run(
-                load(port, client_ctx, args.endpoint, args.rate, args.duration, args.connections, args.vary))
+                load(port, client_ctx, args.endpoint, args.rate, args.duration, args.connections, args.vary)
+            )
             cpu_after = cpu_seconds(server.pid)
             with urllib.request.urlopen(f"https://127.0.0.1:{port}/metrics", context=client_ctx, timeout=5) as r:
                 metrics = r.read().decode()
@@ -257,26 +313,38 @@ def main() -> int:
                 server.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 server.kill()
-    cache = {line.split('"')[1]: float(line.rsplit(" ", 1)[1]) for line in metrics.splitlines()
-             if line.startswith("eksmllint_webhook_cache_total")}
+    cache = {
+        line.split('"')[1]: float(line.rsplit(" ", 1)[1])
+        for line in metrics.splitlines()
+        if line.startswith("eksmllint_webhook_cache_total")
+    }
     ms = [x * 1000 for x in latencies]
     mode = f"open loop at {args.rate:g} req/s" if args.rate > 0 else "closed loop"
-    print(f"eksmllint webhook benchmark: {args.endpoint}, PyTorchJob review, {args.nodepools} NodePools of context, "
-          f"{args.connections} TLS connections, {mode}, {'a new object per request' if args.vary else 'one object'}, "
-          f"{os.cpu_count()} CPUs")
+    print(
+        f"eksmllint webhook benchmark: {args.endpoint}, PyTorchJob review, {args.nodepools} NodePools of context, "
+        f"{args.connections} TLS connections, {mode}, {'a new object per request' if args.vary else 'one object'}, "
+        f"{os.cpu_count()} CPUs"
+    )
     print(f"requests: {len(ms)} in {elapsed:.1f}s -> throughput {len(ms) / elapsed:.1f} req/s; statuses {statuses}")
     if ms:
-        print(f"latency ms: p50 {percentile(ms, 0.50):.2f}  p90 {percentile(ms, 0.90):.2f}  "
-              f"p99 {percentile(ms, 0.99):.2f}  max {max(ms):.2f}  mean {statistics.fmean(ms):.2f}")
+        print(
+            f"latency ms: p50 {percentile(ms, 0.50):.2f}  p90 {percentile(ms, 0.90):.2f}  "
+            f"p99 {percentile(ms, 0.99):.2f}  max {max(ms):.2f}  mean {statistics.fmean(ms):.2f}"
+        )
     if cpu_before is not None and cpu_after is not None and ms:
-        print(f"server CPU: {(cpu_after - cpu_before) * 1000 / len(ms):.2f} ms per request "
-              f"({(cpu_after - cpu_before) / elapsed * 100:.0f}% of one core); load average {os.getloadavg()[0]:.1f}")
+        print(
+            f"server CPU: {(cpu_after - cpu_before) * 1000 / len(ms):.2f} ms per request "
+            f"({(cpu_after - cpu_before) / elapsed * 100:.0f}% of one core); load average {os.getloadavg()[0]:.1f}"
+        )
     if cache:
         print(f"decision cache: {int(cache.get('hit', 0))} hits, {int(cache.get('miss', 0))} misses")
     buckets = server_buckets(metrics, args.endpoint.strip("/"))
     if buckets:
-        print("server-side (histogram upper bounds): p50 <= {:g} ms, p99 <= {:g} ms".format(
-            *(bucket_quantile(buckets, q) * 1000 for q in (0.5, 0.99))))
+        print(
+            "server-side (histogram upper bounds): p50 <= {:g} ms, p99 <= {:g} ms".format(
+                *(bucket_quantile(buckets, q) * 1000 for q in (0.5, 0.99))
+            )
+        )
     return 0
 
 

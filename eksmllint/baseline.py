@@ -40,9 +40,17 @@ class BaselineResult:
 def write_baseline(path: str, findings: list[Finding], paths: ReportPaths) -> int:
     """Record the active ones among ``findings`` (every finding of the run, for stable numbering)."""
     entries = sorted(
-        ({"fingerprint": fp, "code": f.code, "file": paths.place(f.location).path,
-          "resource": f.resource.display() if f.resource else None, "message": f.message}
-         for f, fp in zip(findings, fingerprints(findings, paths)) if not f.suppressed_by),
+        (
+            {
+                "fingerprint": fp,
+                "code": f.code,
+                "file": paths.place(f.location).path,
+                "resource": f.resource.display() if f.resource else None,
+                "message": f.message,
+            }
+            for f, fp in zip(findings, fingerprints(findings, paths))
+            if not f.suppressed_by
+        ),
         key=lambda e: (e["file"], e["code"], e["fingerprint"]),
     )
     doc = {"version": VERSION, "tool": "eksmllint", "findings": entries}

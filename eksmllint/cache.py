@@ -123,7 +123,7 @@ class ParseCache:
                 [(_decode(data), int(start), int(end), template) for data, start, end, template in docs],
                 [(str(m), int(line), int(col), str(code)) for m, line, col, code in problems],
             )
-        except Exception:  # noqa: BLE001 - any damage is a miss; the file is parsed again
+        except Exception:
             self.misses += 1
             return None
         self.hits += 1
@@ -133,10 +133,12 @@ class ParseCache:
         """Store a parse; a read-only or full disk only costs the speed-up, never the run."""
         path = self._path(self.key(kind, text))
         try:
-            blob = marshal.dumps((
-                [(_encode(data), start, end, template) for data, start, end, template in parsed.docs],
-                list(parsed.problems),
-            ))
+            blob = marshal.dumps(
+                (
+                    [(_encode(data), start, end, template) for data, start, end, template in parsed.docs],
+                    list(parsed.problems),
+                )
+            )
         except ValueError:  # unmarshallable value: should not happen for loaded YAML; skip
             self.write_errors += 1
             return

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import ClassVar
 
 import click
 
@@ -53,7 +54,7 @@ class LazyGroup(click.Group):
     """Subcommands in other packages are imported only when used, so `eksmllint lint` does not
     pay for the webhook server (uvicorn) or the graph renderer at start-up."""
 
-    LAZY = {
+    LAZY: ClassVar[dict[str, str]] = {
         "fix": "eksmllint.fix.cli:fix_command",
         "graph": "eksmllint.render.cli:graph_command",
         "serve": "eksmllint.server.cli:serve_command",
@@ -79,11 +80,24 @@ def cli() -> None:
 
 
 _common = [
-    click.option("--config", "config", type=click.Path(dir_okay=False), help="Config file (default: closest .eksmllint.yaml or pyproject.toml)."),
-    click.option("--select", multiple=True, help="Rules to run (codes, slugs, families, prefixes); replaces the config's."),
+    click.option(
+        "--config",
+        "config",
+        type=click.Path(dir_okay=False),
+        help="Config file (default: closest .eksmllint.yaml or pyproject.toml).",
+    ),
+    click.option(
+        "--select", multiple=True, help="Rules to run (codes, slugs, families, prefixes); replaces the config's."
+    ),
     click.option("--ignore", multiple=True, help="Rules to skip."),
     click.option("--kubernetes-version", "k8s_version", help="Target Kubernetes version (default 1.33)."),
-    click.option("--context", "context", multiple=True, type=click.Path(), help="Extra paths loaded only as context for cross-file rules."),
+    click.option(
+        "--context",
+        "context",
+        multiple=True,
+        type=click.Path(),
+        help="Extra paths loaded only as context for cross-file rules.",
+    ),
 ]
 
 
@@ -94,8 +108,10 @@ def common_options(fn):
 
 
 follow_symlinks_option = click.option(
-    "--follow-symlinks", is_flag=True,
-    help="Also read symlinks inside the given directories that lead outside them (not followed by default).")
+    "--follow-symlinks",
+    is_flag=True,
+    help="Also read symlinks inside the given directories that lead outside them (not followed by default).",
+)
 
 
 def make_config(config, select, ignore, k8s_version, context, **extra) -> Config:
@@ -112,28 +128,81 @@ def make_config(config, select, ignore, k8s_version, context, **extra) -> Config
 @cli.command()
 @click.argument("paths", nargs=-1)
 @common_options
-@click.option("--format", "fmt", default="text", show_default=True,
-              help="Output format: text, json, sarif, junit, github, gitlab, html.")
-@click.option("--output", "output", type=click.Path(dir_okay=False),
-              help="Write the --format report to FILE; the terminal still gets the text report.")
-@click.option("--fail-on", type=click.Choice(["error", "warning", "info", "never"]), help="Lowest severity that fails (default warning).")
+@click.option(
+    "--format",
+    "fmt",
+    default="text",
+    show_default=True,
+    help="Output format: text, json, sarif, junit, github, gitlab, html.",
+)
+@click.option(
+    "--output",
+    "output",
+    type=click.Path(dir_okay=False),
+    help="Write the --format report to FILE; the terminal still gets the text report.",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(["error", "warning", "info", "never"]),
+    help="Lowest severity that fails (default warning).",
+)
 @click.option("--max-warnings", type=click.IntRange(min=0), help="Fail when there are more warnings than this.")
 @click.option("--exit-zero", is_flag=True, help="Always exit 0 unless eksmllint itself fails.")
-@click.option("--baseline", "baseline", type=click.Path(dir_okay=False), help="Report only findings not recorded in this baseline.")
-@click.option("--write-baseline", "write_baseline", type=click.Path(dir_okay=False), help="Record the current findings as the baseline.")
+@click.option(
+    "--baseline",
+    "baseline",
+    type=click.Path(dir_okay=False),
+    help="Report only findings not recorded in this baseline.",
+)
+@click.option(
+    "--write-baseline",
+    "write_baseline",
+    type=click.Path(dir_okay=False),
+    help="Record the current findings as the baseline.",
+)
 @click.option("--show-suppressed", is_flag=True, help="Also print suppressed findings.")
 @click.option("--no-frames", is_flag=True, help="No code frames under findings (text format on a terminal).")
-@click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, show_default="0 = automatic",
-              help="Processes: for parsing (0: one per CPU from 4 CPUs on) and, on large runs, for the rules "
-                   "(0: one per CPU); 1: no subprocesses. Every rule sees every file either way.")
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default="0 = automatic",
+    help="Processes: for parsing (0: one per CPU from 4 CPUs on) and, on large runs, for the rules "
+    "(0: one per CPU); 1: no subprocesses. Every rule sees every file either way.",
+)
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Reuse the parse of unchanged files from DIR.")
-@click.option("--fix", "apply_fixes", is_flag=True, help="Apply safe fixes first (as `eksmllint fix`), then lint what is left.")
+@click.option(
+    "--fix", "apply_fixes", is_flag=True, help="Apply safe fixes first (as `eksmllint fix`), then lint what is left."
+)
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix: also apply unsafe fixes.")
 @follow_symlinks_option
-@click.option("-v", "--verbose", is_flag=True, help="Also list, on stderr, every file the run found but did not lint, and why.")
-def lint(paths, config, select, ignore, k8s_version, context, fmt, output, fail_on, max_warnings,
-         exit_zero, baseline, write_baseline, show_suppressed, no_frames, jobs, cache_dir, apply_fixes, unsafe_fixes,
-         follow_symlinks, verbose):
+@click.option(
+    "-v", "--verbose", is_flag=True, help="Also list, on stderr, every file the run found but did not lint, and why."
+)
+def lint(
+    paths,
+    config,
+    select,
+    ignore,
+    k8s_version,
+    context,
+    fmt,
+    output,
+    fail_on,
+    max_warnings,
+    exit_zero,
+    baseline,
+    write_baseline,
+    show_suppressed,
+    no_frames,
+    jobs,
+    cache_dir,
+    apply_fixes,
+    unsafe_fixes,
+    follow_symlinks,
+    verbose,
+):
     """Lint manifest files or directories (``-`` reads stdin)."""
     from eksmllint.core.engine import lint_paths
     from eksmllint.formatters import FORMATTERS, RenderOptions, get_renderer, use_color
@@ -150,11 +219,13 @@ def lint(paths, config, select, ignore, k8s_version, context, fmt, output, fail_
         if apply_fixes:
             from eksmllint.fix.cli import fix_then_lint
 
-            result = fix_then_lint(list(paths), cfg, registry, unsafe=unsafe_fixes or None,
-                                   follow_symlinks=follow_symlinks)
+            result = fix_then_lint(
+                list(paths), cfg, registry, unsafe=unsafe_fixes or None, follow_symlinks=follow_symlinks
+            )
         else:
-            result = lint_paths(list(paths), cfg, registry, jobs=jobs, cache_dir=cache_dir,
-                                follow_symlinks=follow_symlinks)
+            result = lint_paths(
+                list(paths), cfg, registry, jobs=jobs, cache_dir=cache_dir, follow_symlinks=follow_symlinks
+            )
     except ConfigError as err:
         raise click.UsageError(str(err)) from None
     for missing in result.missing:
@@ -178,8 +249,9 @@ def lint(paths, config, select, ignore, k8s_version, context, fmt, output, fail_
         except OSError as err:
             raise click.ClickException(f"cannot write --output {output}: {err.strerror or err}") from None
         fmt = "text"
-    options = RenderOptions(color=use_color(sys.stdout), show_suppressed=show_suppressed,
-                            frames=tty and not no_frames and fmt == "text")
+    options = RenderOptions(
+        color=use_color(sys.stdout), show_suppressed=show_suppressed, frames=tty and not no_frames and fmt == "text"
+    )
     click.echo(get_renderer(fmt)(result, registry, options), nl=False, color=options.color)
     if result.missing:
         sys.exit(EXIT_USAGE)
@@ -201,8 +273,13 @@ def _apply_baseline(result, path: str):
         raise click.UsageError(one_line(str(err))) from None
     cmp = compare(result.findings, baseline, ReportPaths(result.run.files))
     for entry in cmp.stale:
-        click.echo(one_line(f"eksmllint: stale baseline entry (fixed or gone, remove it): {entry.get('file')}: "
-                            f"{entry.get('code')} {entry.get('resource') or ''}".rstrip()), err=True)
+        click.echo(
+            one_line(
+                f"eksmllint: stale baseline entry (fixed or gone, remove it): {entry.get('file')}: "
+                f"{entry.get('code')} {entry.get('resource') or ''}".rstrip()
+            ),
+            err=True,
+        )
     known = {id(f) for f in cmp.known}
     kept = [f if id(f) not in known else f.with_(suppressed_by=f"baseline {path}") for f in result.findings]
     return replace(result, findings=kept)

@@ -34,7 +34,7 @@ class RawFloat(float):
 
     text: str
 
-    def __new__(cls, text: str) -> "RawFloat":
+    def __new__(cls, text: str) -> RawFloat:
         obj = super().__new__(cls, text.replace("_", ""))
         obj.text = text
         return obj
@@ -59,16 +59,26 @@ def _version_hint() -> str:
     from eksmllint.schema import supported_versions  # only on an error: schemas load lazily
 
     versions = supported_versions()
-    return (f"schemas are bundled for {versions[0]} to {versions[-1]}; other 1.x versions are checked "
-            "against the nearest") if versions else "no schemas are bundled"
+    return (
+        (f"schemas are bundled for {versions[0]} to {versions[-1]}; other 1.x versions are checked against the nearest")
+        if versions
+        else "no schemas are bundled"
+    )
 
 
-KubernetesVersion = Annotated[str, WithJsonSchema({
-    "description": "Target Kubernetes minor version, such as \"1.33\" (quote it; an unquoted 1.30 is "
-                   "read as written, not as the number 1.3).",
-    "anyOf": [{"type": "string", "pattern": r"^1\.\d{1,3}$"},
-              {"type": "number", "minimum": 1, "exclusiveMaximum": 2}],
-})]
+KubernetesVersion = Annotated[
+    str,
+    WithJsonSchema(
+        {
+            "description": 'Target Kubernetes minor version, such as "1.33" (quote it; an unquoted 1.30 is '
+            "read as written, not as the number 1.3).",
+            "anyOf": [
+                {"type": "string", "pattern": r"^1\.\d{1,3}$"},
+                {"type": "number", "minimum": 1, "exclusiveMaximum": 2},
+            ],
+        }
+    ),
+]
 
 
 class ConfigError(Exception):
@@ -83,19 +93,29 @@ class Config(BaseModel):
     extend_select: tuple[str, ...] = Field((), alias="extend-select", description="Rules added to select.")
     ignore: tuple[str, ...] = Field((), description="Rules removed from the selection.")
     severity: dict[str, Literal["error", "warning", "info"]] = Field(
-        default_factory=dict, description="Per-rule severity override (code or slug -> severity).")
+        default_factory=dict, description="Per-rule severity override (code or slug -> severity)."
+    )
     fail_on: Literal["error", "warning", "info", "never"] = Field(
-        "warning", alias="fail-on", description="Lowest severity that makes the run fail (exit 1).")
-    exclude: tuple[str, ...] = Field((), description=(
-        "Paths never linted: gitignore-style patterns relative to the config file's folder."))
+        "warning", alias="fail-on", description="Lowest severity that makes the run fail (exit 1)."
+    )
+    exclude: tuple[str, ...] = Field(
+        (), description=("Paths never linted: gitignore-style patterns relative to the config file's folder.")
+    )
     per_path_ignores: dict[str, tuple[str, ...]] = Field(
-        default_factory=dict, alias="per-path-ignores", description="Glob -> rules not reported for those files.")
+        default_factory=dict, alias="per-path-ignores", description="Glob -> rules not reported for those files."
+    )
     rules: dict[str, dict[str, Any]] = Field(
-        default_factory=dict, description="Per-rule options (see `eksmllint explain CODE`).")
+        default_factory=dict, description="Per-rule options (see `eksmllint explain CODE`)."
+    )
     context: tuple[str, ...] = Field(
-        (), description="Paths loaded for cross-file rules only; their own findings are dropped.")
-    max_file_size: int = Field(5 * 1024 * 1024, alias="max-file-size", gt=0,
-                               description="Files larger than this many bytes are reported (EML001), not parsed.")
+        (), description="Paths loaded for cross-file rules only; their own findings are dropped."
+    )
+    max_file_size: int = Field(
+        5 * 1024 * 1024,
+        alias="max-file-size",
+        gt=0,
+        description="Files larger than this many bytes are reported (EML001), not parsed.",
+    )
     unsafe_fixes: bool = Field(False, alias="unsafe-fixes", description="`eksmllint fix` also applies unsafe fixes.")
     reference_kinds: tuple[str, ...] | None = Field(None, alias="reference-kinds")
 
@@ -106,15 +126,16 @@ class Config(BaseModel):
     def _version(cls, v: Any) -> str:
         if isinstance(v, float) and not isinstance(v, bool):
             if not isinstance(v, RawFloat):
-                raise ValueError(f"write the version as a string such as \"1.30\": the number {v!r} "
-                                 "cannot tell 1.3 from 1.30")
+                raise ValueError(
+                    f'write the version as a string such as "1.30": the number {v!r} cannot tell 1.3 from 1.30'
+                )
             v = v.text
         m = _VERSION_RE.fullmatch(v.strip()) if isinstance(v, str) else None
         if m is None:
-            raise ValueError(f"expected a Kubernetes version such as \"1.33\", got {v!r} ({_version_hint()})")
+            raise ValueError(f'expected a Kubernetes version such as "1.33", got {v!r} ({_version_hint()})')
         return f"1.{int(m.group(1))}"
 
-    def path_filter(self) -> "PathFilter":
+    def path_filter(self) -> PathFilter:
         """The ``exclude`` patterns, relative to the config file's folder (else the working dir)."""
         base = Path(self.source).parent if self.source and Path(self.source).is_file() else Path.cwd()
         return PathFilter(self.exclude, str(base))

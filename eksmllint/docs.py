@@ -64,11 +64,25 @@ def rules_text(registry: Registry) -> str:
 
 
 def rules_json(registry: Registry) -> str:
-    return json.dumps([
-        {"code": r.code, "slug": r.slug, "family": r.family, "severity": r.spec.severity, "fix": r.spec.fix,
-         "summary": r.spec.summary, "options": dict(r.options), "help": rule_doc_path(r)}
-        for r in registry
-    ], indent=2) + "\n"
+    return (
+        json.dumps(
+            [
+                {
+                    "code": r.code,
+                    "slug": r.slug,
+                    "family": r.family,
+                    "severity": r.spec.severity,
+                    "fix": r.spec.fix,
+                    "summary": r.spec.summary,
+                    "options": dict(r.options),
+                    "help": rule_doc_path(r),
+                }
+                for r in registry
+            ],
+            indent=2,
+        )
+        + "\n"
+    )
 
 
 def rules_markdown(registry: Registry) -> str:
@@ -94,9 +108,12 @@ def explain_text(rule: Rule) -> str:
         textwrap.indent(s.rationale.strip(), "  "),
     ]
     if s.workload_classes:
-        out += ["", "Judges workloads classified as",
-                "  " + ", ".join(s.workload_classes) + " (eksmllint.analysis.workload_class; each finding's",
-                "  JSON `workload_class` says which class was inferred and why)"]
+        out += [
+            "",
+            "Judges workloads classified as",
+            "  " + ", ".join(s.workload_classes) + " (eksmllint.analysis.workload_class; each finding's",
+            "  JSON `workload_class` says which class was inferred and why)",
+        ]
     if s.fix_description:
         out += ["", f"Fix ({s.fix})", textwrap.indent(s.fix_description.strip(), "  ")]
     if s.options:
@@ -115,8 +132,17 @@ def explain_text(rule: Rule) -> str:
 def rule_markdown(rule: Rule) -> str:
     """The rule's help as Markdown (SARIF ``help.markdown``: GitHub shows it with each alert)."""
     s = rule.spec
-    out = [f"**{rule.code} {rule.slug}**: {s.summary}", "", "## Why it matters", "", s.rationale.strip(),
-           "", "## What it does", "", s.description.strip()]
+    out = [
+        f"**{rule.code} {rule.slug}**: {s.summary}",
+        "",
+        "## Why it matters",
+        "",
+        s.rationale.strip(),
+        "",
+        "## What it does",
+        "",
+        s.description.strip(),
+    ]
     if s.fix_description:
         out += ["", f"## Fix ({s.fix})", "", s.fix_description.strip()]
     if s.references:

@@ -14,7 +14,8 @@ LocalQueue / PodGroup), ``submits-to`` (Kueue LocalQueue -> ClusterQueue), ``use
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from eksmllint.core.context import KUEUE_GROUP
 from eksmllint.resource import Resource
@@ -41,7 +42,11 @@ def template_references(t: PodTemplate) -> Iterator[tuple[str, str, tuple]]:
     for i, v in t.volumes:
         base = spec_path + ("volumes", i)
         if isinstance(v.get("persistentVolumeClaim"), dict):
-            yield "PersistentVolumeClaim", v["persistentVolumeClaim"].get("claimName"), base + ("persistentVolumeClaim", "claimName")
+            yield (
+                "PersistentVolumeClaim",
+                v["persistentVolumeClaim"].get("claimName"),
+                base + ("persistentVolumeClaim", "claimName"),
+            )
         if isinstance(v.get("configMap"), dict):
             yield "ConfigMap", v["configMap"].get("name"), base + ("configMap", "name")
         if isinstance(v.get("secret"), dict):
@@ -67,13 +72,13 @@ def template_references(t: PodTemplate) -> Iterator[tuple[str, str, tuple]]:
                         yield kind, ref.get("name"), c.path + ("env", j, "valueFrom", key, "name")
 
 
-def _add_resource(g: "nx.MultiDiGraph", r: Resource) -> tuple:
+def _add_resource(g: nx.MultiDiGraph, r: Resource) -> tuple:
     node = res_node(r.kind, r.namespace, r.name)
     g.add_node(node, type="resource", kind=r.kind, resource=r)
     return node
 
 
-def build_graph(run: "LintRun") -> "nx.MultiDiGraph":
+def build_graph(run: LintRun) -> nx.MultiDiGraph:
     import networkx as nx  # ~0.15 s to import: only `eksmllint graph` needs it, not every lint
 
     g = nx.MultiDiGraph()
@@ -114,8 +119,9 @@ def _add_kueue(g, run, targets) -> None:
         cq = lq.get(("spec", "clusterQueue"))
         if isinstance(cq, str):
             for dst in targets("ClusterQueue", cq, None):
-                g.add_edge(res_node(lq.kind, lq.namespace, lq.name), dst, type="submits-to",
-                           path=("spec", "clusterQueue"))
+                g.add_edge(
+                    res_node(lq.kind, lq.namespace, lq.name), dst, type="submits-to", path=("spec", "clusterQueue")
+                )
     for cq in run.of_kind("ClusterQueue", KUEUE_GROUP):
         groups = cq.get(("spec", "resourceGroups"))
         for gi, group in enumerate(groups if isinstance(groups, list) else ()):
@@ -124,18 +130,31 @@ def _add_kueue(g, run, targets) -> None:
                 name = flavor.get("name") if isinstance(flavor, dict) else None
                 if isinstance(name, str):
                     for dst in targets("ResourceFlavor", name, None):
-                        g.add_edge(res_node(cq.kind, cq.namespace, cq.name), dst, type="uses-flavor",
-                                   path=("spec", "resourceGroups", gi, "flavors", fi, "name"))
+                        g.add_edge(
+                            res_node(cq.kind, cq.namespace, cq.name),
+                            dst,
+                            type="uses-flavor",
+                            path=("spec", "resourceGroups", gi, "flavors", fi, "name"),
+                        )
     for rf in run.of_kind("ResourceFlavor", KUEUE_GROUP):
         pool = rf.get(("spec", "nodeLabels", "karpenter.sh/nodepool"))
         if isinstance(pool, str):
             for dst in targets("NodePool", pool, None):
-                g.add_edge(res_node(rf.kind, rf.namespace, rf.name), dst, type="flavor-of",
-                           path=("spec", "nodeLabels", "karpenter.sh/nodepool"))
+                g.add_edge(
+                    res_node(rf.kind, rf.namespace, rf.name),
+                    dst,
+                    type="flavor-of",
+                    path=("spec", "nodeLabels", "karpenter.sh/nodepool"),
+                )
 
 
-_EDGE_FOR = {"PersistentVolumeClaim": "mounts", "ConfigMap": "mounts", "Secret": "mounts",
-             "ServiceAccount": "runs-as", "PriorityClass": "has-priority"}
+_EDGE_FOR = {
+    "PersistentVolumeClaim": "mounts",
+    "ConfigMap": "mounts",
+    "Secret": "mounts",
+    "ServiceAccount": "runs-as",
+    "PriorityClass": "has-priority",
+}
 
 
 def _add_workload(g, run, w: Workload, targets) -> None:
@@ -156,8 +175,12 @@ def _add_workload(g, run, w: Workload, targets) -> None:
         for pool in landing.pools:
             g.add_edge(tnode, res_node("NodePool", pool.resource.namespace, pool.name), type="can-land-on")
         for pool, taint in landing.blocked:
-            g.add_edge(tnode, res_node("NodePool", pool.resource.namespace, pool.name),
-                       type="blocked-by-taint", taint=taint.key)
+            g.add_edge(
+                tnode,
+                res_node("NodePool", pool.resource.namespace, pool.name),
+                type="blocked-by-taint",
+                taint=taint.key,
+            )
         if r.kind == "DaemonSet" and landing.instance_types:
             for it in landing.instance_types:
                 g.add_node(("instance", it.name), type="instance-type")
@@ -181,5 +204,5 @@ def queue_references(w: Workload) -> Iterator[tuple[str, str, tuple]]:
             yield "PodGroup", pg, t.path + ("metadata", "labels", "scheduling.x-k8s.io/pod-group")
 
 
-def neighbours(g: "nx.MultiDiGraph", node: tuple, edge_type: str) -> list[tuple]:
+def neighbours(g: nx.MultiDiGraph, node: tuple, edge_type: str) -> list[tuple]:
     return [dst for _, dst, data in g.out_edges(node, data=True) if data.get("type") == edge_type]

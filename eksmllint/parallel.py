@@ -21,7 +21,8 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from typing import TYPE_CHECKING, Any, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from eksmllint.loader import STDIN, FileLoad, load_file
 
@@ -110,7 +111,7 @@ def _context() -> Any:
     return multiprocessing.get_context()
 
 
-def ProcessPoolExecutor(*args: Any, **kwargs: Any) -> Any:  # noqa: N802 - stands in for the class
+def ProcessPoolExecutor(*args: Any, **kwargs: Any) -> Any:
     """``concurrent.futures.ProcessPoolExecutor``, imported only when a pool is really started
     (it pulls in multiprocessing: ~15 ms of every run's start-up otherwise)."""
     from concurrent.futures import ProcessPoolExecutor as _Pool
@@ -118,8 +119,7 @@ def ProcessPoolExecutor(*args: Any, **kwargs: Any) -> Any:  # noqa: N802 - stand
     return _Pool(*args, **kwargs)
 
 
-def load_files(paths: list[str], max_bytes: int, jobs: int,
-               cache: "ParseCache | None" = None) -> Iterator[FileLoad]:
+def load_files(paths: list[str], max_bytes: int, jobs: int, cache: ParseCache | None = None) -> Iterator[FileLoad]:
     """:func:`~eksmllint.loader.load_file` for every path, in order, using up to ``jobs`` workers.
 
     Falls back to the serial loop for small inputs, for stdin (workers cannot read it), and when
@@ -202,8 +202,13 @@ def run_rules_forked(run: Any, rules: list, jobs: int, run_rules: Any) -> list:
     re-run here, so the findings are the same in every case."""
     import pickle
 
-    sizes = {"templates": len(run.templates), "workloads": len(run.workloads),
-             "resources": len(run.resources), "files": len(run.files), "run": len(run.resources)}
+    sizes = {
+        "templates": len(run.templates),
+        "workloads": len(run.workloads),
+        "resources": len(run.resources),
+        "files": len(run.files),
+        "run": len(run.resources),
+    }
     if jobs <= 1 or sizes["templates"] + sizes["resources"] < MIN_PARALLEL_RULE_TARGETS or not can_fork():
         return run_rules(run, rules)
     groups = rule_groups(rules, jobs, sizes)
@@ -250,7 +255,7 @@ def run_rules_forked(run: Any, rules: list, jobs: int, run_rules: Any) -> list:
                 if os.waitstatus_to_exitcode(status) == 0:
                     try:
                         result = pickle.loads(data)
-                    except Exception:  # noqa: BLE001 - a damaged transfer: re-run the group here
+                    except Exception:
                         result = None
             findings.extend(run_rules(run, group) if result is None else result)
         return findings
@@ -274,5 +279,5 @@ def _warm_shared_views(run: Any) -> None:
     try:
         for template in run.templates:
             placement(run, template)
-    except Exception:  # noqa: BLE001 - a rule meets the same error and reports it as EML000
+    except Exception:
         pass

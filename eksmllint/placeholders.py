@@ -25,7 +25,9 @@ _PLACEHOLDER_RE = re.compile(
       | \{\{.*\}\}                                        # {{ .Values.x }} (Helm, Go, Jinja)
       | <[^<>\n]+>                                        # <your-bucket>
       | [A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+                     # PLACEHOLDER_NUM_NODES, REPLACE_ME
-      | (?:""" + "|".join(MARKER_WORDS) + r""")
+      | (?:"""
+    + "|".join(MARKER_WORDS)
+    + r""")
     )$""",
     re.VERBOSE | re.DOTALL,
 )

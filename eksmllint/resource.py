@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 from eksmllint.core.finding import DocPath, Location, ResourceRef
 from eksmllint.yamlpos import YList, YMap
@@ -16,7 +17,7 @@ class SourceFile:
     path: str
     text: str | None
     kind: str = "yaml"  # yaml | json | slurm
-    documents: list["Document"] = field(default_factory=list)
+    documents: list[Document] = field(default_factory=list)
     context_only: bool = False  # loaded with --context: feeds the graph, its findings are dropped
 
     _lines: list[str] | None = field(default=None, repr=False)

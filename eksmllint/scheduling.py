@@ -8,9 +8,9 @@ when the NodePool's template sets it. Startup taints need no toleration.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from typing import Iterable
 
 from eksmllint.catalogue import InstanceType, get_catalogue
 from eksmllint.placeholders import is_placeholder
@@ -23,30 +23,51 @@ INSTANCE_TYPE = "node.kubernetes.io/instance-type"
 ZONE = "topology.kubernetes.io/zone"
 CAPACITY_TYPE = "karpenter.sh/capacity-type"
 WELL_KNOWN_PREFIXES = ("karpenter.k8s.aws/", "karpenter.sh/")
-WELL_KNOWN = frozenset({
-    INSTANCE_TYPE, "beta.kubernetes.io/instance-type", ZONE, "failure-domain.beta.kubernetes.io/zone",
-    "topology.kubernetes.io/region", "kubernetes.io/arch", "kubernetes.io/os", "kubernetes.io/hostname",
-    "node.kubernetes.io/windows-build", "topology.k8s.aws/zone-id",
-})
+WELL_KNOWN = frozenset(
+    {
+        INSTANCE_TYPE,
+        "beta.kubernetes.io/instance-type",
+        ZONE,
+        "failure-domain.beta.kubernetes.io/zone",
+        "topology.kubernetes.io/region",
+        "kubernetes.io/arch",
+        "kubernetes.io/os",
+        "kubernetes.io/hostname",
+        "node.kubernetes.io/windows-build",
+        "topology.k8s.aws/zone-id",
+    }
+)
 #: Keys whose values the catalogue knows completely; an unknown value means "not an accelerated type".
-INSTANCE_KEYS = frozenset({
-    INSTANCE_TYPE, "beta.kubernetes.io/instance-type", "karpenter.k8s.aws/instance-family",
-    "karpenter.k8s.aws/instance-category", "karpenter.k8s.aws/instance-gpu-name",
-    "karpenter.k8s.aws/instance-accelerator-name", "karpenter.k8s.aws/instance-size",
-    "karpenter.k8s.aws/instance-generation", "karpenter.k8s.aws/instance-gpu-count",
-    "karpenter.k8s.aws/instance-accelerator-count", "karpenter.k8s.aws/instance-gpu-manufacturer",
-    "karpenter.k8s.aws/instance-cpu", "karpenter.k8s.aws/instance-memory",
-})
+INSTANCE_KEYS = frozenset(
+    {
+        INSTANCE_TYPE,
+        "beta.kubernetes.io/instance-type",
+        "karpenter.k8s.aws/instance-family",
+        "karpenter.k8s.aws/instance-category",
+        "karpenter.k8s.aws/instance-gpu-name",
+        "karpenter.k8s.aws/instance-accelerator-name",
+        "karpenter.k8s.aws/instance-size",
+        "karpenter.k8s.aws/instance-generation",
+        "karpenter.k8s.aws/instance-gpu-count",
+        "karpenter.k8s.aws/instance-accelerator-count",
+        "karpenter.k8s.aws/instance-gpu-manufacturer",
+        "karpenter.k8s.aws/instance-cpu",
+        "karpenter.k8s.aws/instance-memory",
+    }
+)
 _CLOSED_KEYS = {
-    INSTANCE_TYPE: "instance-type", "beta.kubernetes.io/instance-type": "instance-type",
+    INSTANCE_TYPE: "instance-type",
+    "beta.kubernetes.io/instance-type": "instance-type",
     "karpenter.k8s.aws/instance-family": "karpenter.k8s.aws/instance-family",
     "karpenter.k8s.aws/instance-category": "karpenter.k8s.aws/instance-category",
     "karpenter.k8s.aws/instance-gpu-name": "karpenter.k8s.aws/instance-gpu-name",
     "karpenter.k8s.aws/instance-accelerator-name": "karpenter.k8s.aws/instance-accelerator-name",
 }
 
+
 def _is_well_known(key: str) -> bool:
     return key in WELL_KNOWN or key.startswith(WELL_KNOWN_PREFIXES)
+
 
 def parse_requirements(items: object) -> list[Requirement]:
     out: list[Requirement] = []
@@ -58,12 +79,14 @@ def parse_requirements(items: object) -> list[Requirement]:
                 out.append((r["key"], str(r.get("operator", "In")), values))
     return out
 
+
 @dataclass(frozen=True)
 class Taint:
     key: str
     value: str
     effect: str
     index: int
+
 
 def parse_taints(items: object) -> list[Taint]:
     out = []
@@ -72,6 +95,7 @@ def parse_taints(items: object) -> list[Taint]:
             if isinstance(t, dict) and isinstance(t.get("key"), str):
                 out.append(Taint(t["key"], str(t.get("value", "") or ""), str(t.get("effect", "")), i))
     return out
+
 
 def tolerates(tolerations: Iterable[dict], taint: Taint) -> bool:
     if taint.effect == "PreferNoSchedule":
@@ -88,6 +112,7 @@ def tolerates(tolerations: Iterable[dict], taint: Taint) -> bool:
         elif key == taint.key and str(tol.get("value", "") or "") == taint.value:
             return True
     return False
+
 
 class NodePoolView:
     """A Karpenter NodePool (v1, and v1beta1 read the same way where the fields agree)."""
@@ -136,11 +161,13 @@ class NodePoolView:
     def instance_types(self) -> tuple[InstanceType, ...] | None:
         return instance_types_for(self.requirements)
 
+
 def instance_types_for(reqs: Iterable[Requirement]) -> tuple[InstanceType, ...] | None:
     """Catalogue types satisfying ``reqs``; None when the constraint is not closed over the catalogue
     (nothing pins the type, or it names types the catalogue does not know): rules stay silent.
     Cached on the instance-relevant requirements: pods x NodePools repeat the same few sets."""
     return _instance_types_for(tuple(sorted(r for r in reqs if r[0] in INSTANCE_KEYS)))
+
 
 @lru_cache(maxsize=4096)
 def _instance_types_for(instance_reqs: tuple[Requirement, ...]) -> tuple[InstanceType, ...] | None:
@@ -160,7 +187,9 @@ def _instance_types_for(instance_reqs: tuple[Requirement, ...]) -> tuple[Instanc
         return None
     return tuple(cat.matching(list(instance_reqs)))
 
+
 _KNOWN_CACHE: dict[str, set[str]] = {}
+
 
 def _known_values() -> dict[str, set[str]]:
     if not _KNOWN_CACHE:
@@ -175,6 +204,7 @@ def _known_values() -> dict[str, set[str]]:
             known.setdefault(key, set())
         _KNOWN_CACHE.update(known)
     return _KNOWN_CACHE
+
 
 def pod_requirement_terms(t: PodTemplate) -> list[list[Requirement]]:
     """OR-of-ANDs: nodeSelector ANDed into every required node-affinity term."""
@@ -191,11 +221,13 @@ def pod_requirement_terms(t: PodTemplate) -> list[list[Requirement]]:
         out.append(base + parse_requirements(exprs))
     return out
 
+
 def compatible(pod_reqs: list[Requirement], pool: NodePoolView) -> bool:
     """Can ``pool`` create a node satisfying ``pod_reqs``? Labels first, then instance types: when
     either side pins a set of catalogue types, those types must satisfy the other side's
     instance requirements (a pod pinned to p5.48xlarge cannot land on a pool of m/c types)."""
     return _labels_compatible(pod_reqs, pool) and _instance_compatible(pod_reqs, pool)
+
 
 def _instance_compatible(pod_reqs: list[Requirement], pool: NodePoolView) -> bool:
     pod_instance = [r for r in pod_reqs if r[0] in INSTANCE_KEYS]
@@ -205,12 +237,16 @@ def _instance_compatible(pod_reqs: list[Requirement], pool: NodePoolView) -> boo
     cat = get_catalogue()
     pod_types = instance_types_for(pod_instance)
     if pod_types is not None:
-        return bool(cat.matching(pool_instance + [(INSTANCE_TYPE, "In", tuple(t.name for t in pod_types))])) \
-            if pod_types else False
+        return (
+            bool(cat.matching(pool_instance + [(INSTANCE_TYPE, "In", tuple(t.name for t in pod_types))]))
+            if pod_types
+            else False
+        )
     pool_types = pool.instance_types
     if pool_types is not None:
         return bool(instance_types_for(pool_instance + pod_instance)) if pool_types else False
     return True
+
 
 def _labels_compatible(pod_reqs: list[Requirement], pool: NodePoolView) -> bool:
     for key, op, values in pod_reqs:
@@ -234,6 +270,7 @@ def _labels_compatible(pod_reqs: list[Requirement], pool: NodePoolView) -> bool:
                 return False
     return True
 
+
 @dataclass
 class Landing:
     """Result of placing one pod template on the NodePools of the run (labels and taints; the
@@ -250,6 +287,7 @@ class Landing:
         on first use (most runs read the placement's device-aware types instead)."""
         return _landing_types(self.terms, self.pools if self.pools_present else None)
 
+
 def _toleration_key(tol: dict) -> tuple:
     """What :func:`tolerates` reads from one toleration, as a hashable value."""
     key, effect = tol.get("key"), tol.get("effect")
@@ -264,8 +302,7 @@ def _toleration_key(tol: dict) -> tuple:
 def placement_key(t: PodTemplate) -> tuple:
     """Everything :func:`land` reads from a template (its requirement terms and tolerations):
     templates with equal keys land in the same places, so a run places each key once."""
-    return (tuple(tuple(term) for term in pod_requirement_terms(t)),
-            tuple(_toleration_key(x) for x in t.tolerations))
+    return (tuple(tuple(term) for term in pod_requirement_terms(t)), tuple(_toleration_key(x) for x in t.tolerations))
 
 
 def land(t: PodTemplate, pools: list[NodePoolView]) -> Landing:
@@ -279,13 +316,17 @@ def land(t: PodTemplate, pools: list[NodePoolView]) -> Landing:
     for pool in pools:
         if not any(compatible(term, pool) for term in terms):
             continue
-        untolerated = [taint for taint in pool.taints
-                       if taint.effect in ("NoSchedule", "NoExecute") and not tolerates(tolerations, taint)]
+        untolerated = [
+            taint
+            for taint in pool.taints
+            if taint.effect in ("NoSchedule", "NoExecute") and not tolerates(tolerations, taint)
+        ]
         if untolerated:
             result.blocked.append((pool, untolerated[0]))
         else:
             result.pools.append(pool)
     return result
+
 
 def _templated(req: Requirement) -> bool:
     key, _op, values = req

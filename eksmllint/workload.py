@@ -8,9 +8,10 @@ become "a pod template with a role, a pod count and scheduler settings".
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Iterator
+from typing import Any
 
 from eksmllint.core.finding import DocPath
 from eksmllint.quantity import parse_count, parse_int, parse_quantity
@@ -31,7 +32,8 @@ TRAINING_KINDS = frozenset(
 VOLCANO_JOB_API = "batch.volcano.sh"
 #: Words that start a distributed (multi-process, multi-node) launch.
 DISTRIBUTED_LAUNCHERS = re.compile(
-    r"\b(torchrun|torch\.distributed\.(run|launch)|mpirun|mpiexec|horovodrun|deepspeed|accelerate\s+launch)\b")
+    r"\b(torchrun|torch\.distributed\.(run|launch)|mpirun|mpiexec|horovodrun|deepspeed|accelerate\s+launch)\b"
+)
 #: Kinds whose operator manages restarts and rendezvous of the whole collective.
 OPERATOR_MANAGED = frozenset({"PyTorchJob", "TFJob", "MPIJob", "TrainJob"})
 
@@ -53,7 +55,7 @@ def _named_entries(items: Any) -> list[tuple[int, dict]]:
 
 @dataclass(eq=False)
 class Container:
-    template: "PodTemplate"
+    template: PodTemplate
     path: DocPath  # path of the container mapping inside the resource
     data: dict
     init: bool = False
@@ -148,7 +150,7 @@ class Container:
 class PodTemplate:
     """One pod template of a workload. ``path`` points at the object holding metadata/spec."""
 
-    workload: "Workload"
+    workload: Workload
     path: DocPath
     role: str
     replicas: int | None  # pods created from this template per job (None = per node / unknown)
@@ -193,11 +195,7 @@ class PodTemplate:
         items = self.spec.get(key)
         if not isinstance(items, list):
             return []
-        return [
-            Container(self, self.spec_path + (key, i), c, init)
-            for i, c in enumerate(items)
-            if isinstance(c, dict)
-        ]
+        return [Container(self, self.spec_path + (key, i), c, init) for i, c in enumerate(items) if isinstance(c, dict)]
 
     @cached_property
     def volumes(self) -> list[tuple[int, dict]]:
@@ -377,8 +375,12 @@ def workload_of(resource: Resource) -> Workload | None:
     elif kind == "Job":
         _add(w, ("spec", "template"), "pod", _int(resource.get(("spec", "parallelism")), 1))
     elif kind == "CronJob":
-        _add(w, ("spec", "jobTemplate", "spec", "template"), "pod",
-             _int(resource.get(("spec", "jobTemplate", "spec", "parallelism")), 1))
+        _add(
+            w,
+            ("spec", "jobTemplate", "spec", "template"),
+            "pod",
+            _int(resource.get(("spec", "jobTemplate", "spec", "parallelism")), 1),
+        )
     elif kind == "PyTorchJob":
         _replica_specs(w, "pytorchReplicaSpecs")
     elif kind == "TFJob":
@@ -400,8 +402,12 @@ def workload_of(resource: Resource) -> Workload | None:
                 par = _int(job_spec.get("parallelism"), 1) if isinstance(job_spec, dict) else 1
                 reps = _int(rj.get("replicas"), 1)
                 name = rj.get("name") if isinstance(rj.get("name"), str) else str(i)
-                _add(w, ("spec", "replicatedJobs", i, "template", "spec", "template"),
-                     f"job:{name}", None if reps is None or par is None else reps * par)
+                _add(
+                    w,
+                    ("spec", "replicatedJobs", i, "template", "spec", "template"),
+                    f"job:{name}",
+                    None if reps is None or par is None else reps * par,
+                )
     elif kind == "LeaderWorkerSet":
         lwt = ("spec", "leaderWorkerTemplate")
         size = _int(resource.get(lwt + ("size",)), 1) or 1

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 import yaml
 from yaml.constructor import ConstructorError, SafeConstructor
-from yaml.resolver import Resolver
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.resolver import Resolver
 
 try:  # the C loader is what makes linting fast; fall back so a missing libyaml is not fatal
     from yaml import CSafeLoader as _Loader
@@ -333,8 +334,11 @@ def load_yaml_stream(text: str) -> tuple[list[RawDocument], YAMLLoadError | None
             if node is None:
                 continue
             if len(docs) == MAX_DOCUMENTS:
-                raise YAMLLoadError(f"more than {MAX_DOCUMENTS:,} documents in one file (document budget); "
-                                    f"the first {MAX_DOCUMENTS:,} are linted", *_mark(node))
+                raise YAMLLoadError(
+                    f"more than {MAX_DOCUMENTS:,} documents in one file (document budget); "
+                    f"the first {MAX_DOCUMENTS:,} are linted",
+                    *_mark(node),
+                )
             if may_alias and _expanded_size(node) > MAX_EXPANDED_NODES:
                 raise YAMLLoadError(
                     f"document expands to more than {MAX_EXPANDED_NODES} nodes through aliases",

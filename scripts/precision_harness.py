@@ -40,6 +40,7 @@ def default_corpus() -> Path:
             return folder / CORPUS_IN_SHARED
     return ROOT.parent / CORPUS_IN_SHARED
 
+
 DEFAULT_EXPECTATIONS = ROOT / "tests" / "precision" / "expectations.tsv"
 TEMPLATED = "templated"
 NOT_REPOSITORIES = frozenset({"licenses"})
@@ -184,12 +185,13 @@ def summary(expected: list[Expected]) -> str:
     counts = verdict_counts(expected)
     for code in sorted(counts):
         c = counts[code]
-        lines.append(f"{code:<7}  {sum(c.values()):>8}  {c['true']:>4}  {c['false']:>5}"
-                     + (f"  ({c[UNJUDGED]} unjudged)" if c[UNJUDGED] else ""))
+        lines.append(
+            f"{code:<7}  {sum(c.values()):>8}  {c['true']:>4}  {c['false']:>5}"
+            + (f"  ({c[UNJUDGED]} unjudged)" if c[UNJUDGED] else "")
+        )
     total = Counter(e.verdict for e in expected)
     lines.append(f"{'total':<7}  {len(expected):>8}  {total['true']:>4}  {total['false']:>5}")
-    lines.append(f"false-positive rate: {false_positive_rate(expected):.1%} "
-                 f"(target <= {MAX_FALSE_POSITIVE_RATE:.0%})")
+    lines.append(f"false-positive rate: {false_positive_rate(expected):.1%} (target <= {MAX_FALSE_POSITIVE_RATE:.0%})")
     return "\n".join(lines)
 
 
@@ -208,8 +210,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=None, help="default: ../shared/corpus/realworld")
     parser.add_argument("--expectations", type=Path, default=DEFAULT_EXPECTATIONS)
-    parser.add_argument("--update", action="store_true",
-                        help="rewrite the expectation file (kept verdicts stay; new findings are unjudged)")
+    parser.add_argument(
+        "--update",
+        action="store_true",
+        help="rewrite the expectation file (kept verdicts stay; new findings are unjudged)",
+    )
     args = parser.parse_args(argv)
     args.corpus = args.corpus or default_corpus()
     if not args.corpus.is_dir():

@@ -12,8 +12,23 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_bench_runs_on_a_tiny_corpus(tmp_path):
     out = tmp_path / "results.json"
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "run.py"), "--sizes", "120", "--repeat", "1",
-                           "--out", str(tmp_path), "--json", str(out)], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "run.py"),
+            "--sizes",
+            "120",
+            "--repeat",
+            "1",
+            "--out",
+            str(tmp_path),
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     result = json.loads(out.read_text())["sizes"]["120"]
     assert result["documents"] >= 120

@@ -29,13 +29,27 @@ K = "karpenter.k8s.aws/"
 
 # Section 1 of ml-on-eks-facts.md: every instance type of the catalogue table.
 FACTS_INSTANCES = {
-    "p3.2xlarge", "p3.8xlarge", "p3.16xlarge", "p3dn.24xlarge", "p4d.24xlarge", "p4de.24xlarge",
-    "p5.48xlarge", "p5e.48xlarge", "p5en.48xlarge", "p6-b200.48xlarge",
+    "p3.2xlarge",
+    "p3.8xlarge",
+    "p3.16xlarge",
+    "p3dn.24xlarge",
+    "p4d.24xlarge",
+    "p4de.24xlarge",
+    "p5.48xlarge",
+    "p5e.48xlarge",
+    "p5en.48xlarge",
+    "p6-b200.48xlarge",
     *(f"g5.{s}" for s in ("xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge", "24xlarge", "48xlarge")),
     *(f"g6.{s}" for s in ("xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge", "24xlarge", "48xlarge")),
     *(f"g6e.{s}" for s in ("xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge", "24xlarge", "48xlarge")),
-    "trn1.2xlarge", "trn1.32xlarge", "trn1n.32xlarge", "trn2.48xlarge",
-    "inf2.xlarge", "inf2.8xlarge", "inf2.24xlarge", "inf2.48xlarge",
+    "trn1.2xlarge",
+    "trn1.32xlarge",
+    "trn1n.32xlarge",
+    "trn2.48xlarge",
+    "inf2.xlarge",
+    "inf2.8xlarge",
+    "inf2.24xlarge",
+    "inf2.48xlarge",
 }
 
 # The allocatable table of ml-on-eks-facts.md section 1, row by row (instance(s), cpu m, memory Mi, pods).
@@ -129,15 +143,17 @@ KARPENTER_REPORTED = {
 # nvidia.com/gpu Karpenter reports for the issue-14 rows (a missing resource is 0): fractional L4s have none.
 KARPENTER_REPORTED_GPUS = {
     **{f"g5g.{s}": 1 for s in ("xlarge", "2xlarge", "4xlarge", "8xlarge")},
-    "g5g.16xlarge": 2, "g5g.metal": 2,
+    "g5g.16xlarge": 2,
+    "g5g.metal": 2,
     **{n: 0 for n in ("g6f.large", "g6f.xlarge", "g6f.2xlarge", "g6f.4xlarge", "gr6f.4xlarge")},
     "p5.4xlarge": 1,
 }
 
 #: Catalogue entries beyond the facts table: g4dn (T4), which the rule catalogue names for EML402,
 #: and the issue-14 additions.
-BEYOND_FACTS_TABLE = frozenset(name for name in KARPENTER_REPORTED
-                               if name.startswith("g4dn.") or name in KARPENTER_REPORTED_GPUS)
+BEYOND_FACTS_TABLE = frozenset(
+    name for name in KARPENTER_REPORTED if name.startswith("g4dn.") or name in KARPENTER_REPORTED_GPUS
+)
 
 
 @pytest.fixture(scope="module")
@@ -179,8 +195,16 @@ def test_kind_specific_fields(cat: Catalogue) -> None:
 
 
 def test_unverified_facts_are_tagged(cat: Catalogue) -> None:
-    for name in ("p3dn.24xlarge", "p5e.48xlarge", "g6.12xlarge", "g6.24xlarge", "g6.48xlarge",
-                 "g6e.12xlarge", "g6e.24xlarge", "g6e.48xlarge"):
+    for name in (
+        "p3dn.24xlarge",
+        "p5e.48xlarge",
+        "g6.12xlarge",
+        "g6.24xlarge",
+        "g6.48xlarge",
+        "g6e.12xlarge",
+        "g6e.24xlarge",
+        "g6e.48xlarge",
+    ):
         assert cat.get(name).confidence_of("nvlink") == "unverified", name
     for it in cat.all():
         if it.accelerator in ("V100", "T4", "T4G"):
@@ -190,8 +214,11 @@ def test_unverified_facts_are_tagged(cat: Catalogue) -> None:
 
 def test_bf16_only_missing_on_v100_and_t4(cat: Catalogue) -> None:
     assert {it.name for it in cat.all() if not it.bf16} == {
-        "p3.2xlarge", "p3.8xlarge", "p3.16xlarge", "p3dn.24xlarge"} | {
-        n for n in BEYOND_FACTS_TABLE if n.startswith(("g4dn.", "g5g."))}
+        "p3.2xlarge",
+        "p3.8xlarge",
+        "p3.16xlarge",
+        "p3dn.24xlarge",
+    } | {n for n in BEYOND_FACTS_TABLE if n.startswith(("g4dn.", "g5g."))}
 
 
 def test_models_are_frozen(cat: Catalogue) -> None:
@@ -346,12 +373,28 @@ def test_labels_are_well_known_and_copies(cat: Catalogue) -> None:
     "name, expected",
     [
         ("p5.48xlarge", {"nvidia.com/gpu": 8, "vpc.amazonaws.com/efa": 32}),
-        ("trn2.48xlarge", {"aws.amazon.com/neuron": 16, "aws.amazon.com/neurondevice": 16,
-                           "aws.amazon.com/neuroncore": 128, "vpc.amazonaws.com/efa": 16}),
-        ("trn1.32xlarge", {"aws.amazon.com/neuron": 16, "aws.amazon.com/neurondevice": 16,
-                           "aws.amazon.com/neuroncore": 32, "vpc.amazonaws.com/efa": 8}),
-        ("inf2.48xlarge", {"aws.amazon.com/neuron": 12, "aws.amazon.com/neurondevice": 12,
-                           "aws.amazon.com/neuroncore": 24}),
+        (
+            "trn2.48xlarge",
+            {
+                "aws.amazon.com/neuron": 16,
+                "aws.amazon.com/neurondevice": 16,
+                "aws.amazon.com/neuroncore": 128,
+                "vpc.amazonaws.com/efa": 16,
+            },
+        ),
+        (
+            "trn1.32xlarge",
+            {
+                "aws.amazon.com/neuron": 16,
+                "aws.amazon.com/neurondevice": 16,
+                "aws.amazon.com/neuroncore": 32,
+                "vpc.amazonaws.com/efa": 8,
+            },
+        ),
+        (
+            "inf2.48xlarge",
+            {"aws.amazon.com/neuron": 12, "aws.amazon.com/neurondevice": 12, "aws.amazon.com/neuroncore": 24},
+        ),
         ("g5.xlarge", {"nvidia.com/gpu": 1}),
     ],
 )
@@ -390,8 +433,17 @@ def test_family_in_p5(cat: Catalogue) -> None:
 def test_gpu_count_gt_4(cat: Catalogue) -> None:
     result = names(cat.matching([(K + "instance-gpu-count", "Gt", ["4"])]))
     assert result == [
-        "p3.16xlarge", "p3dn.24xlarge", "p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge",
-        "p5e.48xlarge", "p5en.48xlarge", "p6-b200.48xlarge", "g4dn.metal", "g5.48xlarge", "g6.48xlarge",
+        "p3.16xlarge",
+        "p3dn.24xlarge",
+        "p4d.24xlarge",
+        "p4de.24xlarge",
+        "p5.48xlarge",
+        "p5e.48xlarge",
+        "p5en.48xlarge",
+        "p6-b200.48xlarge",
+        "g4dn.metal",
+        "g5.48xlarge",
+        "g6.48xlarge",
         "g6e.48xlarge",
     ]
     # integers as YAML would give them work the same, and Gte/Lte are inclusive
@@ -405,7 +457,11 @@ def test_accelerator_name_trainium(cat: Catalogue) -> None:
     result = cat.matching([{"key": K + "instance-accelerator-name", "operator": "In", "values": ["trainium"]}])
     assert names(result) == ["trn1.2xlarge", "trn1.32xlarge", "trn1n.32xlarge"]
     assert names(cat.matching([(K + "instance-category", "In", ["trn"])])) == [
-        "trn1.2xlarge", "trn1.32xlarge", "trn1n.32xlarge", "trn2.48xlarge"]
+        "trn1.2xlarge",
+        "trn1.32xlarge",
+        "trn1n.32xlarge",
+        "trn2.48xlarge",
+    ]
 
 
 def test_absent_labels_follow_kubernetes_semantics(cat: Catalogue) -> None:
@@ -419,12 +475,14 @@ def test_absent_labels_follow_kubernetes_semantics(cat: Catalogue) -> None:
 
 
 def test_requirements_combine_with_and(cat: Catalogue) -> None:
-    result = cat.matching([
-        (K + "instance-category", "In", ["g"]),
-        (K + "instance-gpu-count", "Gt", ["1"]),
-        (K + "instance-memory", "Gte", [str(768 * 1024)]),
-        ("kubernetes.io/arch", "In", ["amd64"]),
-    ])
+    result = cat.matching(
+        [
+            (K + "instance-category", "In", ["g"]),
+            (K + "instance-gpu-count", "Gt", ["1"]),
+            (K + "instance-memory", "Gte", [str(768 * 1024)]),
+            ("kubernetes.io/arch", "In", ["amd64"]),
+        ]
+    )
     assert names(result) == ["g5.48xlarge", "g6.48xlarge", "g6e.24xlarge", "g6e.48xlarge"]
     assert {it.family for it in cat.matching([("kubernetes.io/arch", "In", ["arm64"])])} == {"g5g"}
 
@@ -432,19 +490,24 @@ def test_requirements_combine_with_and(cat: Catalogue) -> None:
 def test_non_instance_and_malformed_requirements_are_ignored(cat: Catalogue) -> None:
     everything = cat.all()
     assert cat.matching([]) == everything
-    assert cat.matching([
-        ("topology.kubernetes.io/zone", "In", ["us-east-1a"]),
-        ("karpenter.sh/capacity-type", "In", ["spot"]),
-        ("example.com/team", "DoesNotExist", []),
-        (K + "instance-hypervisor", "In", ["xen"]),
-        (K + "instance-gpu-count", "Gt", ["four"]),
-        (K + "instance-gpu-count", "Gt", ["1", "2"]),
-        (K + "instance-family", "Matches", ["p5"]),
-        (K + "instance-family", "In", []),
-        "not a requirement",
-        {"operator": "In"},
-        (None, "In", ["x"]),
-    ]) == everything
+    assert (
+        cat.matching(
+            [
+                ("topology.kubernetes.io/zone", "In", ["us-east-1a"]),
+                ("karpenter.sh/capacity-type", "In", ["spot"]),
+                ("example.com/team", "DoesNotExist", []),
+                (K + "instance-hypervisor", "In", ["xen"]),
+                (K + "instance-gpu-count", "Gt", ["four"]),
+                (K + "instance-gpu-count", "Gt", ["1", "2"]),
+                (K + "instance-family", "Matches", ["p5"]),
+                (K + "instance-family", "In", []),
+                "not a requirement",
+                {"operator": "In"},
+                (None, "In", ["x"]),
+            ]
+        )
+        == everything
+    )
 
 
 def test_beta_label_alias(cat: Catalogue) -> None:
@@ -476,12 +539,13 @@ def test_in_on_random_subset_returns_exactly_that_subset(data) -> None:
 @given(threshold=st.integers(min_value=-2, max_value=20), vcpu_floor=st.integers(min_value=0, max_value=256))
 def test_numeric_requirements_agree_with_attributes(threshold: int, vcpu_floor: int) -> None:
     cat = get_catalogue()
-    result = cat.matching([
-        (K + "instance-gpu-count", "Gt", [str(threshold)]),
-        (K + "instance-cpu", "Gte", [str(vcpu_floor)]),
-    ])
-    expected = [it for it in cat.all()
-                if it.is_nvidia and it.accelerator_count > threshold and it.vcpu >= vcpu_floor]
+    result = cat.matching(
+        [
+            (K + "instance-gpu-count", "Gt", [str(threshold)]),
+            (K + "instance-cpu", "Gte", [str(vcpu_floor)]),
+        ]
+    )
+    expected = [it for it in cat.all() if it.is_nvidia and it.accelerator_count > threshold and it.vcpu >= vcpu_floor]
     assert result == tuple(expected)
 
 
@@ -532,7 +596,9 @@ def test_hyperpod_ml_names_map_to_ec2_twins(cat: Catalogue) -> None:
     assert cat.get("ml.trn2u.48xlarge") is None  # HyperPod-only type: no EC2 twin in the catalogue
     assert ec2_instance_name("ml.g5.xlarge") == "g5.xlarge" and ec2_instance_name("g5.xlarge") == "g5.xlarge"
     assert names(cat.matching([(TYPE, "In", ["ml.trn2.48xlarge", "ml.p5.48xlarge"])])) == [
-        "p5.48xlarge", "trn2.48xlarge"]
+        "p5.48xlarge",
+        "trn2.48xlarge",
+    ]
 
 
 def test_capacity_types_in_karpenter_preference_order() -> None:

@@ -37,13 +37,15 @@ def test_lint_exit_codes():
 
 def test_usage_errors_exit_2(tmp_path):
     assert run("lint", str(tmp_path / "missing.yaml")).exit_code == 2
-    proc = subprocess.run([sys.executable, "-m", "eksmllint", "lint", "--format", "nope", str(GOOD)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "eksmllint", "lint", "--format", "nope", str(GOOD)], capture_output=True, text=True
+    )
     assert proc.returncode == 2 and "unknown format" in proc.stderr
     cfg = tmp_path / "c.yaml"
     cfg.write_text("bogus: 1\n")
-    proc = subprocess.run([sys.executable, "-m", "eksmllint", "lint", "--config", str(cfg), str(GOOD)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "eksmllint", "lint", "--config", str(cfg), str(GOOD)], capture_output=True, text=True
+    )
     assert proc.returncode == 2 and "unknown key 'bogus'" in proc.stderr and "Traceback" not in proc.stderr
 
 
@@ -53,7 +55,12 @@ def test_json_output_schema():
     assert doc["version"] == 1 and doc["summary"]["warning"] == 1
     (f,) = doc["findings"]
     assert {"code", "slug", "severity", "message", "file", "line", "column", "path", "resource"} <= set(f)
-    assert f["resource"] == {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "namespace": "training", "name": "llama-pretrain"}
+    assert f["resource"] == {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "namespace": "training",
+        "name": "llama-pretrain",
+    }
 
 
 def test_stdin():
@@ -83,7 +90,9 @@ def test_readme_rule_table_is_current():
     start, end = "<!-- rules:start -->\n", "<!-- rules:end -->"
     assert start in readme and end in readme, "README lacks the generated rule table markers"
     table = readme.split(start, 1)[1].split(end, 1)[0]
-    assert table == rules_markdown(default_registry()), "run `python -m eksmllint rules --format markdown` and paste it into the README"
+    assert table == rules_markdown(default_registry()), (
+        "run `python -m eksmllint rules --format markdown` and paste it into the README"
+    )
 
 
 def test_examples_lint_and_fail():

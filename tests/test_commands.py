@@ -30,9 +30,14 @@ SCRIPT = (
 
 
 def _container(command: list, env: list | None = None):
-    doc = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
-           "spec": {"template": {"spec": {"containers": [
-               {"name": "c", "image": "i", "command": command, "env": env or []}]}}}}
+    doc = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "j"},
+        "spec": {
+            "template": {"spec": {"containers": [{"name": "c", "image": "i", "command": command, "env": env or []}]}}
+        },
+    }
     (resource,), _ = parse_source(SourceFile("t.yaml", yaml.safe_dump(doc), "yaml"))
     (t,) = workload_of(resource).templates
     return t.containers[0]
@@ -49,15 +54,17 @@ def test_calls_name_their_program_and_drop_comments_and_heredocs():
 def test_word_positions_point_at_the_written_word():
     calls = script_calls(SCRIPT, ("args", 0), {})
     fp16 = next(w for c in calls for w in c.words if w.text == "--fp16")
-    assert SCRIPT[fp16.start:fp16.start + len(fp16.raw)] == "--fp16"
+    assert SCRIPT[fp16.start : fp16.start + len(fp16.raw)] == "--fp16"
     assert fp16.line == 6 and fp16.path == ("args", 0) and fp16.command == 3
 
 
 def test_exec_form_and_expansion():
     c = _container(["echo", "--fp16"])
     assert container_calls(c)[0].program == "echo" and argument_words(c) == []
-    c = _container(["bash", "-c", "python t.py --precision $(P) --mixed_precision $MP"],
-                   [{"name": "P", "value": "16-mixed"}, {"name": "MP", "value": "bf16"}])
+    c = _container(
+        ["bash", "-c", "python t.py --precision $(P) --mixed_precision $MP"],
+        [{"name": "P", "value": "16-mixed"}, {"name": "MP", "value": "bf16"}],
+    )
     assert [w.text for w in argument_words(c)][2:] == ["--precision", "16-mixed", "--mixed_precision", "bf16"]
 
 
@@ -101,8 +108,13 @@ def test_eml401_ignores_flags_that_are_only_text():
 def test_eml401_fix_edits_only_the_real_argument():
     text = _neuron_job(SCRIPT)
     (f,) = [f for f in lint_text(text, Config(select=("EML401",))).active if f.code == "EML401"]
-    assert f.location.line == text.splitlines().index(
-        "              export FI_PROVIDER=efa && torchrun --nproc_per_node=2 t.py --fp16 --num_workers 4") + 1
+    assert (
+        f.location.line
+        == text.splitlines().index(
+            "              export FI_PROVIDER=efa && torchrun --nproc_per_node=2 t.py --fp16 --num_workers 4"
+        )
+        + 1
+    )
     out = fix_text(text, Config(select=("EML401",)), name="job.yaml")
     script = yaml.safe_load(out.fixed)["spec"]["template"]["spec"]["containers"][0]["args"][0]
     assert script == SCRIPT.replace("t.py --fp16 --num_workers", "t.py --bf16 --num_workers")

@@ -15,8 +15,17 @@ import yaml
 from click.testing import CliRunner
 
 from eksmllint.cli import cli
-from eksmllint.config import (SCHEMA_PATH, Config, ConfigError, _ConfigLoader, json_schema, load_config_file,
-                              parse_config, schema_text, with_overrides)
+from eksmllint.config import (
+    SCHEMA_PATH,
+    Config,
+    ConfigError,
+    _ConfigLoader,
+    json_schema,
+    load_config_file,
+    parse_config,
+    schema_text,
+    with_overrides,
+)
 from eksmllint.core.registry import default_registry
 from eksmllint.formatters import use_color
 from eksmllint.schema import supported_versions
@@ -31,11 +40,15 @@ def run(*args, **kw):
 
 # --- kubernetes-version ----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name,text", [
-    (".eksmllint.yaml", "kubernetes-version: 1.30\n"),
-    (".eksmllint.yaml", "kubernetes-version: '1.30'\n"),
-    ("pyproject.toml", "[tool.eksmllint]\nkubernetes-version = 1.30\n"),
-])
+
+@pytest.mark.parametrize(
+    "name,text",
+    [
+        (".eksmllint.yaml", "kubernetes-version: 1.30\n"),
+        (".eksmllint.yaml", "kubernetes-version: '1.30'\n"),
+        ("pyproject.toml", "[tool.eksmllint]\nkubernetes-version = 1.30\n"),
+    ],
+)
 def test_unquoted_version_keeps_its_trailing_zero(tmp_path, name, text):
     path = tmp_path / name
     path.write_text(text)
@@ -54,8 +67,13 @@ def test_malformed_versions_are_rejected_in_files(value):
 
 
 def test_version_flag_is_validated_and_names_the_supported_range():
-    proc = subprocess.run([sys.executable, "-m", "eksmllint", "lint", "--kubernetes-version", "banana", "-"],
-                          input="", capture_output=True, text=True, cwd=ROOT)
+    proc = subprocess.run(
+        [sys.executable, "-m", "eksmllint", "lint", "--kubernetes-version", "banana", "-"],
+        input="",
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     versions = supported_versions()
     assert "'banana'" in proc.stderr and f"{versions[0]} to {versions[-1]}" in proc.stderr
@@ -76,14 +94,14 @@ def test_source_is_not_a_setting():
 
 # --- exclude ---------------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def project(tmp_path, monkeypatch):
     root = tmp_path / "project"
     for rel in ("k8s/job.yaml", "charts/trainer/templates/job.yaml", "k8s/skip-me.yaml", "k8s/keep/skip-me.yaml"):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(BAD_TEXT.replace("llama-pretrain", rel.replace("/", "-").replace(".", "-")))
-    (root / ".eksmllint.yaml").write_text(
-        'exclude: ["charts/", "skip-*.yaml", "!k8s/keep/skip-me.yaml"]\n')
+    (root / ".eksmllint.yaml").write_text('exclude: ["charts/", "skip-*.yaml", "!k8s/keep/skip-me.yaml"]\n')
     monkeypatch.chdir(root)
     return root
 
@@ -112,9 +130,11 @@ def test_exclude_applies_to_files_named_explicitly(project):
 
 # --- the config's JSON schema ----------------------------------------------------------------------
 
+
 def test_shipped_schema_is_the_models():
-    assert SCHEMA_PATH.read_text(encoding="utf-8") == schema_text(), \
+    assert SCHEMA_PATH.read_text(encoding="utf-8") == schema_text(), (
         "regenerate it: python -m eksmllint.config > eksmllint/config.schema.json"
+    )
 
 
 SAMPLES = [
@@ -154,17 +174,24 @@ def test_schema_covers_every_setting():
 
 # --- colour ----------------------------------------------------------------------------------------
 
+
 class _Tty:
     def isatty(self):
         return True
 
 
-@pytest.mark.parametrize("env,tty,expected", [
-    ({}, True, True), ({}, False, False),
-    ({"NO_COLOR": "1"}, True, False), ({"NO_COLOR": ""}, True, True),
-    ({"FORCE_COLOR": "1"}, False, True), ({"FORCE_COLOR": "0"}, False, False),
-    ({"NO_COLOR": "1", "FORCE_COLOR": "1"}, True, False),
-])
+@pytest.mark.parametrize(
+    "env,tty,expected",
+    [
+        ({}, True, True),
+        ({}, False, False),
+        ({"NO_COLOR": "1"}, True, False),
+        ({"NO_COLOR": ""}, True, True),
+        ({"FORCE_COLOR": "1"}, False, True),
+        ({"FORCE_COLOR": "0"}, False, False),
+        ({"NO_COLOR": "1", "FORCE_COLOR": "1"}, True, False),
+    ],
+)
 def test_no_color_and_force_color(env, tty, expected):
     assert use_color(_Tty() if tty else object(), env) is expected
 
@@ -176,6 +203,7 @@ def test_force_color_reaches_a_pipe_and_no_color_wins():
 
 
 # --- rule documentation ----------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("rule", list(default_registry()), ids=lambda r: r.code)
 def test_explain_shows_no_fixture_markers(rule):

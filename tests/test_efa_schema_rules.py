@@ -24,8 +24,15 @@ def lint(text: str, *codes: str, **cfg):
 ON_DEMAND = 'operator: In\n          values: ["on-demand"]'
 
 
-def pool(name="gpu", types=("p4d.24xlarge",), zones=("us-west-2a",), capacity=ON_DEMAND,
-         extra_reqs="", taints="", node_class="gpu"):
+def pool(
+    name="gpu",
+    types=("p4d.24xlarge",),
+    zones=("us-west-2a",),
+    capacity=ON_DEMAND,
+    extra_reqs="",
+    taints="",
+    node_class="gpu",
+):
     reqs = f"""
         - key: node.kubernetes.io/instance-type
           operator: In
@@ -114,13 +121,21 @@ def test_efa_multi_az_no_fix_when_no_zone_listed():
 
 def test_efa_multi_az_ignores_pool_without_the_pods_accelerators():
     # A CPU pool (instance-category c/m) cannot give a GPU pod its GPUs, so it is not "serving" it.
-    cpu = pool(name="cpu", types=(), zones=(), extra_reqs="""
+    cpu = pool(
+        name="cpu",
+        types=(),
+        zones=(),
+        extra_reqs="""
         - key: karpenter.k8s.aws/instance-category
           operator: In
-          values: [c, m]""").replace("""
+          values: [c, m]""",
+    ).replace(
+        """
         - key: node.kubernetes.io/instance-type
           operator: In
-          values: []""", "")
+          values: []""",
+        "",
+    )
     assert not lint(cpu + pytorchjob(efa=4), "EML101")
 
 
@@ -135,8 +150,10 @@ def test_efa_over_request_sets_min_instance_maximum_in_limits_and_requests():
     found = lint(pool(types=("p4d.24xlarge", "p5.48xlarge")) + pytorchjob(efa=40, requests=requests), "EML102")
     assert len(found) == 1 and "at most 32" in found[0].message
     c = ("spec", "pytorchReplicaSpecs", "Worker", "template", "spec", "containers", 0, "resources")
-    assert set(_ops(found[0])) == {SetValue(c + ("limits", "vpc.amazonaws.com/efa"), 4),
-                                   SetValue(c + ("requests", "vpc.amazonaws.com/efa"), 4)}
+    assert set(_ops(found[0])) == {
+        SetValue(c + ("limits", "vpc.amazonaws.com/efa"), 4),
+        SetValue(c + ("requests", "vpc.amazonaws.com/efa"), 4),
+    }
 
 
 def test_efa_over_request_silent_when_it_fits_or_types_unknown():
@@ -157,8 +174,18 @@ def test_efa_over_request_on_types_without_efa_has_no_fix():
 def test_efa_not_requested_fix_uses_instance_maximum():
     found = lint(pool(types=("p5.48xlarge",)) + pytorchjob(), "EML103")
     assert len(found) == 1
-    path = ("spec", "pytorchReplicaSpecs", "Worker", "template", "spec", "containers", 0, "resources",
-            "limits", "vpc.amazonaws.com/efa")
+    path = (
+        "spec",
+        "pytorchReplicaSpecs",
+        "Worker",
+        "template",
+        "spec",
+        "containers",
+        0,
+        "resources",
+        "limits",
+        "vpc.amazonaws.com/efa",
+    )
     assert _ops(found[0]) == (SetValue(path, 32),)
 
 
@@ -190,19 +217,22 @@ def test_efa_not_requested_silent_cases():
 # --- EML104 ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name,value,conflict", [
-    ("FI_PROVIDER", "efa", False),
-    ("FI_PROVIDER", "efa,tcp", False),
-    ("FI_PROVIDER", "tcp", True),
-    ("FI_PROVIDER", "^efa", True),
-    ("FI_PROVIDER", "^tcp", False),
-    ("FI_PROVIDER", "", False),
-    ("NCCL_NET", "Socket", True),
-    ("NCCL_NET", "IB", True),
-    ("NCCL_NET", "AWS Libfabric", False),
-    ("NCCL_NET_PLUGIN", "none", True),
-    ("NCCL_NET_PLUGIN", "aws-ofi-nccl", False),
-])
+@pytest.mark.parametrize(
+    "name,value,conflict",
+    [
+        ("FI_PROVIDER", "efa", False),
+        ("FI_PROVIDER", "efa,tcp", False),
+        ("FI_PROVIDER", "tcp", True),
+        ("FI_PROVIDER", "^efa", True),
+        ("FI_PROVIDER", "^tcp", False),
+        ("FI_PROVIDER", "", False),
+        ("NCCL_NET", "Socket", True),
+        ("NCCL_NET", "IB", True),
+        ("NCCL_NET", "AWS Libfabric", False),
+        ("NCCL_NET_PLUGIN", "none", True),
+        ("NCCL_NET_PLUGIN", "aws-ofi-nccl", False),
+    ],
+)
 def test_transport_conflict(name, value, conflict):
     assert (transport_conflict(name, value) is not None) is conflict
 
@@ -217,12 +247,15 @@ def test_efa_env_conflict_only_with_efa_requested():
 
 
 def test_efa_env_conflict_reads_genv_and_value_from_is_ignored():
-    text = pytorchjob(efa=4, env="""
+    text = pytorchjob(
+        efa=4,
+        env="""
               command: ["mpirun", "-genv", "FI_PROVIDER", "sockets", "python", "t.py"]
               env:
                 - name: NCCL_NET
                   valueFrom:
-                    configMapKeyRef: {name: nccl, key: net}""")
+                    configMapKeyRef: {name: nccl, key: net}""",
+    )
     found = lint(text, "EML104")
     assert len(found) == 1 and "FI_PROVIDER=sockets" in found[0].message
     assert found[0].location.path[-2:] == ("command", 3)
@@ -256,9 +289,11 @@ def test_device_plugin_coverage_without_nodepools_compares_pinned_types():
     selector = """
           nodeSelector:
             node.kubernetes.io/instance-type: p4de.24xlarge"""
-    ds = plugin(node_selector="""
+    ds = plugin(
+        node_selector="""
       nodeSelector:
-        node.kubernetes.io/instance-type: p4d.24xlarge""")
+        node.kubernetes.io/instance-type: p4d.24xlarge"""
+    )
     found = lint(ds + pytorchjob(efa=4, selector=selector), "EML105")
     assert len(found) == 1 and "p4de.24xlarge" in found[0].message
     assert not lint(plugin() + pytorchjob(efa=4, selector=selector), "EML105")  # plugin runs everywhere
@@ -277,21 +312,26 @@ def test_device_plugin_coverage_needs_a_plugin_and_checks_taints():
     assert not lint(pool(taints=taints) + job, "EML105")  # no plugin DaemonSet in the run
     found = lint(pool(taints=taints) + job + plugin(), "EML105")
     assert len(found) == 1 and "dedicated=ml:NoSchedule" in found[0].message
-    ok = plugin(tolerations="""
+    ok = plugin(
+        tolerations="""
       tolerations:
-        - operator: Exists""")
+        - operator: Exists"""
+    )
     assert not lint(pool(taints=taints) + job + ok, "EML105")
 
 
 # --- EML106 ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("reqs,expected", [
-    ([], None),
-    ([("karpenter.sh/capacity-type", "In", ("spot", "on-demand"))], {"spot", "on-demand"}),
-    ([("karpenter.sh/capacity-type", "NotIn", ("spot",))], {"on-demand", "reserved"}),
-    ([("karpenter.sh/capacity-type", "Exists", ())], {"on-demand", "reserved", "spot"}),
-])
+@pytest.mark.parametrize(
+    "reqs,expected",
+    [
+        ([], None),
+        ([("karpenter.sh/capacity-type", "In", ("spot", "on-demand"))], {"spot", "on-demand"}),
+        ([("karpenter.sh/capacity-type", "NotIn", ("spot",))], {"on-demand", "reserved"}),
+        ([("karpenter.sh/capacity-type", "Exists", ())], {"on-demand", "reserved", "spot"}),
+    ],
+)
 def test_allowed_capacity(reqs, expected):
     assert allowed_capacity(reqs, None) == expected
 
@@ -307,7 +347,8 @@ def test_spot_for_collective_cases():
     (bare,) = lint(pool(capacity=None) + pytorchjob(efa=4), "EML106")
     assert "no karpenter.sh/capacity-type requirement" in bare.message
     assert [(type(op).__name__, op.value) for op in _ops(bare)] == [
-        ("AppendItem", {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]})]
+        ("AppendItem", {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]})
+    ]
     assert not lint(pool(capacity=spot) + pytorchjob(replicas=1, efa=4), "EML106")  # not multi-node
     on_demand = """
           nodeSelector:
@@ -345,8 +386,9 @@ def test_schema_rules_give_one_verdict_per_object():
 def test_schema_invalid_missing_api_version_and_out_of_range_version():
     found = lint("kind: ConfigMap\nmetadata: {name: a}\n", "EML002")
     assert len(found) == 1 and "no apiVersion" in found[0].message
-    old = lint("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\nbogus: 1\n", "EML002",
-               **{"kubernetes-version": "1.20"})
+    old = lint(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\nbogus: 1\n", "EML002", **{"kubernetes-version": "1.20"}
+    )
     assert len(old) == 1 and "bogus" in old[0].message  # validated against the nearest bundled schema
 
 
@@ -355,4 +397,3 @@ def test_unknown_kind_ignore_groups_option():
     assert not lint(argo, "EML004")
     found = lint(argo, "EML004", rules={"EML004": {"ignore-groups": []}})
     assert len(found) == 1 and found[0].severity is Severity.INFO
-

@@ -199,7 +199,7 @@ def test_two_containers_in_one_pod_are_fixed_over_two_passes():
         "                  memory: 160Gi\n",
         "                  memory: 160Gi\n            - name: sidecar\n              image: busybox:1.36\n"
         "              resources:\n                limits:\n                  nvidia.com/gpu: 2\n"
-        "                  cpu: \"4\"\n                  memory: 16Gi\n",
+        '                  cpu: "4"\n                  memory: 16Gi\n',
     )
     out = fix_text(text, name="job.yaml")
     assert out.error is None and [f.code for f in out.applied] == ["EML301", "EML301"]
@@ -238,8 +238,12 @@ def test_no_convergence_within_the_cap_keeps_the_original():
 def test_unsafe_fixes_only_on_request_and_invalid_yaml_untouched():
     def unsafe(ctx, res):
         if "x" not in res.labels:
-            yield ctx.report(res, ("metadata",), "label", fix=Fix(
-                "label", (SetValue(("metadata", "labels", "x"), "1"),), Applicability.UNSAFE))
+            yield ctx.report(
+                res,
+                ("metadata",),
+                "label",
+                fix=Fix("label", (SetValue(("metadata", "labels", "x"), "1"),), Applicability.UNSAFE),
+            )
 
     reg = _registry(_rule("EML396", "unsafe-label", unsafe, "unsafe"))
     text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
@@ -253,15 +257,20 @@ def test_unsafe_fixes_only_on_request_and_invalid_yaml_untouched():
 def test_kind_list_and_json_files_through_the_loop():
     job = yaml.safe_load(BAD301.read_text())
     listed = "apiVersion: v1\nkind: List\nitems:\n" + "".join(
-        "- " + yaml.safe_dump(job, sort_keys=False).replace("\n", "\n  ").rstrip() + "\n" for _ in range(2))
+        "- " + yaml.safe_dump(job, sort_keys=False).replace("\n", "\n  ").rstrip() + "\n" for _ in range(2)
+    )
     out = fix_text(listed, name="list.yaml")
     assert [f.location.path[:2] for f in out.applied] == [("items", 0), ("items", 1)]
     items = yaml.safe_load(out.fixed)["items"]
-    assert all(i["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["volumes"][0]["name"] == "dshm"
-               for i in items)
+    assert all(
+        i["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["volumes"][0]["name"] == "dshm" for i in items
+    )
     as_json = json.dumps(job, indent=2) + "\n"
     fixed = fix_text(as_json, name="job.json")
-    assert fixed.changed and json.loads(fixed.fixed)["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["volumes"]
+    assert (
+        fixed.changed
+        and json.loads(fixed.fixed)["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["volumes"]
+    )
 
 
 def test_per_document_slices_give_the_same_text_as_whole_stream_edits():
@@ -386,14 +395,17 @@ def test_fix_then_lint(tmp_path):
 # -- JSON Patch ---------------------------------------------------------------------------------
 def test_json_patch_ops_and_escaping():
     doc = {"spec": {"containers": [{"name": "a", "resources": {"limits": {}}}]}, "metadata": {"annotations": None}}
-    f = Fix("t", (
-        AppendItem(("spec", "volumes"), {"name": "dshm"}),
-        AppendItem(("spec", "volumes"), {"name": "x"}),
-        SetValue(("spec", "containers", 0, "resources", "limits", "nvidia.com/gpu"), 4),
-        SetValue(("metadata", "annotations", "a~b"), "1"),
-        SetValue(("spec", "containers", 0, "name"), "b"),
-        RemovePath(("spec", "nothing")),
-    ))
+    f = Fix(
+        "t",
+        (
+            AppendItem(("spec", "volumes"), {"name": "dshm"}),
+            AppendItem(("spec", "volumes"), {"name": "x"}),
+            SetValue(("spec", "containers", 0, "resources", "limits", "nvidia.com/gpu"), 4),
+            SetValue(("metadata", "annotations", "a~b"), "1"),
+            SetValue(("spec", "containers", 0, "name"), "b"),
+            RemovePath(("spec", "nothing")),
+        ),
+    )
     patch = to_json_patch(f, doc)
     assert patch == [
         {"op": "add", "path": "/spec/volumes", "value": [{"name": "dshm"}]},
@@ -413,15 +425,19 @@ FIXABLE = fixable_cases()
 
 
 def test_every_fixable_rule_has_a_fixed_example():
-    missing = [f"{c.code} ({golden_path(c, p)})" for c in FIXABLE for p in case_files(c.bad)
-               if not golden_path(c, p).is_file()]
+    missing = [
+        f"{c.code} ({golden_path(c, p)})" for c in FIXABLE for p in case_files(c.bad) if not golden_path(c, p).is_file()
+    ]
     assert not missing, f"fixable rules without a fixed example: {missing}"
 
 
 @pytest.mark.parametrize("case", FIXABLE, ids=lambda c: c.code)
 def test_fixing_bad_gives_fixed(case):
-    expected = {p: golden_path(case, p).read_text(encoding="utf-8") for p in case_files(case.bad)
-                if golden_path(case, p).is_file()}
+    expected = {
+        p: golden_path(case, p).read_text(encoding="utf-8")
+        for p in case_files(case.bad)
+        if golden_path(case, p).is_file()
+    }
     if not expected:
         pytest.skip("no fixed example yet")
     for path, out in fix_case(case).items():

@@ -68,8 +68,12 @@ def container(draw, gpus: int, shm: str) -> dict:
     if draw(st.integers(0, 3)) == 0:  # a shell script: printed as a literal block scalar
         banner = draw(st.sampled_from(["", 'echo "was: torchrun --fp16 --num_workers 64"\n']))  # text, not flags
         command = ["/bin/bash", "-c", "set -euo pipefail\n" + banner + " ".join(command) + "\n"]
-    c: dict = {"name": "trainer", "image": IMAGE, "command": command,
-               "resources": draw(shuffled({"limits": draw(shuffled(limits)), **({"requests": requests} if requests else {})}))}
+    c: dict = {
+        "name": "trainer",
+        "image": IMAGE,
+        "command": command,
+        "resources": draw(shuffled({"limits": draw(shuffled(limits)), **({"requests": requests} if requests else {})})),
+    }
     if shm != "none":
         c["volumeMounts"] = [{"name": "dshm", "mountPath": "/dev/shm"}]
     if draw(st.booleans()):
@@ -111,39 +115,74 @@ def workload(draw, instance: str | None) -> dict:
         template: dict = {"spec": draw(pod_spec(instance))}
         if draw(st.booleans()):
             template["metadata"] = {"labels": {"app": "train"}}
-        worker = {"replicas": draw(st.integers(1, 4)), "restartPolicy": "OnFailure", "template": draw(shuffled(template))}
+        worker = {
+            "replicas": draw(st.integers(1, 4)),
+            "restartPolicy": "OnFailure",
+            "template": draw(shuffled(template)),
+        }
         spec: dict = {"pytorchReplicaSpecs": {"Worker": draw(shuffled(worker))}}
         if draw(st.booleans()):
             spec["runPolicy"] = {"schedulingPolicy": {"minAvailable": draw(st.integers(1, 4))}}
-        return draw(shuffled({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
-                              "metadata": draw(shuffled(meta)), "spec": draw(shuffled(spec))}))
-    return draw(shuffled({"apiVersion": "v1", "kind": "Pod", "metadata": draw(shuffled(meta)),
-                          "spec": draw(pod_spec(instance))}))
+        return draw(
+            shuffled(
+                {
+                    "apiVersion": "kubeflow.org/v1",
+                    "kind": "PyTorchJob",
+                    "metadata": draw(shuffled(meta)),
+                    "spec": draw(shuffled(spec)),
+                }
+            )
+        )
+    return draw(
+        shuffled(
+            {"apiVersion": "v1", "kind": "Pod", "metadata": draw(shuffled(meta)), "spec": draw(pod_spec(instance))}
+        )
+    )
 
 
 @st.composite
 def nodepool(draw, instance: str) -> list[dict]:
-    disruption: dict = {"consolidationPolicy": draw(st.sampled_from(["WhenEmpty", "WhenEmptyOrUnderutilized"])),
-                        "consolidateAfter": "5m"}
+    disruption: dict = {
+        "consolidationPolicy": draw(st.sampled_from(["WhenEmpty", "WhenEmptyOrUnderutilized"])),
+        "consolidateAfter": "5m",
+    }
     if draw(st.booleans()):
         disruption["budgets"] = [{"nodes": draw(st.sampled_from(["0", "10%"]))}]
-    pool = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "gpu"},
-            "spec": {"template": {"spec": {
-                "requirements": [
-                    {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [instance]},
-                    {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
-                    {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["us-west-2a"]}],
-                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "gpu"},
-                "expireAfter": "Never"}},
-                "disruption": draw(shuffled(disruption))}}
+    pool = {
+        "apiVersion": "karpenter.sh/v1",
+        "kind": "NodePool",
+        "metadata": {"name": "gpu"},
+        "spec": {
+            "template": {
+                "spec": {
+                    "requirements": [
+                        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [instance]},
+                        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
+                        {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["us-west-2a"]},
+                    ],
+                    "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "gpu"},
+                    "expireAfter": "Never",
+                }
+            },
+            "disruption": draw(shuffled(disruption)),
+        },
+    }
     ebs = {"volumeSize": "200Gi", "volumeType": "gp3"}
     if draw(st.booleans()):
         ebs["encrypted"] = True
-    nodeclass = {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "gpu"},
-                 "spec": {"amiFamily": "AL2023", "amiSelectorTerms": [{"alias": "al2023@v20250715"}],
-                          "role": "KarpenterNodeRole-ml", "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "ml"}}],
-                          "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "ml"}}],
-                          "blockDeviceMappings": [{"deviceName": "/dev/xvda", "ebs": draw(shuffled(ebs))}]}}
+    nodeclass = {
+        "apiVersion": "karpenter.k8s.aws/v1",
+        "kind": "EC2NodeClass",
+        "metadata": {"name": "gpu"},
+        "spec": {
+            "amiFamily": "AL2023",
+            "amiSelectorTerms": [{"alias": "al2023@v20250715"}],
+            "role": "KarpenterNodeRole-ml",
+            "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "ml"}}],
+            "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "ml"}}],
+            "blockDeviceMappings": [{"deviceName": "/dev/xvda", "ebs": draw(shuffled(ebs))}],
+        },
+    }
     return [pool, nodeclass]
 
 
@@ -217,7 +256,7 @@ class Printer:
         for item in value:
             if isinstance(item, (dict, list)) and item and not (self.small(item) and self.coin(0.2)):
                 sub = self.block(item, col + 2, first_comment_ok=False)
-                lines.append(f"{pad}- {sub[0][col + 2:]}")
+                lines.append(f"{pad}- {sub[0][col + 2 :]}")
                 lines += sub[1:]
             elif isinstance(item, str) and "\n" in item:
                 lines.append(f"{pad}- {self.literal(item, col + 2)}")
@@ -323,7 +362,9 @@ def _errors(result) -> set:
     return {(f.code, f.resource) for f in result.active if f.severity == Severity.ERROR}
 
 
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 @given(manifests())
 def test_fix_properties(sample):
     text, docs, name = sample
@@ -362,8 +403,11 @@ def test_fix_properties(sample):
 # -- JSON Patch means what the ops mean ---------------------------------------------------------
 _keys = st.sampled_from(["spec", "a", "b/c", "x~y", "containers", "0"])
 _leaf = st.one_of(st.integers(-3, 3), st.text("ab", max_size=2), st.booleans(), st.none())
-_docs = st.recursive(_leaf, lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                                    st.dictionaries(_keys, inner, max_size=3)), max_leaves=12)
+_docs = st.recursive(
+    _leaf,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_keys, inner, max_size=3)),
+    max_leaves=12,
+)
 
 
 def _paths(doc, prefix=()):
@@ -387,8 +431,13 @@ def doc_and_fix(draw):
         path = base + tuple(draw(st.lists(st.one_of(_keys, st.integers(0, 3)), max_size=2)))
         kind = draw(st.sampled_from(["set", "append", "remove"]))
         value = draw(_docs)
-        ops.append(SetValue(path, value) if kind == "set" else AppendItem(path, value) if kind == "append"
-                   else RemovePath(path))
+        ops.append(
+            SetValue(path, value)
+            if kind == "set"
+            else AppendItem(path, value)
+            if kind == "append"
+            else RemovePath(path)
+        )
     return doc, Fix("random", tuple(ops))
 
 

@@ -118,8 +118,10 @@ def test_many_steps_are_fixed_in_one_pass_and_a_shared_directive_once() -> None:
     text = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\n\n" + steps
     out = fix_text(text, ONLY_805, name="j.sbatch")
     assert not out.error and out.passes == 1 and len(out.applied) == 25 and eml805(out.fixed) == []
-    inherited = ("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n\n"
-                 "srun torchrun --nnodes=2 --nproc_per_node=8 a.py\nsrun torchrun --nnodes=2 --nproc_per_node=8 b.py\n")
+    inherited = (
+        "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n\n"
+        "srun torchrun --nnodes=2 --nproc_per_node=8 a.py\nsrun torchrun --nnodes=2 --nproc_per_node=8 b.py\n"
+    )
     out = fix_text(inherited, ONLY_805, name="j.sbatch")
     assert not out.error and eml805(out.fixed) == [] and "--ntasks-per-node=1\n" in out.fixed
     assert out.fixed.count("--ntasks-per-node=1") == 1  # both steps inherit one directive: edited once
@@ -128,8 +130,10 @@ def test_many_steps_are_fixed_in_one_pass_and_a_shared_directive_once() -> None:
 @pytest.mark.parametrize("separator", ["\x0c", "\x85", "\u2028", "\r"])
 def test_line_numbers_are_the_shells_whatever_other_separators_the_text_holds(separator: str) -> None:
     # str.splitlines() also breaks at these; the shell, the Slurm parser and the text edits do not.
-    text = ("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\n# note" + separator + "\n"
-            "#SBATCH --ntasks-per-node=8\n\nsrun torchrun --nnodes=2 --nproc_per_node=8 train.py\n")
+    text = (
+        "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\n# note" + separator + "\n"
+        "#SBATCH --ntasks-per-node=8\n\nsrun torchrun --nnodes=2 --nproc_per_node=8 train.py\n"
+    )
     (found,) = eml805(text)
     assert (found.location.line, found.location.col) == (5, 9) and found.fix is not None
     out = fix_text(text, ONLY_805, name="j.sbatch")

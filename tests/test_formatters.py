@@ -49,8 +49,10 @@ def test_junit_parses_back():
     out = run("lint", "--format", "junit", str(BAD))
     xml = JUnitXml.fromstring(out.output.encode())
     cases = [case for suite in xml for case in suite]
-    assert any(case.name == "EML301 shm-missing: PyTorchJob training/llama-pretrain (line 14)" and case.result
-               for case in cases)
+    assert any(
+        case.name == "EML301 shm-missing: PyTorchJob training/llama-pretrain (line 14)" and case.result
+        for case in cases
+    )
     failure = next(case for case in cases if case.result).result[0]
     assert "EML301" in failure.type
 
@@ -58,7 +60,9 @@ def test_junit_parses_back():
 def test_github_annotations():
     out = run("lint", "--format", "github", str(BAD))
     line = out.output.strip().splitlines()[0]
-    assert re.match(r"^::warning file=[^,]+bad\.yaml,line=14,col=15,title=EML301 shm-missing::container 'pytorch'", line)
+    assert re.match(
+        r"^::warning file=[^,]+bad\.yaml,line=14,col=15,title=EML301 shm-missing::container 'pytorch'", line
+    )
 
 
 def test_gitlab_code_quality_fingerprints_are_stable(tmp_path):

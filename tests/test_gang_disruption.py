@@ -43,10 +43,19 @@ def resource(text: str):
 # --- Go durations -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text, seconds", [
-    ("720h", 720 * 3600), ("1h30m", 5400), ("90s", 90), ("1.5h", 5400), ("0", 0),
-    ("500ms", 0.5), ("2h45m30s", 2 * 3600 + 45 * 60 + 30), (" 24h ", 86400),
-])
+@pytest.mark.parametrize(
+    "text, seconds",
+    [
+        ("720h", 720 * 3600),
+        ("1h30m", 5400),
+        ("90s", 90),
+        ("1.5h", 5400),
+        ("0", 0),
+        ("500ms", 0.5),
+        ("2h45m30s", 2 * 3600 + 45 * 60 + 30),
+        (" 24h ", 86400),
+    ],
+)
 def test_parse_go_duration(text, seconds):
     assert parse_go_duration(text) == pytest.approx(seconds)
 
@@ -80,26 +89,45 @@ spec:
 """
 
 
-@pytest.mark.parametrize("disruption, uncovered", [
-    ("{consolidationPolicy: WhenEmpty, consolidateAfter: 1m}", ("Drifted",)),
-    ("{consolidationPolicy: WhenEmpty, consolidateAfter: 1m, budgets: [{nodes: '0'}]}", ()),
-    ("{consolidationPolicy: WhenEmpty, consolidateAfter: 1m, budgets: [{nodes: '0%'}]}", ()),
-    ("{consolidateAfter: 1m}", ("Underutilized", "Drifted")),  # CRD default policy
-    ("{consolidationPolicy: Balanced, consolidateAfter: 1m, budgets: [{nodes: '0', reasons: [Drifted]}]}",
-     ("Underutilized",)),
-    ("{consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: Never}", ("Drifted",)),
-    ("{consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 1m, "
-     "budgets: [{nodes: '0', reasons: [Underutilized, Drifted]}]}", ()),
-    ("{consolidationPolicy: WhenEmpty, consolidateAfter: 1m, "
-     "budgets: [{nodes: '0', schedule: '@daily', duration: 10m}]}", ("Drifted",)),
-    ("{consolidationPolicy: WhenEmpty, consolidateAfter: 1m, budgets: [{nodes: '0', reasons: [Empty]}]}",
-     ("Drifted",)),
-    # a scheduled zero budget naming Drifted is a drift maintenance window (the EML501 fix writes one)
-    ("{consolidationPolicy: WhenEmpty, consolidateAfter: 1m, budgets: [{nodes: '0', reasons: [Drifted], "
-     "schedule: '0 4 * * sun', duration: 164h}]}", ()),
-    ("{consolidateAfter: 1m, budgets: [{nodes: '0', reasons: [Underutilized, Drifted], "
-     "schedule: '0 4 * * sun', duration: 164h}]}", ("Underutilized",)),
-])
+@pytest.mark.parametrize(
+    "disruption, uncovered",
+    [
+        ("{consolidationPolicy: WhenEmpty, consolidateAfter: 1m}", ("Drifted",)),
+        ("{consolidationPolicy: WhenEmpty, consolidateAfter: 1m, budgets: [{nodes: '0'}]}", ()),
+        ("{consolidationPolicy: WhenEmpty, consolidateAfter: 1m, budgets: [{nodes: '0%'}]}", ()),
+        ("{consolidateAfter: 1m}", ("Underutilized", "Drifted")),  # CRD default policy
+        (
+            "{consolidationPolicy: Balanced, consolidateAfter: 1m, budgets: [{nodes: '0', reasons: [Drifted]}]}",
+            ("Underutilized",),
+        ),
+        ("{consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: Never}", ("Drifted",)),
+        (
+            "{consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 1m, "
+            "budgets: [{nodes: '0', reasons: [Underutilized, Drifted]}]}",
+            (),
+        ),
+        (
+            "{consolidationPolicy: WhenEmpty, consolidateAfter: 1m, "
+            "budgets: [{nodes: '0', schedule: '@daily', duration: 10m}]}",
+            ("Drifted",),
+        ),
+        (
+            "{consolidationPolicy: WhenEmpty, consolidateAfter: 1m, budgets: [{nodes: '0', reasons: [Empty]}]}",
+            ("Drifted",),
+        ),
+        # a scheduled zero budget naming Drifted is a drift maintenance window (the EML501 fix writes one)
+        (
+            "{consolidationPolicy: WhenEmpty, consolidateAfter: 1m, budgets: [{nodes: '0', reasons: [Drifted], "
+            "schedule: '0 4 * * sun', duration: 164h}]}",
+            (),
+        ),
+        (
+            "{consolidateAfter: 1m, budgets: [{nodes: '0', reasons: [Underutilized, Drifted], "
+            "schedule: '0 4 * * sun', duration: 164h}]}",
+            ("Underutilized",),
+        ),
+    ],
+)
 def test_exposure(disruption, uncovered):
     assert exposure(resource(POOL.format(version="v1", disruption=disruption))).uncovered == uncovered
 
@@ -125,8 +153,12 @@ spec:
 """
 
 
-def nodepool(name: str, types: list[str], disruption: str = "{consolidationPolicy: WhenEmpty, consolidateAfter: 1m}",
-             extra: str = "") -> str:
+def nodepool(
+    name: str,
+    types: list[str],
+    disruption: str = "{consolidationPolicy: WhenEmpty, consolidateAfter: 1m}",
+    extra: str = "",
+) -> str:
     """A NodePool limited to ``types``; ``extra`` lines go into spec.template.spec."""
     extra_lines = "".join(f"      {line}\n" for line in extra.splitlines())
     return (
@@ -140,8 +172,14 @@ def nodepool(name: str, types: list[str], disruption: str = "{consolidationPolic
     )
 
 
-def job(name: str, gpus: int = 1, annotations: str = "", deadline: str = "", selector: str = "",
-        kind_header: str = "apiVersion: batch/v1\nkind: Job") -> str:
+def job(
+    name: str,
+    gpus: int = 1,
+    annotations: str = "",
+    deadline: str = "",
+    selector: str = "",
+    kind_header: str = "apiVersion: batch/v1\nkind: Job",
+) -> str:
     ann = f"\n    metadata:\n      annotations: {annotations}" if annotations else ""
     sel = f"\n      nodeSelector: {selector}" if selector else ""
     dl = f"\n  activeDeadlineSeconds: {deadline}" if deadline else ""
@@ -201,7 +239,8 @@ def test_gpu_pod_does_not_land_on_cpu_pool():
     assert lint(text, "EML501", "EML502") == []
     # a CPU training pod (a Kubeflow-like job on CPU) does land there
     cpu_pod = job("cpu-train", gpus=0, kind_header="apiVersion: batch/v1\nkind: Job").replace(
-        "metadata:\n  name: cpu-train", "metadata:\n  name: cpu-train")
+        "metadata:\n  name: cpu-train", "metadata:\n  name: cpu-train"
+    )
     assert lint(text + cpu_pod, "EML502") == []  # not training: no accelerator, not a training kind
 
 
@@ -214,20 +253,32 @@ def test_eml502_protected_by_annotation_or_duration():
 
 
 def test_eml503_grace_period_and_never():
-    short = nodepool("daily", ["g5.2xlarge"], "{consolidationPolicy: WhenEmpty, consolidateAfter: 1m, "
-                     "budgets: [{nodes: '0'}]}", "expireAfter: 24h\nterminationGracePeriod: 1h")
-    never = nodepool("never", ["g5.2xlarge"], "{consolidationPolicy: WhenEmpty, consolidateAfter: 1m, "
-                     "budgets: [{nodes: '0'}]}", "expireAfter: Never")
+    short = nodepool(
+        "daily",
+        ["g5.2xlarge"],
+        "{consolidationPolicy: WhenEmpty, consolidateAfter: 1m, budgets: [{nodes: '0'}]}",
+        "expireAfter: 24h\nterminationGracePeriod: 1h",
+    )
+    never = nodepool(
+        "never",
+        ["g5.2xlarge"],
+        "{consolidationPolicy: WhenEmpty, consolidateAfter: 1m, budgets: [{nodes: '0'}]}",
+        "expireAfter: Never",
+    )
     protected = "{karpenter.sh/do-not-disrupt: 'true'}"
     sel_daily = "{karpenter.sh/nodepool: daily}"
-    found = lint(short + never + NODECLASS + job("a", deadline="172800", annotations=protected,
-                                                 selector=sel_daily), "EML503")
+    found = lint(
+        short + never + NODECLASS + job("a", deadline="172800", annotations=protected, selector=sel_daily), "EML503"
+    )
     assert codes(found) == ["EML503"] and "terminationGracePeriod 1h" in found[0].message
     # within expireAfter + grace: silent
-    assert lint(short + NODECLASS + job("b", deadline="90000", annotations=protected, selector=sel_daily),
-                "EML503") == []
-    assert lint(never + NODECLASS + job("c", deadline="99999999", selector="{karpenter.sh/nodepool: never}"),
-                "EML503") == []
+    assert (
+        lint(short + NODECLASS + job("b", deadline="90000", annotations=protected, selector=sel_daily), "EML503") == []
+    )
+    assert (
+        lint(never + NODECLASS + job("c", deadline="99999999", selector="{karpenter.sh/nodepool: never}"), "EML503")
+        == []
+    )
 
 
 # --- EML201-EML204 edge cases -----------------------------------------------------------------
@@ -256,8 +307,7 @@ spec:
 
 
 def pytorchjob(spec: str = "  runPolicy: {}", template: str = "", pod: str = "", command: str = "[python, t.py]"):
-    return PYTORCHJOB.format(spec=spec, template=template, pod=pod or "          hostIPC: false",
-                             command=command)
+    return PYTORCHJOB.format(spec=spec, template=template, pod=pod or "          hostIPC: false", command=command)
 
 
 def test_eml201_kubeflow_variants():
@@ -265,8 +315,7 @@ def test_eml201_kubeflow_variants():
     # schedulerName volcano alone creates no PodGroup
     assert codes(lint(pytorchjob(pod="          schedulerName: volcano"), "EML201")) == ["EML201"]
     assert lint(pytorchjob(spec="  runPolicy: {schedulingPolicy: {minAvailable: 4}}"), "EML201") == []
-    assert lint(pytorchjob(template="        metadata: {labels: {scheduling.x-k8s.io/pod-group: g}}"),
-                "EML201") == []
+    assert lint(pytorchjob(template="        metadata: {labels: {scheduling.x-k8s.io/pod-group: g}}"), "EML201") == []
     assert lint(pytorchjob(spec="  elasticPolicy: {minReplicas: 1, maxReplicas: 4}"), "EML201") == []
     assert lint(pytorchjob(command="[torchrun, --nnodes=2:4, t.py]"), "EML201") == []
 
@@ -289,16 +338,17 @@ spec:
           command: [python, process_shard.py]
 """
     assert lint(indexed, "EML201") == []  # embarrassingly parallel CPU work
-    assert codes(lint(indexed.replace("[python, process_shard.py]", "[torchrun, --nnodes=8, t.py]"),
-                      "EML201")) == ["EML201"]
+    assert codes(lint(indexed.replace("[python, process_shard.py]", "[torchrun, --nnodes=8, t.py]"), "EML201")) == [
+        "EML201"
+    ]
 
 
 def test_eml202_elastic_and_templated_values():
-    elastic = pytorchjob(spec="  runPolicy: {schedulingPolicy: {minAvailable: 2}}",
-                         command="[torchrun, --nnodes=2:4, t.py]")
+    elastic = pytorchjob(
+        spec="  runPolicy: {schedulingPolicy: {minAvailable: 2}}", command="[torchrun, --nnodes=2:4, t.py]"
+    )
     assert lint(elastic, "EML202") == []
-    assert lint(pytorchjob(spec="  runPolicy: {schedulingPolicy: {minAvailable: '{{ .Values.n }}'}}"),
-                "EML202") == []
+    assert lint(pytorchjob(spec="  runPolicy: {schedulingPolicy: {minAvailable: '{{ .Values.n }}'}}"), "EML202") == []
 
 
 def test_eml202_volcano_default_min_from_task_min():
@@ -341,8 +391,14 @@ spec:
     assert codes(lint(vcjob.format(queue="elsewhere") + queue, "EML203")) == ["EML203"]
     assert lint(vcjob.format(queue="default") + queue, "EML203") == []  # Volcano's built-in queue
     # a scheduler whose name says volcano is accepted
-    assert lint(vcjob.format(queue="other").replace("spec:\n  queue", "spec:\n  schedulerName: volcano-gpu\n  queue")
-                + queue, "EML203") == []
+    assert (
+        lint(
+            vcjob.format(queue="other").replace("spec:\n  queue", "spec:\n  schedulerName: volcano-gpu\n  queue")
+            + queue,
+            "EML203",
+        )
+        == []
+    )
 
 
 KUEUE = """\
@@ -379,12 +435,15 @@ spec:
 """
 
 
-@pytest.mark.parametrize("cohort, borrow, reported", [
-    ("  namespaceSelector: {}", "", True),                  # no cohort: 4 < 8
-    ("  cohortName: c", "", False),                         # cohort without limit: unbounded
-    ("  cohortName: c", ", borrowingLimit: 4", False),      # 4 + 4 = 8
-    ("  cohortName: c", ", borrowingLimit: 3", True),       # 4 + 3 < 8
-])
+@pytest.mark.parametrize(
+    "cohort, borrow, reported",
+    [
+        ("  namespaceSelector: {}", "", True),  # no cohort: 4 < 8
+        ("  cohortName: c", "", False),  # cohort without limit: unbounded
+        ("  cohortName: c", ", borrowingLimit: 4", False),  # 4 + 4 = 8
+        ("  cohortName: c", ", borrowingLimit: 3", True),  # 4 + 3 < 8
+    ],
+)
 def test_eml204_kueue_limits(cohort, borrow, reported):
     found = lint(KUEUE.format(cohort=cohort, borrow=borrow), "EML204")
     assert codes(found) == (["EML204"] if reported else [])
@@ -393,12 +452,15 @@ def test_eml204_kueue_limits(cohort, borrow, reported):
 # --- fixes remove their finding ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize("case, code", [
-    ("EML202-gang-min-available", "EML202"),
-    ("EML203-gang-scheduler-mismatch", "EML203"),
-    ("EML501-nodepool-disruption-budget", "EML501"),
-    ("EML502-training-pod-disruptable", "EML502"),
-])
+@pytest.mark.parametrize(
+    "case, code",
+    [
+        ("EML202-gang-min-available", "EML202"),
+        ("EML203-gang-scheduler-mismatch", "EML203"),
+        ("EML501-nodepool-disruption-budget", "EML501"),
+        ("EML502-training-pod-disruptable", "EML502"),
+    ],
+)
 def test_fixes_remove_their_findings(case, code):
     text = (FIXTURES / case / "bad.yaml").read_text(encoding="utf-8")
     cfg = Config(select=(code,))
@@ -419,9 +481,16 @@ def test_fixes_remove_their_findings(case, code):
 # --- robustness -------------------------------------------------------------------------------
 
 # deep-copied per draw: a shared [] or {} placed twice would make a cycle in the document
-_ODD = st.sampled_from([None, "x", -1, 0, 3.5, True, [], {}, ["a"], {"k": "v"}, "720h", "Never", "0"]).map(copy.deepcopy)
-_DOCS = [d for case in sorted(FIXTURES.glob("EML[25]0*")) for name in ("bad.yaml", "good.yaml")
-         for d in yaml.safe_load_all((case / name).read_text(encoding="utf-8")) if isinstance(d, dict)]
+_ODD = st.sampled_from([None, "x", -1, 0, 3.5, True, [], {}, ["a"], {"k": "v"}, "720h", "Never", "0"]).map(
+    copy.deepcopy
+)
+_DOCS = [
+    d
+    for case in sorted(FIXTURES.glob("EML[25]0*"))
+    for name in ("bad.yaml", "good.yaml")
+    for d in yaml.safe_load_all((case / name).read_text(encoding="utf-8"))
+    if isinstance(d, dict)
+]
 
 
 def _paths(data, path=()):

@@ -23,7 +23,15 @@ from eksmllint.core.engine import lint_text
 from eksmllint.core.finding import Severity
 from eksmllint.render import svg
 from eksmllint.render.graph_export import (
-    EDGE_TYPES, SEVERITY_COLORS, FocusError, export_graph, focus, node_id, to_dot, to_json, to_json_data,
+    EDGE_TYPES,
+    SEVERITY_COLORS,
+    FocusError,
+    export_graph,
+    focus,
+    node_id,
+    to_dot,
+    to_json,
+    to_json_data,
     to_mermaid,
 )
 from eksmllint.render.progress import ProgressBar, progress_for, wanted
@@ -264,7 +272,11 @@ def test_nodes_carry_their_worst_finding(result, graph):
     active = result.active
     assert any(f.severity == Severity.ERROR for f in active)  # the eval Job's untolerated taint
     for nid in resource_ids(result):
-        mine = [f for f in active if f.resource and node_id(("res", f.resource.kind, f.resource.namespace, f.resource.name)) == nid]
+        mine = [
+            f
+            for f in active
+            if f.resource and node_id(("res", f.resource.kind, f.resource.namespace, f.resource.name)) == nid
+        ]
         node = graph.nodes[nid]
         assert len(node.findings) == len(mine)
         assert node.severity == (max(f.severity for f in mine) if mine else None)
@@ -304,7 +316,9 @@ def test_dot_parses_with_pydot(graph):
     parsed = pydot.graph_from_dot_data(to_dot(graph))
     assert parsed and len(parsed) == 1
     g = parsed[0]
-    nodes = {_unquote(n.get_name()): n for n in g.get_nodes() if _unquote(n.get_name()) not in ("node", "edge", "graph")}
+    nodes = {
+        _unquote(n.get_name()): n for n in g.get_nodes() if _unquote(n.get_name()) not in ("node", "edge", "graph")
+    }
     assert set(nodes) == set(graph.nodes)
     assert len(g.get_edges()) == len(graph.edges)
     for nid, n in graph.nodes.items():
@@ -405,9 +419,16 @@ def test_json_round_trips(graph):
 def test_focus_on_a_workload_keeps_its_neighbourhood(graph):
     sub = focus(graph, "pytorchjob/llama")
     ids = set(sub.nodes)
-    assert {"PyTorchJob/train/llama", "PyTorchJob/train/llama:master", "PyTorchJob/train/llama:worker",
-            "NodePool/gpu", "EC2NodeClass/gpu-class", "PersistentVolumeClaim/train/ckpt", "StorageClass/fsx",
-            "ConfigMap/train/nccl-env"} <= ids
+    assert {
+        "PyTorchJob/train/llama",
+        "PyTorchJob/train/llama:master",
+        "PyTorchJob/train/llama:worker",
+        "NodePool/gpu",
+        "EC2NodeClass/gpu-class",
+        "PersistentVolumeClaim/train/ckpt",
+        "StorageClass/fsx",
+        "ConfigMap/train/nccl-env",
+    } <= ids
     # the device plugin that lands on the job's pool is part of the picture
     assert "DaemonSet/kube-system/nvidia-device-plugin" in ids
     # unrelated workloads and objects are not
@@ -419,7 +440,9 @@ def test_focus_on_a_workload_keeps_its_neighbourhood(graph):
 
 def test_focus_on_a_nodepool_shows_who_lands_on_it(graph):
     sub = focus(graph, "NodePool/gpu")
-    assert {"Job/train/eval", "Job/train/eval:pod", "PyTorchJob/train/llama", "EC2NodeClass/gpu-class"} <= set(sub.nodes)
+    assert {"Job/train/eval", "Job/train/eval:pod", "PyTorchJob/train/llama", "EC2NodeClass/gpu-class"} <= set(
+        sub.nodes
+    )
 
 
 def test_focus_with_namespace_and_errors(graph):
@@ -560,8 +583,10 @@ GARBAGE = {
     "weird.yaml": "kind: Job\nmetadata: 5\nspec: []\n",
     "list.yaml": "apiVersion: v1\nkind: List\nitems:\n- kind: ConfigMap\n  metadata: {name: x}\n- 7\n",
     "seq.yaml": "- 1\n- 2\n",
-    "np.yaml": ("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: \"<script>alert(1)</script>\"}\n"
-                "spec: {template: {spec: {nodeClassRef: {name: [1]}}}}\n"),
+    "np.yaml": (
+        'apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: "<script>alert(1)</script>"}\n'
+        "spec: {template: {spec: {nodeClassRef: {name: [1]}}}}\n"
+    ),
     "job.sbatch": "#!/bin/bash\n#SBATCH --nodes=2\nsrun python x.py\n",
 }
 

@@ -60,11 +60,14 @@ def codes(result) -> list[str]:
 
 
 # -- item 5: numbers and tags that used to crash the run or a rule -------------------------------
-@pytest.mark.parametrize(("text", "field", "line"), [
-    (job().replace("  parallelism: 2", "  parallelism: 2\n  suspend: !!bool maybe"), "spec.suspend", 7),
-    (job(parallelism='"²"'), "spec.parallelism", 6),
-    (job(parallelism="9" * 5000), "spec.parallelism", 6),
-])
+@pytest.mark.parametrize(
+    ("text", "field", "line"),
+    [
+        (job().replace("  parallelism: 2", "  parallelism: 2\n  suspend: !!bool maybe"), "spec.suspend", 7),
+        (job(parallelism='"²"'), "spec.parallelism", 6),
+        (job(parallelism="9" * 5000), "spec.parallelism", 6),
+    ],
+)
 def test_whole_run_crashes_are_findings_with_a_line(tmp_path, text, field, line):
     path = tmp_path / "job.yaml"
     path.write_text(text)
@@ -75,8 +78,19 @@ def test_whole_run_crashes_are_findings_with_a_line(tmp_path, text, field, line)
     assert not [f for f in findings if f["code"] == "EML000"]
 
 
-@pytest.mark.parametrize("value", [".inf", "-.inf", ".nan", "1e400", '"1e999999999"', '"1e-999999999"',
-                                   "9" * 5000, "99999999999999999999999999999999999"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        ".inf",
+        "-.inf",
+        ".nan",
+        "1e400",
+        '"1e999999999"',
+        '"1e-999999999"',
+        "9" * 5000,
+        "99999999999999999999999999999999999",
+    ],
+)
 def test_non_finite_and_huge_numbers_never_crash_a_rule(value):
     for text in (job(gpus=value), job(memory=value), job(parallelism=value)):
         result = lint_text(text, Config(), "job.yaml")
@@ -97,10 +111,14 @@ def test_one_infinite_gpu_count_does_not_disable_rules_for_the_other_workloads()
 
 
 def test_list_valued_names_never_crash_a_rule():
-    text = job().replace("          resources:", "          volumeMounts:\n            - name: [a, b]\n"
-                         "              mountPath: /dev/shm\n          resources:")
-    text = text.replace("      restartPolicy: Never", "      restartPolicy: Never\n      volumes:\n"
-                        "        - name: {a: b}\n          emptyDir: {medium: Memory}")
+    text = job().replace(
+        "          resources:",
+        "          volumeMounts:\n            - name: [a, b]\n              mountPath: /dev/shm\n          resources:",
+    )
+    text = text.replace(
+        "      restartPolicy: Never",
+        "      restartPolicy: Never\n      volumes:\n        - name: {a: b}\n          emptyDir: {medium: Memory}",
+    )
     assert "EML000" not in codes(lint_text(text, Config(), "job.yaml"))
 
 
@@ -109,7 +127,9 @@ def test_numbers_are_bounded_centrally():
     assert parse_quantity("1e999999999") is None and parse_quantity(10**5000) is None
     assert parse_quantity("64Gi") == 64 * 2**30 and parse_quantity(0.5) == parse_quantity("500m")
     assert parse_count(float("inf")) is None and parse_count("8") == 8
-    assert quantity.parse_int("²") is None and quantity.parse_int("9" * 5000) is None and quantity.parse_int(" 16 ") == 16
+    assert (
+        quantity.parse_int("²") is None and quantity.parse_int("9" * 5000) is None and quantity.parse_int(" 16 ") == 16
+    )
     assert quantity.parse_int(True) is None and quantity.parse_int(-3) == -3 and quantity.parse_int("-3") is None
 
 
@@ -158,8 +178,15 @@ IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 def eksmllint(*args: str, input: bytes | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """The real console entry point in a subprocess (exit codes, tracebacks, hangs)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "eksmllint", *args], input=input, capture_output=True,
-                          env=env, cwd=cwd, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "eksmllint", *args],
+        input=input,
+        capture_output=True,
+        env=env,
+        cwd=cwd,
+        timeout=120,
+        check=False,
+    )
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
@@ -212,7 +239,8 @@ def test_an_unreadable_file_is_reported(tmp_path, monkeypatch):
     monkeypatch.setattr(loader, "open", guarded_open, raising=False)
     findings = json.loads(lint_cli("--format", "json", "-j", "1", str(tmp_path)).output)["findings"]
     assert [(f["file"], f["message"]) for f in findings if f["code"] == "EML001"] == [
-        (str(tmp_path / "a.yaml"), "cannot read file: Permission denied")]
+        (str(tmp_path / "a.yaml"), "cannot read file: Permission denied")
+    ]
     assert any(f["code"] == "EML301" and f["file"] == str(tmp_path / "b.yaml") for f in findings)
 
 
@@ -290,8 +318,7 @@ def _tree_with_outside_link(tmp_path: Path) -> Path:
 def test_symlinks_out_of_the_tree_are_not_followed_by_default(tmp_path, fmt):
     tree = _tree_with_outside_link(tmp_path)
     out = tmp_path / f"report.{fmt}"
-    result = CliRunner().invoke(cli, ["lint", "--format", fmt, "--output", str(out), str(tree)],
-                                catch_exceptions=False)
+    result = CliRunner().invoke(cli, ["lint", "--format", fmt, "--output", str(out), str(tree)], catch_exceptions=False)
     report = out.read_text() + result.output
     assert SECRET not in report and "link.yaml" not in report
     assert "inside.yaml" in report and "job.yaml" in report
@@ -343,8 +370,20 @@ def test_fix_refuses_when_the_owner_cannot_be_kept(tmp_path, monkeypatch):
     def other_owner(path, *args, **kwargs):  # the file looks like another user's
         st = real_stat(path, *args, **kwargs)
         if os.fspath(path) == str(p):
-            return os.stat_result((st.st_mode, st.st_ino, st.st_dev, st.st_nlink, st.st_uid + 1, st.st_gid,
-                                   st.st_size, st.st_atime, st.st_mtime, st.st_ctime))
+            return os.stat_result(
+                (
+                    st.st_mode,
+                    st.st_ino,
+                    st.st_dev,
+                    st.st_nlink,
+                    st.st_uid + 1,
+                    st.st_gid,
+                    st.st_size,
+                    st.st_atime,
+                    st.st_mtime,
+                    st.st_ctime,
+                )
+            )
         return st
 
     def chown(*args):
@@ -385,16 +424,23 @@ def test_sigterm_during_a_write_leaves_no_temp_file_and_the_original(tmp_path):
         "from eksmllint.cli import main\n"
         "main()\n"
     )
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120, check=False,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert proc.returncode == 128 + signal.SIGTERM and b"interrupted by signal" in proc.stderr
     assert os.listdir(tmp_path) == ["job.yaml"] and p.read_bytes() == BAD301.read_bytes()
 
 
 def test_fix_stdin_binary_oversized_and_invalid_yaml_are_errors():
-    for data, message in [(b"kind: Pod\x00\x01", b"binary file"),
-                          (b"a: " + b"x" * (Config().max_file_size + 10), b"larger than"),
-                          (b"apiVersion: v1\nkind: [unclosed\n", b"<stdin>:3:1: EML001")]:
+    for data, message in [
+        (b"kind: Pod\x00\x01", b"binary file"),
+        (b"a: " + b"x" * (Config().max_file_size + 10), b"larger than"),
+        (b"apiVersion: v1\nkind: [unclosed\n", b"<stdin>:3:1: EML001"),
+    ]:
         proc = eksmllint("fix", "-", input=data)
         assert proc.returncode == 1 and message in proc.stderr and proc.stdout == b"", proc.stderr
         assert b"Traceback" not in proc.stderr
@@ -453,28 +499,72 @@ def test_memory_stays_bounded_on_a_huge_single_line_file(tmp_path):
     # 4.9 MB, a node every two bytes: 983 MiB before the node budget (issue 16), ~190 MiB now
     path = tmp_path / "line.yaml"
     path.write_text("[" + "1," * 2_450_000 + "1]\n")
-    script = ("import os, resource, subprocess, sys\n"
-              "p = subprocess.Popen([sys.executable, '-m', 'eksmllint', 'lint', '-j', '1', '--format', 'json',"
-              f" {str(path)!r}], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
-              "_, status, usage = os.wait4(p.pid, 0)\n"
-              "print(usage.ru_maxrss // 1024, os.waitstatus_to_exitcode(status))\n")
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=False,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    script = (
+        "import os, resource, subprocess, sys\n"
+        "p = subprocess.Popen([sys.executable, '-m', 'eksmllint', 'lint', '-j', '1', '--format', 'json',"
+        f" {str(path)!r}], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        "_, status, usage = os.wait4(p.pid, 0)\n"
+        "print(usage.ru_maxrss // 1024, os.waitstatus_to_exitcode(status))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     peak_mib, code = map(int, proc.stdout.split())
     assert code == 1 and peak_mib < 400, (peak_mib, code, proc.stderr)
 
 
 # -- the fuzz test: mutated rule fixtures never crash the lint pipeline ----------------------------
 FUZZ_EXAMPLES = int(os.environ.get("EKSMLLINT_FUZZ_EXAMPLES", "600"))
-FIXTURES = sorted(p for p in (ROOT / "fixtures").rglob("*") if p.suffix in (".yaml", ".yml", ".json", ".sbatch", ".sh")
-                  and p.is_file())
+FIXTURES = sorted(
+    p
+    for p in (ROOT / "fixtures").rglob("*")
+    if p.suffix in (".yaml", ".yml", ".json", ".sbatch", ".sh") and p.is_file()
+)
 #: What an attacker or a typo puts where a value was: non-finite and huge numbers, other digits,
 #: wrong types, tags whose constructor fails, unknown tags, aliases to nothing, empty values.
-HOSTILE_VALUES = [".inf", "-.inf", ".nan", ".NaN", "1e400", '"1e999999999"', '"1e-999999999"', "9" * 5000,
-                  "-" + "9" * 4400, '"²"', '"٣"', "0x1F", "0o17", "1_000", "99999999999999999999999999999999999",
-                  "-1", "0", "[1, 2]", "{a: 1}", "[]", "{}", "~", "true", "!!bool maybe", "!!int x", "!!float .",
-                  "!!binary AAAA", "!!timestamp 2001-13-99", "!custom {a: b}", "*nowhere", '"\\n"', '""',
-                  "&a [*a]", "'9Ei'", "'1e3Gi'", "'+.5m'"]
+HOSTILE_VALUES = [
+    ".inf",
+    "-.inf",
+    ".nan",
+    ".NaN",
+    "1e400",
+    '"1e999999999"',
+    '"1e-999999999"',
+    "9" * 5000,
+    "-" + "9" * 4400,
+    '"²"',
+    '"٣"',
+    "0x1F",
+    "0o17",
+    "1_000",
+    "99999999999999999999999999999999999",
+    "-1",
+    "0",
+    "[1, 2]",
+    "{a: 1}",
+    "[]",
+    "{}",
+    "~",
+    "true",
+    "!!bool maybe",
+    "!!int x",
+    "!!float .",
+    "!!binary AAAA",
+    "!!timestamp 2001-13-99",
+    "!custom {a: b}",
+    "*nowhere",
+    '"\\n"',
+    '""',
+    "&a [*a]",
+    "'9Ei'",
+    "'1e3Gi'",
+    "'+.5m'",
+]
 _VALUE = re.compile(r"(?m)(:[ \t]+|^[ \t]*- )([^\s#&*!|>][^#\n]*?)[ \t]*$")
 _NUMBER = re.compile(r"\d+(\.\d+)?")
 _REGISTRY = default_registry()
@@ -488,7 +578,7 @@ def _replace_nth(pattern: re.Pattern, text: str, n: int, group: int, new) -> str
         return text
     m = matches[n % len(matches)]
     old = m.group(group)
-    return text[: m.start(group)] + (new(old) if callable(new) else new) + text[m.end(group):]
+    return text[: m.start(group)] + (new(old) if callable(new) else new) + text[m.end(group) :]
 
 
 TAGS = ["!!str", "!!int", "!!float", "!!bool", "!!null", "!!map", "!!seq", "!!binary", "!!timestamp", "!x"]
@@ -499,7 +589,7 @@ def _mutate(data: bytes, op: tuple) -> bytes:
     kind, n, arg = op
     if kind == "flip":  # one byte anywhere
         i = n % max(len(data), 1)
-        return data[:i] + bytes([arg % 256]) + data[i + 1:]
+        return data[:i] + bytes([arg % 256]) + data[i + 1 :]
     text = data.decode("utf-8", "surrogateescape")
     if kind == "value":  # a value swapped for a hostile one (number, type, tag, alias ...)
         text = _replace_nth(_VALUE, text, n, 2, HOSTILE_VALUES[arg % len(HOSTILE_VALUES)])
@@ -510,12 +600,17 @@ def _mutate(data: bytes, op: tuple) -> bytes:
     return text.encode("utf-8", "surrogateescape")
 
 
-_OPS = st.tuples(st.sampled_from(["flip", "value", "value", "number", "tag"]), st.integers(0, 10**6),
-                 st.integers(0, 10**6))
+_OPS = st.tuples(
+    st.sampled_from(["flip", "value", "value", "number", "tag"]), st.integers(0, 10**6), st.integers(0, 10**6)
+)
 
 
-@settings(max_examples=FUZZ_EXAMPLES, deadline=5000, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=FUZZ_EXAMPLES,
+    deadline=5000,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(fixture=st.sampled_from(FIXTURES), ops=st.lists(_OPS, min_size=1, max_size=4))
 def test_mutated_fixtures_never_crash_the_lint_pipeline(fixture, ops):
     data = fixture.read_bytes()

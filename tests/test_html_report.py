@@ -34,9 +34,19 @@ from eksmllint.resource import SourceFile
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "fixtures" / "examples"
 RULE_FIXTURES = ROOT / "fixtures" / "rules"
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars",
-                  "--disable-extensions", "--disable-default-apps", "--mute-audio"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--hide-scrollbars",
+    "--disable-extensions",
+    "--disable-default-apps",
+    "--mute-audio",
+]
 
 
 def chromium_binary() -> str | None:
@@ -84,11 +94,17 @@ class Browser:
             os.dup2(out_w, 4)
 
         args = [binary, *CHROMIUM_FLAGS, f"--user-data-dir={self.profile}", "--remote-debugging-pipe", "about:blank"]
-        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, preexec_fn=remap, close_fds=False)
+        self.proc = subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            preexec_fn=remap,
+            close_fds=False,
+        )
         os.close(cmd_r)
         os.close(out_w)
-        self._messages: "queue.Queue[dict | None]" = queue.Queue()
+        self._messages: queue.Queue[dict | None] = queue.Queue()
         self.events: list[dict] = []
         self._next_id = 0
         self._stderr: list[bytes] = []
@@ -164,8 +180,10 @@ class Page:
         self.session = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         for domain in ("Page", "Runtime", "Log", "Network"):
             self.call(f"{domain}.enable")
-        self.call("Emulation.setDeviceMetricsOverride",
-                  {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+        )
 
     def call(self, method: str, params: dict | None = None) -> dict:
         return self.b.send(method, params, self.session)
@@ -321,7 +339,7 @@ def test_code_frame_marks_the_line_and_column():
     rows = [("".join(r.itertext()), r.get("class")) for r in root]
     hit = [t for t, c in rows if c == "l hit"]
     assert hit == ["3  c: <2>"]
-    caret = [t for t, c in rows if c == "l caret"][0]
+    caret = next(t for t, c in rows if c == "l caret")
     assert caret.index("^") == len(" ") + 5  # under column 6 of the line's text
     numbers = [r.find("b").text.strip() for r in root if r.get("class") in ("l", "l hit")]
     assert numbers == ["1", "2", "3", "4", "5"]  # two lines of context either side
@@ -406,8 +424,14 @@ def test_examples_report_graph_screenshot_and_print(browser, examples_result, re
             assert info["sev"].get(rid) not in (None, "none"), f"{rid} has findings but is drawn clean"
     # the top of the page as a reader first sees it (summary, graph, first findings)
     height = min(page.js("document.documentElement.scrollHeight"), 1900)
-    shot = page.call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True,
-                                                "clip": {"x": 0, "y": 0, "width": 1366, "height": height, "scale": 1}})
+    shot = page.call(
+        "Page.captureScreenshot",
+        {
+            "format": "png",
+            "captureBeyondViewport": True,
+            "clip": {"x": 0, "y": 0, "width": 1366, "height": height, "scale": 1},
+        },
+    )
     png = base64.b64decode(shot["data"])
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000
     out = os.environ.get("EKSMLLINT_SCREENSHOT")
@@ -426,7 +450,6 @@ def test_examples_report_graph_screenshot_and_print(browser, examples_result, re
 @needs_chromium
 def test_graph_page_in_chromium(browser, tmp_path):
     from click.testing import CliRunner
-
     from test_graph_export import PLATFORM  # conftest puts tests/ on sys.path
 
     from eksmllint.cli import cli
@@ -434,7 +457,9 @@ def test_graph_page_in_chromium(browser, tmp_path):
     src = tmp_path / "platform.yaml"
     src.write_text(PLATFORM, encoding="utf-8")
     out = tmp_path / "graph.html"
-    r = CliRunner().invoke(cli, ["graph", "--format", "html", "--focus", "PyTorchJob/llama", "--output", str(out), str(src)])
+    r = CliRunner().invoke(
+        cli, ["graph", "--format", "html", "--focus", "PyTorchJob/llama", "--output", str(out), str(src)]
+    )
     assert r.exit_code == 0, r.output
     page = Page(browser)
     page.load(out.as_uri())

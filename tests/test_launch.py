@@ -21,7 +21,7 @@ from eksmllint.launch import (
     parse_sbatch,
 )
 from eksmllint.launch.deepspeed import DeepSpeedConfig, DeepSpeedError, looks_like_deepspeed, parse_deepspeed
-from eksmllint.launch.shell import ShellState, Known, eval_arith
+from eksmllint.launch.shell import Known, ShellState, eval_arith
 from eksmllint.launch.slurm import parse_slurm_memory_mb, parse_slurm_time
 
 
@@ -62,9 +62,25 @@ def test_k8s_env_expands_in_order_and_propagates_unknown() -> None:
 
 def test_mpijob_launcher_command() -> None:
     command = [
-        "mpirun", "--allow-run-as-root", "-np", "32", "-bind-to", "none", "-map-by", "slot",
-        "-x", "NCCL_DEBUG=INFO", "-x", "FI_PROVIDER=efa", "-x", "LD_LIBRARY_PATH",
-        "python", "/workspace/train_bert.py", "--batch_size=32", "--learning_rate", "3e-5",
+        "mpirun",
+        "--allow-run-as-root",
+        "-np",
+        "32",
+        "-bind-to",
+        "none",
+        "-map-by",
+        "slot",
+        "-x",
+        "NCCL_DEBUG=INFO",
+        "-x",
+        "FI_PROVIDER=efa",
+        "-x",
+        "LD_LIBRARY_PATH",
+        "python",
+        "/workspace/train_bert.py",
+        "--batch_size=32",
+        "--learning_rate",
+        "3e-5",
     ]
     inv = only(analyse_container(command, None, {}))
     assert inv.launcher == "mpirun"
@@ -75,14 +91,18 @@ def test_mpijob_launcher_command() -> None:
     assert inv.option("map_by").value == "slot"
     assert inv.option("allow_run_as_root").value is None
     assert {k: o.value for k, o in inv.env.items()} == {
-        "NCCL_DEBUG": "INFO", "FI_PROVIDER": "efa", "LD_LIBRARY_PATH": None,
+        "NCCL_DEBUG": "INFO",
+        "FI_PROVIDER": "efa",
+        "LD_LIBRARY_PATH": None,
     }
     assert inv.script == "/workspace/train_bert.py"
     assert inv.script_flag("batch_size").int_value() == 32
     assert inv.script_flag("learning-rate").value == "3e-5"
 
 
-@pytest.mark.parametrize(("flag", "canonical"), [("-n", "np"), ("-N", "npernode"), ("--npernode", "npernode"), ("-H", "host")])
+@pytest.mark.parametrize(
+    ("flag", "canonical"), [("-n", "np"), ("-N", "npernode"), ("--npernode", "npernode"), ("-H", "host")]
+)
 def test_mpirun_option_aliases(flag: str, canonical: str) -> None:
     inv = only(analyse_container(["mpiexec", flag, "4", "./a.out"], None, {}))
     assert inv.option(canonical).value == "4"
@@ -98,10 +118,21 @@ def test_mpirun_mca_pairs_do_not_swallow_the_program() -> None:
 
 def test_trainium_job_with_neuron_parallel_compile_and_completion_index() -> None:
     command = [
-        "neuron_parallel_compile", "torchrun", "--nproc_per_node=32", "--nnodes=4",
-        "--node_rank=$(JOB_COMPLETION_INDEX)", "--master_addr=$(MASTER_ADDR)", "--master_port=29500", "train_lora.py",
+        "neuron_parallel_compile",
+        "torchrun",
+        "--nproc_per_node=32",
+        "--nnodes=4",
+        "--node_rank=$(JOB_COMPLETION_INDEX)",
+        "--master_addr=$(MASTER_ADDR)",
+        "--master_port=29500",
+        "train_lora.py",
     ]
-    args = ["--per_device_train_batch_size=1", "--gradient_accumulation_steps=16", "--bf16", "--output_dir=/shared/ckpt"]
+    args = [
+        "--per_device_train_batch_size=1",
+        "--gradient_accumulation_steps=16",
+        "--bf16",
+        "--output_dir=/shared/ckpt",
+    ]
     env = {"NEURON_RT_NUM_CORES": "32", "MASTER_ADDR": None, "JOB_COMPLETION_INDEX": None}
     inv = only(analyse_container(command, args, env))
     assert inv.launcher == "torchrun"
@@ -128,12 +159,22 @@ def test_literal_env_values_are_expanded_into_options() -> None:
 
 def test_volcano_torchrun() -> None:
     inv = only(analyse_container(["torchrun", "--nproc_per_node=8", "--nnodes=4", "train.py"], None, {}))
-    assert (inv.option("nproc_per_node").int_value(), inv.option("nnodes").int_value(), inv.script) == (8, 4, "train.py")
+    assert (inv.option("nproc_per_node").int_value(), inv.option("nnodes").int_value(), inv.script) == (
+        8,
+        4,
+        "train.py",
+    )
     assert inv.under_srun is None and inv.source.kind == "exec"
 
 
 def test_space_separated_and_dashed_options_are_canonical() -> None:
-    inv = only(analyse_container(["torchrun", "--nproc-per-node", "4", "--rdzv-endpoint", "h:29400", "--standalone", "x.py", "--fp16"], None, {}))
+    inv = only(
+        analyse_container(
+            ["torchrun", "--nproc-per-node", "4", "--rdzv-endpoint", "h:29400", "--standalone", "x.py", "--fp16"],
+            None,
+            {},
+        )
+    )
     assert inv.option("nproc_per_node").int_value() == 4
     assert inv.option("rdzv_endpoint").value == "h:29400"
     assert inv.option("standalone").value is None
@@ -142,10 +183,16 @@ def test_space_separated_and_dashed_options_are_canonical() -> None:
 
 
 def test_python_module_launchers() -> None:
-    inv = only(analyse_container(["python3", "-u", "-m", "torch.distributed.run", "--nnodes", "2", "train.py"], None, {}))
+    inv = only(
+        analyse_container(["python3", "-u", "-m", "torch.distributed.run", "--nnodes", "2", "train.py"], None, {})
+    )
     assert inv.launcher == "torchrun" and inv.program == "python3 -u -m torch.distributed.run"
     assert inv.option("nnodes").int_value() == 2
-    inv = only(analyse_container(["python", "-m", "torch.distributed.launch", "--use_env", "--nproc_per_node=2", "a.py"], None, {}))
+    inv = only(
+        analyse_container(
+            ["python", "-m", "torch.distributed.launch", "--use_env", "--nproc_per_node=2", "a.py"], None, {}
+        )
+    )
     assert inv.launcher == "torchrun" and inv.option("use_env") is not None and inv.script == "a.py"
     inv = only(analyse_container(["torchrun", "-m", "pkg.train", "--bf16"], None, {}))
     assert inv.script == "pkg.train" and inv.script_module
@@ -161,34 +208,94 @@ def test_args_alone_when_command_is_none() -> None:
 
 
 def test_deepspeed_and_accelerate() -> None:
-    inv = only(analyse_container(["deepspeed", "--num_gpus", "8", "--num_nodes=2", "train.py", "--deepspeed", "--deepspeed_config", "ds.json"], None, {}))
+    inv = only(
+        analyse_container(
+            [
+                "deepspeed",
+                "--num_gpus",
+                "8",
+                "--num_nodes=2",
+                "train.py",
+                "--deepspeed",
+                "--deepspeed_config",
+                "ds.json",
+            ],
+            None,
+            {},
+        )
+    )
     assert inv.launcher == "deepspeed"
     assert (inv.option("num_gpus").int_value(), inv.option("num_nodes").int_value()) == (8, 2)
     assert inv.deepspeed_config().value == "ds.json"
-    inv = only(analyse_container(["accelerate", "launch", "--num_processes", "16", "--num_machines", "2", "--mixed_precision", "fp16", "--config_file", "c.yaml", "t.py"], None, {}))
+    inv = only(
+        analyse_container(
+            [
+                "accelerate",
+                "launch",
+                "--num_processes",
+                "16",
+                "--num_machines",
+                "2",
+                "--mixed_precision",
+                "fp16",
+                "--config_file",
+                "c.yaml",
+                "t.py",
+            ],
+            None,
+            {},
+        )
+    )
     assert inv.launcher == "accelerate"
     assert inv.option("num_processes").int_value() == 16 and inv.option("num_machines").int_value() == 2
     assert inv.option("config_file").value == "c.yaml"
     assert inv.precision() == {"fp16"}
-    inv = only(analyse_container(["python", "train.py", "--deepspeed", "cfg/ds.json", "--bf16", "False", "--precision", "16-mixed"], None, {}))
+    inv = only(
+        analyse_container(
+            ["python", "train.py", "--deepspeed", "cfg/ds.json", "--bf16", "False", "--precision", "16-mixed"], None, {}
+        )
+    )
     assert inv.deepspeed_config().value == "cfg/ds.json"
     assert inv.script_flag("bf16").is_enabled() is False
     assert inv.precision() == {"fp16"}
 
 
 def test_wrappers_are_peeled() -> None:
-    command = ["env", "A=1", "timeout", "-s", "KILL", "3600", "numactl", "--cpunodebind=0", "--membind", "0",
-               "stdbuf", "-oL", "nohup", "time", "torchrun", "--nproc_per_node=2", "t.py"]
+    command = [
+        "env",
+        "A=1",
+        "timeout",
+        "-s",
+        "KILL",
+        "3600",
+        "numactl",
+        "--cpunodebind=0",
+        "--membind",
+        "0",
+        "stdbuf",
+        "-oL",
+        "nohup",
+        "time",
+        "torchrun",
+        "--nproc_per_node=2",
+        "t.py",
+    ]
     inv = only(analyse_container(command, None, {}))
     assert inv.wrappers == ("env", "timeout", "numactl", "stdbuf", "nohup", "time")
     assert inv.env["A"].value == "1"
     assert inv.option("nproc_per_node").int_value() == 2
-    inv = only(analyse_container(["uv", "run", "--frozen", "-m", "torch.distributed.run", "--nnodes", "2", "x.py"], None, {}))
+    inv = only(
+        analyse_container(["uv", "run", "--frozen", "-m", "torch.distributed.run", "--nnodes", "2", "x.py"], None, {})
+    )
     assert inv.launcher == "torchrun" and inv.wrappers == ("uv run",)
 
 
 def test_srun_inside_a_container() -> None:
-    inv = only(analyse_container(["srun", "-N2", "--ntasks-per-node", "1", "torchrun", "--nproc_per_node", "8", "x.py"], None, {}))
+    inv = only(
+        analyse_container(
+            ["srun", "-N2", "--ntasks-per-node", "1", "torchrun", "--nproc_per_node", "8", "x.py"], None, {}
+        )
+    )
     assert inv.launcher == "torchrun" and inv.wrappers == ("srun",)
     assert inv.under_srun.int_option("nodes") == 2
     assert inv.under_srun.int_option("ntasks-per-node") == 1
@@ -337,7 +444,9 @@ def test_slurm_assignments_are_recorded_with_lines() -> None:
 
 
 def test_short_directive_forms_and_gres() -> None:
-    s = parse_sbatch("#!/bin/bash\n#SBATCH -N 2 -n 16\n#SBATCH -c 4\n#SBATCH -p gpu -J job\n#SBATCH --gres=gpu:a100:8\n#SBATCH --exclusive\n#SBATCH -t 2-12\nsrun hostname\n")
+    s = parse_sbatch(
+        "#!/bin/bash\n#SBATCH -N 2 -n 16\n#SBATCH -c 4\n#SBATCH -p gpu -J job\n#SBATCH --gres=gpu:a100:8\n#SBATCH --exclusive\n#SBATCH -t 2-12\nsrun hostname\n"
+    )
     assert s.errors == []
     assert (s.nodes, s.ntasks, s.cpus_per_task, s.partition, s.job_name) == (2, 16, 4, "gpu", "job")
     assert s.gpus_per_node == 8 and s.exclusive
@@ -355,7 +464,16 @@ def test_directives_after_first_command_are_ignored() -> None:
 
 @pytest.mark.parametrize(
     ("text", "seconds"),
-    [("30", 1800), ("10:30", 630), ("48:00:00", 172800), ("01:02:03", 3723), ("2-12", 216000), ("1-02:03", 93780), ("1-02:03:04", 93784), ("UNLIMITED", None)],
+    [
+        ("30", 1800),
+        ("10:30", 630),
+        ("48:00:00", 172800),
+        ("01:02:03", 3723),
+        ("2-12", 216000),
+        ("1-02:03", 93780),
+        ("1-02:03:04", 93784),
+        ("UNLIMITED", None),
+    ],
 )
 def test_slurm_time_formats(text: str, seconds: int | None) -> None:
     assert parse_slurm_time(text) == seconds
@@ -368,7 +486,13 @@ def test_slurm_time_rejects_garbage(text: str) -> None:
 
 
 def test_memory_units() -> None:
-    assert [parse_slurm_memory_mb(v) for v in ("1100G", "512", "2T", "2048K", "64GB")] == [1126400, 512, 2097152, 2, 65536]
+    assert [parse_slurm_memory_mb(v) for v in ("1100G", "512", "2T", "2048K", "64GB")] == [
+        1126400,
+        512,
+        2097152,
+        2,
+        65536,
+    ]
 
 
 @pytest.mark.parametrize(
@@ -432,7 +556,7 @@ def test_arrays_and_indirect_launcher() -> None:
 
 
 def test_conditional_values_are_not_guessed() -> None:
-    script = "#SBATCH -N 1\nN=8\nif [ -n \"$BIG\" ]; then N=16; fi\n[ -z \"$X\" ] && M=2\nsrun torchrun --nproc_per_node=$N --nnodes=$M t.py\n"
+    script = '#SBATCH -N 1\nN=8\nif [ -n "$BIG" ]; then N=16; fi\n[ -z "$X" ] && M=2\nsrun torchrun --nproc_per_node=$N --nnodes=$M t.py\n'
     inv = only(parse_sbatch(script).invocations)
     assert inv.option("nproc_per_node").resolved is None
     assert inv.option("nnodes").resolved is None
@@ -466,7 +590,9 @@ def test_srun_step_running_a_non_launcher() -> None:
 
 
 def test_top_level_mpirun_arithmetic() -> None:
-    s = parse_sbatch("#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\nmpirun -n $((8 * SLURM_JOB_NUM_NODES)) -N 8 -x FI_PROVIDER=efa ./all_reduce_perf -b 8\n")
+    s = parse_sbatch(
+        "#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\nmpirun -n $((8 * SLURM_JOB_NUM_NODES)) -N 8 -x FI_PROVIDER=efa ./all_reduce_perf -b 8\n"
+    )
     inv = only(s.invocations)
     assert inv.launcher == "mpirun" and inv.option("np").int_value() == 16
     assert inv.option("np").value == "$((8 * SLURM_JOB_NUM_NODES))"
@@ -499,7 +625,17 @@ def test_python_mpi4py_runs_the_script() -> None:
 
 @pytest.mark.parametrize(
     ("expr", "value"),
-    [("2 * (3 + 4)", 14), ("A * B", 32), ("$A + ${B}", 12), ("-7 / 2", -3), ("7 % 3", 1), ("2 ** 10", 1024), ("1 / 0", None), ("A * UNKNOWN", None), ("A ? 1 : 2", None)],
+    [
+        ("2 * (3 + 4)", 14),
+        ("A * B", 32),
+        ("$A + ${B}", 12),
+        ("-7 / 2", -3),
+        ("7 % 3", 1),
+        ("2 ** 10", 1024),
+        ("1 / 0", None),
+        ("A * UNKNOWN", None),
+        ("A ? 1 : 2", None),
+    ],
 )
 def test_arithmetic(expr: str, value: int | None) -> None:
     state = ShellState({"A": Known("4"), "B": Known("8")})
@@ -621,8 +757,22 @@ def test_looks_like_deepspeed() -> None:
 # --------------------------------------------------------------------------- robustness
 
 _FRAGMENTS = list("abc $(){}[]\"'\\`|&;<>#=-_\n\t0123456789*+/%!@:.,~^") + [
-    "srun ", "torchrun ", "--nproc_per_node=", "#SBATCH ", "$((", "<<EOF\n", "EOF\n", "declare -a X=(",
-    "\\\n", "if ", "fi\n", "${X:-", "export ", "bash -c '", "--nodes=", "$SLURM_NNODES",
+    "srun ",
+    "torchrun ",
+    "--nproc_per_node=",
+    "#SBATCH ",
+    "$((",
+    "<<EOF\n",
+    "EOF\n",
+    "declare -a X=(",
+    "\\\n",
+    "if ",
+    "fi\n",
+    "${X:-",
+    "export ",
+    "bash -c '",
+    "--nodes=",
+    "$SLURM_NNODES",
 ]
 _SHELLISH = st.lists(st.sampled_from(_FRAGMENTS), max_size=80).map("".join)
 _FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -640,7 +790,39 @@ def test_analyse_container_never_raises(command, args, env) -> None:
 
 
 @_FAST
-@given(st.lists(st.sampled_from(["bash", "-c", "torchrun", "srun", "mpirun", "-np", "-x", "python", "-m", "--", "--nnodes", "8", "t.py", "env", "A=1", "exec", "timeout", "uv", "run", "accelerate", "launch", "deepspeed", "$(X)", "--mca"]), max_size=14))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "bash",
+                "-c",
+                "torchrun",
+                "srun",
+                "mpirun",
+                "-np",
+                "-x",
+                "python",
+                "-m",
+                "--",
+                "--nnodes",
+                "8",
+                "t.py",
+                "env",
+                "A=1",
+                "exec",
+                "timeout",
+                "uv",
+                "run",
+                "accelerate",
+                "launch",
+                "deepspeed",
+                "$(X)",
+                "--mca",
+            ]
+        ),
+        max_size=14,
+    )
+)
 def test_analyse_container_never_raises_on_launcher_words(command) -> None:
     for inv in analyse_container(command, None, {"X": None}):
         assert inv.launcher in {"torchrun", "mpirun", "deepspeed", "accelerate", "srun", "python"}
@@ -662,6 +844,9 @@ def test_parse_deepspeed_never_raises(text: str) -> None:
 
 
 @_FAST
-@given(st.text(alphabet=st.characters(blacklist_characters="$"), max_size=50), st.dictionaries(st.text(max_size=5), st.text(max_size=5), max_size=3))
+@given(
+    st.text(alphabet=st.characters(blacklist_characters="$"), max_size=50),
+    st.dictionaries(st.text(max_size=5), st.text(max_size=5), max_size=3),
+)
 def test_expand_without_dollar_is_identity(text: str, env) -> None:
     assert expand_k8s_vars(text, env) == text

@@ -42,7 +42,13 @@ CHILD = textwrap.dedent(
 def run_bounded(code: str) -> dict:
     """Run ``code`` (which sets ``result``) in a child limited to 1 GiB; its peak and result."""
     done = subprocess.run(
-        [sys.executable, "-c", CHILD], input=code, capture_output=True, text=True, cwd=ROOT, timeout=120, check=False,
+        [sys.executable, "-c", CHILD],
+        input=code,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
     )
     assert done.returncode == 0, done.stderr[-2000:]
@@ -81,9 +87,11 @@ def test_doubling_in_a_bash_c_container_command_is_bounded() -> None:
         "\n".join(["A=(x)"] + ['A=("${A[@]}" "${A[@]}")'] * 40),  # array doubling
         "\n".join(["A=x"] + ["A+=$A"] * 40),  # append doubling
         "\n".join(["A=x"] + ['A="$A$A$A$A$A$A$A$A"'] * 20),  # wider fan-out
-        "\n".join(["A='x x x x x x x x '"] + ['A="$A$A"'] * 12 + ["cmd $A $A $A $A $A $A $A $A"] * 1000),  # many split references
+        "\n".join(
+            ["A='x x x x x x x x '"] + ['A="$A$A"'] * 12 + ["cmd $A $A $A $A $A $A $A $A"] * 1000
+        ),  # many split references
         "\n".join(f"V{k}=1\ntrue" for k in range(3000)),  # a variable snapshot per command
-        "export S='" + "; ".join(['bash -c \"$S\"'] * 50) + "'\nbash -c \"$S\"",  # a script running itself, 50**4 times
+        "export S='" + "; ".join(['bash -c "$S"'] * 50) + '\'\nbash -c "$S"',  # a script running itself, 50**4 times
     ],
     ids=["array", "append", "fan-out", "references", "snapshots", "self-running"],
 )
@@ -106,26 +114,43 @@ def test_kubelet_env_doubling_is_bounded_and_unknown() -> None:
 def test_values_within_the_budget_still_resolve() -> None:
     env = k8s_env([("A", "x" * 1000), ("B", "$(A)-$(A)")])
     assert env["B"] == "x" * 1000 + "-" + "x" * 1000
-    s = parse_sbatch("#!/bin/bash\nA=8\nfor i in 1 2 3 4 5 6 7 8; do A=\"$A\"; done\nB=\"$A$A\"\nsrun torchrun --nproc_per_node=$A t.py\n")
+    s = parse_sbatch(
+        '#!/bin/bash\nA=8\nfor i in 1 2 3 4 5 6 7 8; do A="$A"; done\nB="$A$A"\nsrun torchrun --nproc_per_node=$A t.py\n'
+    )
     assert s.variables["B"] == "88" and s.invocations[0].option("nproc_per_node").resolved == "8"
     big = "y" * (MAX_VALUE_CHARS // 2 - 10)
-    assert parse_sbatch(f"A={big}\nB=\"$A$A\"\n").variables["B"] == big * 2
-    assert "B" not in parse_sbatch(f"A={big}yyyyyyyyyyyyyyyyyyyyyyyy\nB=\"$A$A\"\n").variables  # just over: unknown
-    assert analyse_container(["bash", "-c", "torchrun --nproc_per_node=4 t.py"], None, {})[0].option("nproc_per_node").resolved == "4"
+    assert parse_sbatch(f'A={big}\nB="$A$A"\n').variables["B"] == big * 2
+    assert "B" not in parse_sbatch(f'A={big}yyyyyyyyyyyyyyyyyyyyyyyy\nB="$A$A"\n').variables  # just over: unknown
+    assert (
+        analyse_container(["bash", "-c", "torchrun --nproc_per_node=4 t.py"], None, {})[0]
+        .option("nproc_per_node")
+        .resolved
+        == "4"
+    )
 
 
 def test_deeply_nested_deepspeed_json_records_only_shallow_key_paths() -> None:
     depth, width = 900, 20000
     key = "k" * 200
-    text = "".join(f'{{"{key}{d}":' for d in range(depth)) + "{" + ",".join(f'"a{i}":1' for i in range(width)) + "}" + "}" * depth
+    text = (
+        "".join(f'{{"{key}{d}":' for d in range(depth))
+        + "{"
+        + ",".join(f'"a{i}":1' for i in range(width))
+        + "}"
+        + "}" * depth
+    )
     lines = deepspeed._json_key_lines(text)
     assert 0 < len(lines) <= 8 and all(len(p) <= 512 for p in lines)
-    cfg = deepspeed.parse_deepspeed('{"zero_optimization": {"offload_param": {"device": "cpu"}}, "bf16": {"enabled": true}}', "ds.json")
+    cfg = deepspeed.parse_deepspeed(
+        '{"zero_optimization": {"offload_param": {"device": "cpu"}}, "bf16": {"enabled": true}}', "ds.json"
+    )
     assert cfg.line_of("zero_optimization.offload_param.device") == 1 and cfg.line_of("bf16.enabled") == 1
 
 
 def test_yaml_deepspeed_aliases_are_walked_once() -> None:
-    levels = ["a0: &a0 {x: 1, y: 2}"] + [f"a{k}: &a{k} {{" + ", ".join(f"p{j}: *a{k-1}" for j in range(10)) + "}" for k in range(1, 9)]
+    levels = ["a0: &a0 {x: 1, y: 2}"] + [
+        f"a{k}: &a{k} {{" + ", ".join(f"p{j}: *a{k - 1}" for j in range(10)) + "}" for k in range(1, 9)
+    ]
     text = "\n".join(levels) + "\nbf16:\n  enabled: true\n"
     lines = deepspeed._yaml_key_lines(text)  # 10**8 paths if every alias were walked
     assert lines["bf16.enabled"] == 11 and len(lines) < 200
@@ -168,8 +193,11 @@ def test_eml805_parses_do_not_grow_with_the_number_of_steps(monkeypatch: pytest.
 def test_eml805_steps_together_get_their_one_by_one_edits(monkeypatch: pytest.MonkeyPatch, stray: bool) -> None:
     text = srun_steps(6, True) + (
         "X=--ntasks-per-node=8\n"
-        + ("srun -n  16 torchrun --nproc_per_node=4 c.py  # not -n 16\n" if stray else
-           "srun --ntasks-per-node=8 torchrun --nproc_per_node=4 a.py; srun torchrun b.py\n")
+        + (
+            "srun -n  16 torchrun --nproc_per_node=4 c.py  # not -n 16\n"
+            if stray
+            else "srun --ntasks-per-node=8 torchrun --nproc_per_node=4 a.py; srun torchrun b.py\n"
+        )
         + "srun -n 16 torchrun --nproc_per_node=4 d.py\n"
     )
     script = parse_sbatch(text)
@@ -182,7 +210,10 @@ def test_eml805_steps_together_get_their_one_by_one_edits(monkeypatch: pytest.Mo
     real = launch_checks._combined
     monkeypatch.setattr(launch_checks, "_combined", lambda *a: shared.append(real(*a)) or shared[-1])
     assert steps_edits_805(text, script, invs) == one_by_one
-    assert one_by_one[0] == ((4, 6, "--ntasks-per-node=8", "--ntasks-per-node=1"), (4, 35, "--nproc_per_node=4", "--nproc_per_node=8"))
+    assert one_by_one[0] == (
+        (4, 6, "--ntasks-per-node=8", "--ntasks-per-node=1"),
+        (4, 35, "--nproc_per_node=4", "--nproc_per_node=8"),
+    )
     assert one_by_one[-1] == ((12, 6, "-n 16", "-n 2"), (12, 20, "--nproc_per_node=4", "--nproc_per_node=8"))
     assert any(view is not None for view in shared)  # steps did share parses
     assert not stray or shared[0] is None  # not in the round with the stray edit: each step was parsed alone
@@ -230,8 +261,14 @@ def test_the_issue_pytorchjob_lints_without_a_crash_in_bounded_memory() -> None:
     script = doubling(23).replace("\n", "; ") + "; torchrun --nnodes=2 --nproc_per_node=8 train.py $A"
     container = {"name": "pytorch", "image": "registry.example/train:1.0", "command": ["bash", "-c", script]}
     master = {"replicas": 1, "template": {"spec": {"containers": [container]}}}
-    job = json.dumps({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "doubling"},
-                      "spec": {"pytorchReplicaSpecs": {"Master": master}}})  # JSON is YAML: 636 bytes
+    job = json.dumps(
+        {
+            "apiVersion": "kubeflow.org/v1",
+            "kind": "PyTorchJob",
+            "metadata": {"name": "doubling"},
+            "spec": {"pytorchReplicaSpecs": {"Master": master}},
+        }
+    )  # JSON is YAML: 636 bytes
     out = run_bounded(
         "from eksmllint.config import Config\nfrom eksmllint.core.engine import lint_text\n"
         f"result = sorted({{f.code for f in lint_text({job!r}, Config(), name='job.yaml').active}})\n"

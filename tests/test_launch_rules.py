@@ -129,10 +129,13 @@ def test_auto_values_and_matching_values_are_clean(tmp_path: Path) -> None:
 
 def test_train_batch_size_against_world_size(tmp_path: Path) -> None:
     script = SEED_SLURM.replace("--ntasks-per-node=8", "--ntasks-per-node=1").replace(
-        "--nproc_per_node=$SLURM_NTASKS_PER_NODE", "--nproc_per_node=8")
+        "--nproc_per_node=$SLURM_NTASKS_PER_NODE", "--nproc_per_node=8"
+    )
     write(tmp_path / "run.sbatch", script)
     # micro 1 x accumulation 8 (auto -> launcher) x 4 nodes x 8 GPUs = 256, not 512
-    cfg = DS_ZERO3.replace('"gradient_accumulation_steps": 32', '"gradient_accumulation_steps": "auto",\n  "train_batch_size": 512')
+    cfg = DS_ZERO3.replace(
+        '"gradient_accumulation_steps": 32', '"gradient_accumulation_steps": "auto",\n  "train_batch_size": 512'
+    )
     write(tmp_path / "configs" / "ds_config_zero3.json", cfg)
     found = lint([tmp_path], "EML809")
     assert len(found) == 1 and "= 256" in found[0].message and "refuses to start" in found[0].message
@@ -149,7 +152,10 @@ def test_plain_deepspeed_config_gets_no_auto_fix(tmp_path: Path) -> None:
 
 
 def test_precision_mismatch_in_a_json_file(tmp_path: Path) -> None:
-    write(tmp_path / "run.sbatch", SEED_SLURM.replace("--bf16", "--fp16").replace("accumulation_steps 8", "accumulation_steps 32"))
+    write(
+        tmp_path / "run.sbatch",
+        SEED_SLURM.replace("--bf16", "--fp16").replace("accumulation_steps 8", "accumulation_steps 32"),
+    )
     cfg = write(tmp_path / "configs" / "ds_config_zero3.json", DS_ZERO3)
     found = lint([tmp_path], "EML809")
     assert len(found) == 1 and found[0].location.line == 3  # "enabled": true of the bf16 block
@@ -205,8 +211,8 @@ def _apply_edits(text: str, edits) -> str:
     lines = text.split("\n")
     for line, col, old, new in edits:
         src = lines[line - 1]
-        assert src[col - 1:col - 1 + len(old)] == old
-        lines[line - 1] = src[: col - 1] + new + src[col - 1 + len(old):]
+        assert src[col - 1 : col - 1 + len(old)] == old
+        lines[line - 1] = src[: col - 1] + new + src[col - 1 + len(old) :]
     return "\n".join(lines)
 
 
@@ -389,6 +395,7 @@ def test_eml804_operator_and_env_silence() -> None:
                       ENV
         """
     )
+
     def make(plugins: str = "", env: str = "") -> str:
         return base.replace("PLUGINS", plugins).replace("ENV", env)
 

@@ -19,7 +19,9 @@ def parse(text: str, name: str = "m.yaml"):
 
 
 def test_positions_of_keys_and_items():
-    resources, problems = parse("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n    - name: a\n      image: x:1\n")
+    resources, problems = parse(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n    - name: a\n      image: x:1\n"
+    )
     assert not problems
     (pod,) = resources
     loc = pod.location(("spec", "containers", 0, "image"))
@@ -74,9 +76,9 @@ def test_alias_bomb_and_recursion_are_refused_quickly():
     for i in range(1, 10):
         prev, cur = chr(96 + i), chr(97 + i)
         bomb += f"{cur}: &{cur} [" + ",".join([f"*{prev}"] * 9) + "]\n"
-    docs, err = load_yaml_stream(bomb)
+    _, err = load_yaml_stream(bomb)
     assert err is not None and str(MAX_EXPANDED_NODES) in err.message
-    docs, err = load_yaml_stream("a: &a [*a]\n")
+    _, err = load_yaml_stream("a: &a [*a]\n")
     assert err is not None and "recursive" in err.message
 
 
@@ -111,7 +113,9 @@ def test_directories_are_recursive_sorted_and_skip_git(tmp_path):
 
 
 def test_stdin(monkeypatch):
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s}\n")))
+    monkeypatch.setattr(
+        sys, "stdin", io.TextIOWrapper(io.BytesIO(b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s}\n"))
+    )
     src, problem = read_source("-")
     assert problem is None and src.path == "<stdin>"
     resources, _ = parse_source(src)
@@ -121,7 +125,7 @@ def test_stdin(monkeypatch):
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=400))
 def test_parse_never_raises_on_text(text):
-    resources, problems = parse(text)
+    _, problems = parse(text)
     for p in problems:
         assert p.message
 

@@ -55,8 +55,12 @@ def nodepool() -> dict[str, Any]:
                     "requirements": [
                         {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["p5"]},
                         {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "Gt", "values": ["0"]},
-                        {"key": "node.kubernetes.io/instance-type", "operator": "In",
-                         "values": ["p5.48xlarge", "p5e.48xlarge"], "minValues": 1},
+                        {
+                            "key": "node.kubernetes.io/instance-type",
+                            "operator": "In",
+                            "values": ["p5.48xlarge", "p5e.48xlarge"],
+                            "minValues": 1,
+                        },
                     ],
                     "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "gpu"},
                     "taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}],
@@ -67,8 +71,10 @@ def nodepool() -> dict[str, Any]:
             "disruption": {
                 "consolidationPolicy": "WhenEmpty",
                 "consolidateAfter": "300s",
-                "budgets": [{"nodes": "0", "reasons": ["Underutilized", "Drifted"]},
-                            {"nodes": "10%", "schedule": "0 9 * * mon-fri", "duration": "8h"}],
+                "budgets": [
+                    {"nodes": "0", "reasons": ["Underutilized", "Drifted"]},
+                    {"nodes": "10%", "schedule": "0 9 * * mon-fri", "duration": "8h"},
+                ],
             },
             "limits": {"cpu": 1000, "memory": "4000Gi", "nvidia.com/gpu": 64},
             "weight": 50,
@@ -86,11 +92,26 @@ def ec2nodeclass() -> dict[str, Any]:
             "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "ml"}}, {"id": "subnet-0123"}],
             "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "ml"}}, {"name": "ml-sg"}],
             "instanceStorePolicy": "RAID0",
-            "metadataOptions": {"httpEndpoint": "enabled", "httpProtocolIPv6": "disabled",
-                                "httpPutResponseHopLimit": 1, "httpTokens": "required"},
-            "blockDeviceMappings": [{"deviceName": "/dev/xvda", "rootVolume": True,
-                                     "ebs": {"volumeSize": "200Gi", "volumeType": "gp3", "iops": 10000,
-                                             "throughput": 500, "encrypted": True, "kmsKeyID": "k"}}],
+            "metadataOptions": {
+                "httpEndpoint": "enabled",
+                "httpProtocolIPv6": "disabled",
+                "httpPutResponseHopLimit": 1,
+                "httpTokens": "required",
+            },
+            "blockDeviceMappings": [
+                {
+                    "deviceName": "/dev/xvda",
+                    "rootVolume": True,
+                    "ebs": {
+                        "volumeSize": "200Gi",
+                        "volumeType": "gp3",
+                        "iops": 10000,
+                        "throughput": 500,
+                        "encrypted": True,
+                        "kmsKeyID": "k",
+                    },
+                }
+            ],
             "kubelet": {"maxPods": 110, "systemReserved": {"cpu": "500m"}, "imageGCHighThresholdPercent": 85},
             "tags": {"team": "ml"},
             "associatePublicIPAddress": False,
@@ -99,8 +120,11 @@ def ec2nodeclass() -> dict[str, Any]:
 
 
 def _replica(n: int, container: str) -> dict[str, Any]:
-    return {"replicas": n, "restartPolicy": "OnFailure",
-            "template": {"spec": {"containers": [{"name": container, "image": "img"}]}}}
+    return {
+        "replicas": n,
+        "restartPolicy": "OnFailure",
+        "template": {"spec": {"containers": [{"name": container, "image": "img"}]}},
+    }
 
 
 def pytorchjob() -> dict[str, Any]:
@@ -109,10 +133,18 @@ def pytorchjob() -> dict[str, Any]:
         "PyTorchJob",
         {
             "nprocPerNode": "8",
-            "elasticPolicy": {"rdzvBackend": "c10d", "minReplicas": 1, "maxReplicas": 4, "maxRestarts": 3,
-                              "rdzvConf": [{"key": "timeout", "value": "900"}]},
-            "runPolicy": {"cleanPodPolicy": "None", "ttlSecondsAfterFinished": 600,
-                          "schedulingPolicy": {"minAvailable": 3, "queue": "q", "minResources": {"nvidia.com/gpu": 24}}},
+            "elasticPolicy": {
+                "rdzvBackend": "c10d",
+                "minReplicas": 1,
+                "maxReplicas": 4,
+                "maxRestarts": 3,
+                "rdzvConf": [{"key": "timeout", "value": "900"}],
+            },
+            "runPolicy": {
+                "cleanPodPolicy": "None",
+                "ttlSecondsAfterFinished": 600,
+                "schedulingPolicy": {"minAvailable": 3, "queue": "q", "minResources": {"nvidia.com/gpu": 24}},
+            },
             "pytorchReplicaSpecs": {"Master": _replica(1, "pytorch"), "Worker": _replica(2, "pytorch")},
         },
     )
@@ -127,105 +159,333 @@ def fixtures() -> dict[tuple[str, str], dict[str, Any]]:
 
     add(nodepool())
     add(ec2nodeclass())
-    add(_obj("karpenter.sh/v1beta1", "NodePool", {
-        "template": {"spec": {"nodeClassRef": {"apiVersion": "karpenter.k8s.aws/v1beta1", "kind": "EC2NodeClass",
-                                               "name": "default"}, "requirements": []}},
-        "disruption": {"consolidationPolicy": "WhenUnderutilized", "expireAfter": "720h"}}))
-    add(_obj("karpenter.k8s.aws/v1beta1", "EC2NodeClass", {
-        "amiFamily": "Ubuntu", "role": "r", "subnetSelectorTerms": [{"tags": {"a": "b"}}],
-        "securityGroupSelectorTerms": [{"tags": {"a": "b"}}]}))
+    add(
+        _obj(
+            "karpenter.sh/v1beta1",
+            "NodePool",
+            {
+                "template": {
+                    "spec": {
+                        "nodeClassRef": {
+                            "apiVersion": "karpenter.k8s.aws/v1beta1",
+                            "kind": "EC2NodeClass",
+                            "name": "default",
+                        },
+                        "requirements": [],
+                    }
+                },
+                "disruption": {"consolidationPolicy": "WhenUnderutilized", "expireAfter": "720h"},
+            },
+        )
+    )
+    add(
+        _obj(
+            "karpenter.k8s.aws/v1beta1",
+            "EC2NodeClass",
+            {
+                "amiFamily": "Ubuntu",
+                "role": "r",
+                "subnetSelectorTerms": [{"tags": {"a": "b"}}],
+                "securityGroupSelectorTerms": [{"tags": {"a": "b"}}],
+            },
+        )
+    )
     add(pytorchjob())
-    add(_obj("kubeflow.org/v1", "TFJob", {
-        "successPolicy": "AllWorkers", "runPolicy": {"cleanPodPolicy": "Running"},
-        "tfReplicaSpecs": {"PS": _replica(1, "tensorflow"), "Worker": _replica(2, "tensorflow"),
-                           "Chief": _replica(1, "tensorflow")}}))
-    add(_obj("kubeflow.org/v1", "MPIJob", {
-        "slotsPerWorker": 8, "mainContainer": "mpi", "runPolicy": {"cleanPodPolicy": "Running"},
-        "mpiReplicaSpecs": {"Launcher": _replica(1, "mpi"), "Worker": _replica(2, "mpi")}}))
-    add(_obj("kubeflow.org/v2beta1", "MPIJob", {
-        "slotsPerWorker": 8, "runLauncherAsWorker": False, "sshAuthMountPath": "/home/mpiuser/.ssh",
-        "launcherCreationPolicy": "WaitForWorkersReady", "mpiImplementation": "OpenMPI",
-        "runPolicy": {"cleanPodPolicy": "Running", "suspend": False, "managedBy": "kubeflow.org/mpi-operator"},
-        "mpiReplicaSpecs": {"Launcher": _replica(1, "launcher"), "Worker": _replica(2, "worker")}}))
-    add(_obj("kubeflow.org/v1", "XGBoostJob", {
-        "xgbReplicaSpecs": {"Master": _replica(1, "xgboost"), "Worker": _replica(2, "xgboost")}}))
-    add(_obj("kubeflow.org/v1", "PaddleJob", {
-        "elasticPolicy": {"minReplicas": 1, "maxReplicas": 2},
-        "paddleReplicaSpecs": {"Worker": _replica(2, "paddle")}}))
+    add(
+        _obj(
+            "kubeflow.org/v1",
+            "TFJob",
+            {
+                "successPolicy": "AllWorkers",
+                "runPolicy": {"cleanPodPolicy": "Running"},
+                "tfReplicaSpecs": {
+                    "PS": _replica(1, "tensorflow"),
+                    "Worker": _replica(2, "tensorflow"),
+                    "Chief": _replica(1, "tensorflow"),
+                },
+            },
+        )
+    )
+    add(
+        _obj(
+            "kubeflow.org/v1",
+            "MPIJob",
+            {
+                "slotsPerWorker": 8,
+                "mainContainer": "mpi",
+                "runPolicy": {"cleanPodPolicy": "Running"},
+                "mpiReplicaSpecs": {"Launcher": _replica(1, "mpi"), "Worker": _replica(2, "mpi")},
+            },
+        )
+    )
+    add(
+        _obj(
+            "kubeflow.org/v2beta1",
+            "MPIJob",
+            {
+                "slotsPerWorker": 8,
+                "runLauncherAsWorker": False,
+                "sshAuthMountPath": "/home/mpiuser/.ssh",
+                "launcherCreationPolicy": "WaitForWorkersReady",
+                "mpiImplementation": "OpenMPI",
+                "runPolicy": {"cleanPodPolicy": "Running", "suspend": False, "managedBy": "kubeflow.org/mpi-operator"},
+                "mpiReplicaSpecs": {"Launcher": _replica(1, "launcher"), "Worker": _replica(2, "worker")},
+            },
+        )
+    )
+    add(
+        _obj(
+            "kubeflow.org/v1",
+            "XGBoostJob",
+            {"xgbReplicaSpecs": {"Master": _replica(1, "xgboost"), "Worker": _replica(2, "xgboost")}},
+        )
+    )
+    add(
+        _obj(
+            "kubeflow.org/v1",
+            "PaddleJob",
+            {
+                "elasticPolicy": {"minReplicas": 1, "maxReplicas": 2},
+                "paddleReplicaSpecs": {"Worker": _replica(2, "paddle")},
+            },
+        )
+    )
     add(_obj("kubeflow.org/v1", "JAXJob", {"jaxReplicaSpecs": {"Worker": _replica(2, "jax")}}))
-    add(_obj("trainer.kubeflow.org/v1alpha1", "TrainJob", {
-        "runtimeRef": {"name": "torch-distributed", "apiGroup": "trainer.kubeflow.org",
-                       "kind": "ClusterTrainingRuntime"},
-        "trainer": {"numNodes": 2, "numProcPerNode": 8, "image": "img", "command": ["torchrun", "train.py"],
+    add(
+        _obj(
+            "trainer.kubeflow.org/v1alpha1",
+            "TrainJob",
+            {
+                "runtimeRef": {
+                    "name": "torch-distributed",
+                    "apiGroup": "trainer.kubeflow.org",
+                    "kind": "ClusterTrainingRuntime",
+                },
+                "trainer": {
+                    "numNodes": 2,
+                    "numProcPerNode": 8,
+                    "image": "img",
+                    "command": ["torchrun", "train.py"],
                     "resourcesPerNode": {"limits": {"nvidia.com/gpu": 8}},
-                    "env": [{"name": "NCCL_DEBUG", "value": "WARN"}]},
-        "initializer": {"dataset": {"storageUri": "hf://tatsu-lab/alpaca"}},
-        "suspend": False}))
-    runtime_spec = {"mlPolicy": {"numNodes": 1, "torch": {"numProcPerNode": "auto"}},
-                    "podGroupPolicy": {"coscheduling": {"scheduleTimeoutSeconds": 120}},
-                    "template": {"spec": {"replicatedJobs": [{"name": "node", "template": JOB_TEMPLATE}]}}}
+                    "env": [{"name": "NCCL_DEBUG", "value": "WARN"}],
+                },
+                "initializer": {"dataset": {"storageUri": "hf://tatsu-lab/alpaca"}},
+                "suspend": False,
+            },
+        )
+    )
+    runtime_spec = {
+        "mlPolicy": {"numNodes": 1, "torch": {"numProcPerNode": "auto"}},
+        "podGroupPolicy": {"coscheduling": {"scheduleTimeoutSeconds": 120}},
+        "template": {"spec": {"replicatedJobs": [{"name": "node", "template": JOB_TEMPLATE}]}},
+    }
     add(_obj("trainer.kubeflow.org/v1alpha1", "TrainingRuntime", copy.deepcopy(runtime_spec)))
     add(_obj("trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime", copy.deepcopy(runtime_spec)))
-    add(_obj("batch.volcano.sh/v1alpha1", "Job", {
-        "schedulerName": "volcano", "minAvailable": 3, "queue": "training", "maxRetry": 3,
-        "plugins": {"svc": ["--publish-not-ready-addresses"], "env": [], "pytorch": ["--master=master", "--port=23456"]},
-        "policies": [{"event": "PodEvicted", "action": "RestartJob"},
-                     {"events": ["PodFailed", "TaskFailed"], "action": "AbortJob", "timeout": "5m"}],
-        "tasks": [{"name": "master", "replicas": 1, "template": POD,
-                   "policies": [{"event": "TaskCompleted", "action": "CompleteJob"}]},
-                  {"name": "worker", "replicas": 2, "minAvailable": 2, "template": POD,
-                   "topologyPolicy": "best-effort", "dependsOn": {"name": ["master"], "iteration": "any"}}],
-        "networkTopology": {"mode": "hard", "highestTierAllowed": 1}}))
-    add(_obj("scheduling.volcano.sh/v1beta1", "Queue", {
-        "weight": 1, "reclaimable": False, "capability": {"cpu": 512, "nvidia.com/gpu": 64}}))
-    add(_obj("scheduling.volcano.sh/v1beta1", "PodGroup", {
-        "minMember": 3, "queue": "training", "minTaskMember": {"worker": 2}, "minResources": {"nvidia.com/gpu": "24"}}))
-    add(_obj("scheduling.x-k8s.io/v1alpha1", "PodGroup", {
-        "minMember": 3, "scheduleTimeoutSeconds": 60, "minResources": {"cpu": "3"}}))
+    add(
+        _obj(
+            "batch.volcano.sh/v1alpha1",
+            "Job",
+            {
+                "schedulerName": "volcano",
+                "minAvailable": 3,
+                "queue": "training",
+                "maxRetry": 3,
+                "plugins": {
+                    "svc": ["--publish-not-ready-addresses"],
+                    "env": [],
+                    "pytorch": ["--master=master", "--port=23456"],
+                },
+                "policies": [
+                    {"event": "PodEvicted", "action": "RestartJob"},
+                    {"events": ["PodFailed", "TaskFailed"], "action": "AbortJob", "timeout": "5m"},
+                ],
+                "tasks": [
+                    {
+                        "name": "master",
+                        "replicas": 1,
+                        "template": POD,
+                        "policies": [{"event": "TaskCompleted", "action": "CompleteJob"}],
+                    },
+                    {
+                        "name": "worker",
+                        "replicas": 2,
+                        "minAvailable": 2,
+                        "template": POD,
+                        "topologyPolicy": "best-effort",
+                        "dependsOn": {"name": ["master"], "iteration": "any"},
+                    },
+                ],
+                "networkTopology": {"mode": "hard", "highestTierAllowed": 1},
+            },
+        )
+    )
+    add(
+        _obj(
+            "scheduling.volcano.sh/v1beta1",
+            "Queue",
+            {"weight": 1, "reclaimable": False, "capability": {"cpu": 512, "nvidia.com/gpu": 64}},
+        )
+    )
+    add(
+        _obj(
+            "scheduling.volcano.sh/v1beta1",
+            "PodGroup",
+            {
+                "minMember": 3,
+                "queue": "training",
+                "minTaskMember": {"worker": 2},
+                "minResources": {"nvidia.com/gpu": "24"},
+            },
+        )
+    )
+    add(
+        _obj(
+            "scheduling.x-k8s.io/v1alpha1",
+            "PodGroup",
+            {"minMember": 3, "scheduleTimeoutSeconds": 60, "minResources": {"cpu": "3"}},
+        )
+    )
     ray_spec = {
-        "rayVersion": "2.46.0", "enableInTreeAutoscaling": True,
+        "rayVersion": "2.46.0",
+        "enableInTreeAutoscaling": True,
         "autoscalerOptions": {"upscalingMode": "Default", "idleTimeoutSeconds": 60},
         "headGroupSpec": {"rayStartParams": {"dashboard-host": "0.0.0.0", "num-cpus": "0"}, "template": POD},
-        "workerGroupSpecs": [{"groupName": "gpu", "replicas": 2, "minReplicas": 0, "maxReplicas": 4,
-                              "numOfHosts": 1, "rayStartParams": {"num-gpus": "8"}, "template": POD}],
+        "workerGroupSpecs": [
+            {
+                "groupName": "gpu",
+                "replicas": 2,
+                "minReplicas": 0,
+                "maxReplicas": 4,
+                "numOfHosts": 1,
+                "rayStartParams": {"num-gpus": "8"},
+                "template": POD,
+            }
+        ],
     }
     add(_obj("ray.io/v1", "RayCluster", copy.deepcopy(ray_spec)))
-    add(_obj("ray.io/v1", "RayJob", {
-        "entrypoint": "python train.py", "shutdownAfterJobFinishes": True, "ttlSecondsAfterFinished": 60,
-        "submissionMode": "K8sJobMode", "runtimeEnvYAML": "pip:\n  - torch\n", "backoffLimit": 0,
-        "entrypointNumGpus": 0, "rayClusterSpec": copy.deepcopy(ray_spec)}))
-    add(_obj("ray.io/v1", "RayService", {"serveConfigV2": "applications: []\n",
-                                         "rayClusterConfig": copy.deepcopy(ray_spec)}))
-    add(_obj("jobset.x-k8s.io/v1alpha2", "JobSet", {
-        "network": {"enableDNSHostnames": True, "publishNotReadyAddresses": True},
-        "successPolicy": {"operator": "All", "targetReplicatedJobs": ["workers"]},
-        "failurePolicy": {"maxRestarts": 3, "restartStrategy": "Recreate",
-                          "rules": [{"action": "FailJobSet", "onJobFailureReasons": ["PodFailurePolicy"]}]},
-        "replicatedJobs": [{"name": "driver", "replicas": 1, "template": JOB_TEMPLATE},
-                           {"name": "workers", "replicas": 2, "template": JOB_TEMPLATE,
-                            "dependsOn": [{"name": "driver", "status": "Ready"}]}]}))
-    add(_obj("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", {
-        "replicas": 2, "startupPolicy": "LeaderCreated",
-        "rolloutStrategy": {"type": "RollingUpdate", "rollingUpdateConfiguration": {"maxUnavailable": 1, "maxSurge": "25%"}},
-        "leaderWorkerTemplate": {"size": 4, "restartPolicy": "RecreateGroupOnPodRestart",
-                                 "leaderTemplate": POD, "workerTemplate": POD}}))
-    rg = [{"coveredResources": ["cpu", "nvidia.com/gpu"],
-           "flavors": [{"name": "p5", "resources": [{"name": "cpu", "nominalQuota": 192},
-                                                    {"name": "nvidia.com/gpu", "nominalQuota": 8,
-                                                     "borrowingLimit": "8"}]}]}]
-    add(_obj("kueue.x-k8s.io/v1beta1", "ClusterQueue", {
-        "cohort": "ml", "namespaceSelector": {}, "queueingStrategy": "BestEffortFIFO",
-        "admissionChecks": ["prov"], "resourceGroups": copy.deepcopy(rg)}))
-    add(_obj("kueue.x-k8s.io/v1beta2", "ClusterQueue", {
-        "cohortName": "ml", "namespaceSelector": {}, "stopPolicy": "None",
-        "preemption": {"reclaimWithinCohort": "Any"}, "resourceGroups": copy.deepcopy(rg)}))
+    add(
+        _obj(
+            "ray.io/v1",
+            "RayJob",
+            {
+                "entrypoint": "python train.py",
+                "shutdownAfterJobFinishes": True,
+                "ttlSecondsAfterFinished": 60,
+                "submissionMode": "K8sJobMode",
+                "runtimeEnvYAML": "pip:\n  - torch\n",
+                "backoffLimit": 0,
+                "entrypointNumGpus": 0,
+                "rayClusterSpec": copy.deepcopy(ray_spec),
+            },
+        )
+    )
+    add(
+        _obj(
+            "ray.io/v1",
+            "RayService",
+            {"serveConfigV2": "applications: []\n", "rayClusterConfig": copy.deepcopy(ray_spec)},
+        )
+    )
+    add(
+        _obj(
+            "jobset.x-k8s.io/v1alpha2",
+            "JobSet",
+            {
+                "network": {"enableDNSHostnames": True, "publishNotReadyAddresses": True},
+                "successPolicy": {"operator": "All", "targetReplicatedJobs": ["workers"]},
+                "failurePolicy": {
+                    "maxRestarts": 3,
+                    "restartStrategy": "Recreate",
+                    "rules": [{"action": "FailJobSet", "onJobFailureReasons": ["PodFailurePolicy"]}],
+                },
+                "replicatedJobs": [
+                    {"name": "driver", "replicas": 1, "template": JOB_TEMPLATE},
+                    {
+                        "name": "workers",
+                        "replicas": 2,
+                        "template": JOB_TEMPLATE,
+                        "dependsOn": [{"name": "driver", "status": "Ready"}],
+                    },
+                ],
+            },
+        )
+    )
+    add(
+        _obj(
+            "leaderworkerset.x-k8s.io/v1",
+            "LeaderWorkerSet",
+            {
+                "replicas": 2,
+                "startupPolicy": "LeaderCreated",
+                "rolloutStrategy": {
+                    "type": "RollingUpdate",
+                    "rollingUpdateConfiguration": {"maxUnavailable": 1, "maxSurge": "25%"},
+                },
+                "leaderWorkerTemplate": {
+                    "size": 4,
+                    "restartPolicy": "RecreateGroupOnPodRestart",
+                    "leaderTemplate": POD,
+                    "workerTemplate": POD,
+                },
+            },
+        )
+    )
+    rg = [
+        {
+            "coveredResources": ["cpu", "nvidia.com/gpu"],
+            "flavors": [
+                {
+                    "name": "p5",
+                    "resources": [
+                        {"name": "cpu", "nominalQuota": 192},
+                        {"name": "nvidia.com/gpu", "nominalQuota": 8, "borrowingLimit": "8"},
+                    ],
+                }
+            ],
+        }
+    ]
+    add(
+        _obj(
+            "kueue.x-k8s.io/v1beta1",
+            "ClusterQueue",
+            {
+                "cohort": "ml",
+                "namespaceSelector": {},
+                "queueingStrategy": "BestEffortFIFO",
+                "admissionChecks": ["prov"],
+                "resourceGroups": copy.deepcopy(rg),
+            },
+        )
+    )
+    add(
+        _obj(
+            "kueue.x-k8s.io/v1beta2",
+            "ClusterQueue",
+            {
+                "cohortName": "ml",
+                "namespaceSelector": {},
+                "stopPolicy": "None",
+                "preemption": {"reclaimWithinCohort": "Any"},
+                "resourceGroups": copy.deepcopy(rg),
+            },
+        )
+    )
     for v in ("v1beta1", "v1beta2"):
         add(_obj(f"kueue.x-k8s.io/{v}", "LocalQueue", {"clusterQueue": "cq"}))
-        add(_obj(f"kueue.x-k8s.io/{v}", "ResourceFlavor", {
-            "nodeLabels": {"node.kubernetes.io/instance-type": "p5.48xlarge"},
-            "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]}))
-    for v, kinds in (("v1beta1", ("Controller", "NodeSet", "LoginSet", "Accounting", "RestApi", "Token")),
-                     ("v1alpha1", ("Controller", "NodeSet", "LoginSet", "Accounting", "RestApi", "Token", "Cluster"))):
+        add(
+            _obj(
+                f"kueue.x-k8s.io/{v}",
+                "ResourceFlavor",
+                {
+                    "nodeLabels": {"node.kubernetes.io/instance-type": "p5.48xlarge"},
+                    "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                },
+            )
+        )
+    for v, kinds in (
+        ("v1beta1", ("Controller", "NodeSet", "LoginSet", "Accounting", "RestApi", "Token")),
+        ("v1alpha1", ("Controller", "NodeSet", "LoginSet", "Accounting", "RestApi", "Token", "Cluster")),
+    ):
         for k in kinds:
             add(_obj(f"slinky.slurm.net/{v}", k, {"anything": {"goes": [1, 2]}}))
     return f
@@ -265,10 +525,12 @@ def test_importing_the_package_builds_no_model() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, eksmllint.models as m; "
-            "assert not [n for n in sys.modules if n.startswith('eksmllint.models.') and n != 'eksmllint.models.common'], sorted(sys.modules); "
-            "m.model_for('karpenter.sh/v1', 'NodePool'); "
-            "assert 'eksmllint.models.karpenter' in sys.modules and 'eksmllint.models.kubeflow' not in sys.modules")
+    code = (
+        "import sys, eksmllint.models as m; "
+        "assert not [n for n in sys.modules if n.startswith('eksmllint.models.') and n != 'eksmllint.models.common'], sorted(sys.modules); "
+        "m.model_for('karpenter.sh/v1', 'NodePool'); "
+        "assert 'eksmllint.models.karpenter' in sys.modules and 'eksmllint.models.kubeflow' not in sys.modules"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -306,9 +568,12 @@ def test_typed_access_uses_snake_case() -> None:
     assert pj.spec.pytorch_replica_specs["Worker"].replicas == 2
     assert pj.spec.run_policy is not None and pj.spec.run_policy.clean_pod_policy == "None"
     # populate_by_name: snake_case names are accepted too.
-    assert NodePool.model_validate(
-        {"api_version": "karpenter.sh/v1", "kind": "NodePool", "spec": nodepool()["spec"]}
-    ).api_version == "karpenter.sh/v1"
+    assert (
+        NodePool.model_validate(
+            {"api_version": "karpenter.sh/v1", "kind": "NodePool", "spec": nodepool()["spec"]}
+        ).api_version
+        == "karpenter.sh/v1"
+    )
 
 
 # ------------------------------------------------------------------ error reporting
@@ -404,7 +669,10 @@ def test_missing_required_field() -> None:
         (("ray.io/v1", "RayCluster"), ("spec", "headGroupSpec")),
         (("jobset.x-k8s.io/v1alpha2", "JobSet"), ("spec", "replicatedJobs", 0, "template")),
         (("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"), ("spec", "leaderWorkerTemplate", "workerTemplate")),
-        (("kueue.x-k8s.io/v1beta2", "ClusterQueue"), ("spec", "resourceGroups", 0, "flavors", 0, "resources", 0, "nominalQuota")),
+        (
+            ("kueue.x-k8s.io/v1beta2", "ClusterQueue"),
+            ("spec", "resourceGroups", 0, "flavors", 0, "resources", 0, "nominalQuota"),
+        ),
     ],
 )
 def test_missing_required_fields(pair: tuple[str, str], path: tuple[str | int, ...]) -> None:
@@ -439,17 +707,31 @@ def test_wrong_type_string_where_int() -> None:
 @pytest.mark.parametrize(
     ("pair", "path", "value", "expected"),
     [
-        (("kubeflow.org/v1", "PyTorchJob"), ("spec", "pytorchReplicaSpecs", "Worker", "replicas"), "2", "expected integer"),
+        (
+            ("kubeflow.org/v1", "PyTorchJob"),
+            ("spec", "pytorchReplicaSpecs", "Worker", "replicas"),
+            "2",
+            "expected integer",
+        ),
         (("kubeflow.org/v1", "PyTorchJob"), ("spec", "nprocPerNode"), 8, "expected string"),  # CRD type string
-        (("ray.io/v1", "RayCluster"), ("spec", "workerGroupSpecs", 0, "rayStartParams", "num-gpus"), 8, "expected string"),
+        (
+            ("ray.io/v1", "RayCluster"),
+            ("spec", "workerGroupSpecs", 0, "rayStartParams", "num-gpus"),
+            8,
+            "expected string",
+        ),
         (("ray.io/v1", "RayCluster"), ("spec", "enableInTreeAutoscaling"), "true", "expected boolean"),
         (("karpenter.sh/v1", "NodePool"), ("spec", "weight"), True, "expected integer"),
         (("karpenter.sh/v1", "NodePool"), ("spec", "limits", "nvidia.com/gpu"), "lots", "expected a quantity"),
         (("karpenter.sh/v1", "NodePool"), ("spec", "disruption", "budgets", 0, "nodes"), 0, "must be a node count"),
         (("karpenter.sh/v1", "NodePool"), ("spec", "disruption", "consolidateAfter"), "5 min", "must be a duration"),
         (("jobset.x-k8s.io/v1alpha2", "JobSet"), ("spec", "replicatedJobs"), {"name": "x"}, "expected a list"),
-        (("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"),
-         ("spec", "rolloutStrategy", "rollingUpdateConfiguration", "maxSurge"), 1.5, "expected integer or string"),
+        (
+            ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"),
+            ("spec", "rolloutStrategy", "rollingUpdateConfiguration", "maxSurge"),
+            1.5,
+            "expected integer or string",
+        ),
     ],
 )
 def test_wrong_types(pair: tuple[str, str], path: tuple[str | int, ...], value: Any, expected: str) -> None:
@@ -575,8 +857,10 @@ SEED = SHARED / "seed" / "manifests"
 #: Issues that are real (the manifest as written is invalid for that CRD version).
 KNOWN_REAL_ISSUES = {
     # sed-style placeholder left in an integer field (the file is a template for `sed`).
-    ("aws-samples__awsome-distributed-training/3.test_cases__pytorch__verl__kubernetes__rlvr__setup__raycluster.yaml",
-     ("spec", "workerGroupSpecs", 0, "replicas")),
+    (
+        "aws-samples__awsome-distributed-training/3.test_cases__pytorch__verl__kubernetes__rlvr__setup__raycluster.yaml",
+        ("spec", "workerGroupSpecs", 0, "replicas"),
+    ),
     # Seed: v1 EC2NodeClass without amiSelectorTerms and without role/instanceProfile.
     ("04-karpenter-gpu-a100-nodepool.yaml", ("spec", "amiSelectorTerms")),
     ("04-karpenter-gpu-a100-nodepool.yaml", ("spec",)),

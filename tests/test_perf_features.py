@@ -84,8 +84,35 @@ def same_tree(a, b) -> bool:
 
 
 # --- the fast YAML path ------------------------------------------------------------------------
-SCALARS = ["yes", "No", "on", "OFF", "true", "0x1F", "1_000", "012", "0o7", "1:30", "-1:30", ".inf", "-.Inf",
-           ".nan", "~", "null", "", "2001-12-14", "1e3", "1.5e+3", "3.", "+12", "=", "<<x", "8", "In", "a b"]
+SCALARS = [
+    "yes",
+    "No",
+    "on",
+    "OFF",
+    "true",
+    "0x1F",
+    "1_000",
+    "012",
+    "0o7",
+    "1:30",
+    "-1:30",
+    ".inf",
+    "-.Inf",
+    ".nan",
+    "~",
+    "null",
+    "",
+    "2001-12-14",
+    "1e3",
+    "1.5e+3",
+    "3.",
+    "+12",
+    "=",
+    "<<x",
+    "8",
+    "In",
+    "a b",
+]
 
 
 @pytest.mark.parametrize("value", SCALARS)
@@ -99,8 +126,12 @@ def test_plain_and_quoted_scalars_resolve_like_csafeloader(value):
 
 
 yaml_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) |
-    st.sampled_from(SCALARS) | st.text(max_size=12),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False)
+    | st.sampled_from(SCALARS)
+    | st.text(max_size=12),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8) | st.integers(), inner, max_size=4),
     max_leaves=25,
 )
@@ -118,9 +149,11 @@ def test_fast_path_equals_reference_on_generated_documents(value, flow):
 
 
 def test_explicit_tags_merge_keys_and_anchors():
-    text = ("base: &b {cpu: '2', memory: 4Gi}\n"
-            "a: !!int '12'\nb: !!str 12\nc: !!int ''\nd: !!float x\n"
-            "job:\n  <<: *b\n  cpu: '4'\nurl: http://x?a=1&b=2\n")
+    text = (
+        "base: &b {cpu: '2', memory: 4Gi}\n"
+        "a: !!int '12'\nb: !!str 12\nc: !!int ''\nd: !!float x\n"
+        "job:\n  <<: *b\n  cpu: '4'\nurl: http://x?a=1&b=2\n"
+    )
     (doc,), err = load_yaml_stream(text)
     assert err is None  # `!!int ''` used to raise IndexError out of PyYAML's constructor
     data = doc.data
@@ -178,8 +211,11 @@ def tree(tmp_path: Path) -> Path:
 
 
 def summary(loaded):
-    return ([(r.doc.file.path, r.kind, r.name, r.location(("spec",)).line) for r in loaded.resources],
-            [(p.file, p.message, p.line, p.col) for p in loaded.problems], [f.path for f in loaded.files])
+    return (
+        [(r.doc.file.path, r.kind, r.name, r.location(("spec",)).line) for r in loaded.resources],
+        [(p.file, p.message, p.line, p.col) for p in loaded.problems],
+        [f.path for f in loaded.files],
+    )
 
 
 def findings_of(result):
@@ -278,7 +314,11 @@ def test_unwritable_cache_only_costs_speed(tmp_path):
 
 def test_cli_jobs_and_cache_dir_options(tree, tmp_path):
     out = []
-    for args in (["-j", "1"], ["--jobs", "2", "--cache-dir", str(tmp_path / "c")], ["--cache-dir", str(tmp_path / "c")]):
+    for args in (
+        ["-j", "1"],
+        ["--jobs", "2", "--cache-dir", str(tmp_path / "c")],
+        ["--cache-dir", str(tmp_path / "c")],
+    ):
         res = CliRunner().invoke(cli, ["lint", "--format", "json", "--fail-on", "never", *args, str(tree)])
         assert res.exit_code == 0, res.output
         out.append(json.loads(res.output)["findings"])
@@ -289,8 +329,9 @@ def test_cli_jobs_and_cache_dir_options(tree, tmp_path):
 
 
 # --- rules in forked processes --------------------------------------------------------------------
-needs_fork = pytest.mark.skipif(not (sys.platform.startswith("linux") and hasattr(os, "fork")),
-                                reason="rules are forked on Linux only")
+needs_fork = pytest.mark.skipif(
+    not (sys.platform.startswith("linux") and hasattr(os, "fork")), reason="rules are forked on Linux only"
+)
 
 
 @pytest.fixture()

@@ -62,7 +62,8 @@ def _pool(name: str, reqs: list) -> str:
 
 def _job(selector: dict, limits: dict) -> str:
     return JOB.replace("SELECTOR", yaml.safe_dump(selector, default_flow_style=True).strip()).replace(
-        "LIMITS", yaml.safe_dump(limits, default_flow_style=True).strip())
+        "LIMITS", yaml.safe_dump(limits, default_flow_style=True).strip()
+    )
 
 
 def _types(reqs: list) -> list:
@@ -82,8 +83,12 @@ def test_serves_kinds_but_hosts_only_the_full_count():
 
 
 def test_one_answer_per_template_and_shared_by_equal_templates():
-    text = _pool("gpu", _types(["p5.48xlarge"])) + _job({}, {"nvidia.com/gpu": 8}) + "---\n" + \
-        _job({}, {"nvidia.com/gpu": 8}).replace("name: j,", "name: k,")
+    text = (
+        _pool("gpu", _types(["p5.48xlarge"]))
+        + _job({}, {"nvidia.com/gpu": 8})
+        + "---\n"
+        + _job({}, {"nvidia.com/gpu": 8}).replace("name: j,", "name: k,")
+    )
     run = _run(text)
     a, b = run.templates
     assert placement(run, a) is placement(run, a) is placement(run, b)
@@ -91,8 +96,10 @@ def test_one_answer_per_template_and_shared_by_equal_templates():
 
 def test_gpu_pod_pinned_to_a_cpu_type_lands_nowhere():
     # The contradiction of issue 12: the type has no GPU, the pool allows any type.
-    run = _run(_pool("general", [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]}])
-               + _job({"node.kubernetes.io/instance-type": "c6i.4xlarge"}, {"nvidia.com/gpu": 1}))
+    run = _run(
+        _pool("general", [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]}])
+        + _job({"node.kubernetes.io/instance-type": "c6i.4xlarge"}, {"nvidia.com/gpu": 1})
+    )
     (t,) = run.templates
     where = placement(run, t)
     assert where.usable == [] and where.hosting == []
@@ -101,8 +108,10 @@ def test_gpu_pod_pinned_to_a_cpu_type_lands_nowhere():
 
 
 def test_unknown_instance_types_stay_unknown():
-    run = _run(_pool("general", [{"key": "karpenter.k8s.aws/instance-generation", "operator": "Gt", "values": ["4"]}])
-               + _job({}, {"nvidia.com/gpu": 1}))
+    run = _run(
+        _pool("general", [{"key": "karpenter.k8s.aws/instance-generation", "operator": "Gt", "values": ["4"]}])
+        + _job({}, {"nvidia.com/gpu": 1})
+    )
     (t,) = run.templates
     where = placement(run, t)
     assert where.hosting == run.nodepools and where.instance_types is None
@@ -119,14 +128,13 @@ def _contradictions(result, run_templates) -> list[str]:
     for t in run_templates:
         ref = t.resource.ref
 
-        def on_template(f) -> bool:
-            return f.resource == ref and tuple(f.location.path[:len(t.path)]) == tuple(t.path)
+        def on_template(f, t=t, ref=ref) -> bool:
+            return f.resource == ref and tuple(f.location.path[: len(t.path)]) == tuple(t.path)
 
         nowhere = [f for f in result.active if f.code == "EML702" and on_template(f)]
         if not nowhere:
             continue
-        lands = [f for f in result.active if f.code in CLAIMS_LANDING
-                 and (on_template(f) or t.display() in f.message)]
+        lands = [f for f in result.active if f.code in CLAIMS_LANDING and (on_template(f) or t.display() in f.message)]
         if lands:
             out.append(f"{t.display()}: {nowhere[0].message} / {lands[0].code} {lands[0].message}")
     return out
@@ -149,8 +157,12 @@ def test_fixture_of_the_contradiction():
 
 
 def test_no_contradiction_in_rule_fixtures_and_examples():
-    dirs = [d / part for d in sorted(rule_fixtures_dir().iterdir()) for part in ("bad", "bad.yaml", "good", "good.yaml")
-            if (d / part).exists()]
+    dirs = [
+        d / part
+        for d in sorted(rule_fixtures_dir().iterdir())
+        for part in ("bad", "bad.yaml", "good", "good.yaml")
+        if (d / part).exists()
+    ]
     dirs.append(ROOT / "fixtures" / "examples")
     found = []
     for d in dirs:
@@ -159,8 +171,17 @@ def test_no_contradiction_in_rule_fixtures_and_examples():
     assert found == []
 
 
-INSTANCE_TYPES = ["g5.2xlarge", "g5.12xlarge", "p4d.24xlarge", "p5.48xlarge", "trn1.32xlarge", "inf2.xlarge",
-                  "c6i.4xlarge", "m6i.large", "ml.g5.8xlarge"]
+INSTANCE_TYPES = [
+    "g5.2xlarge",
+    "g5.12xlarge",
+    "p4d.24xlarge",
+    "p5.48xlarge",
+    "trn1.32xlarge",
+    "inf2.xlarge",
+    "c6i.4xlarge",
+    "m6i.large",
+    "ml.g5.8xlarge",
+]
 FAMILIES = ["g5", "p4d", "p5", "trn1", "c6i", "m6i", "g6"]
 CATEGORIES = ["g", "p", "trn", "inf", "c", "m"]
 GPU_NAMES = ["a10g", "a100", "h100", "t4"]
@@ -169,14 +190,21 @@ OPS = ["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
 
 @st.composite
 def requirement(draw) -> dict:
-    key, values = draw(st.sampled_from([
-        ("node.kubernetes.io/instance-type", INSTANCE_TYPES), ("karpenter.k8s.aws/instance-family", FAMILIES),
-        ("karpenter.k8s.aws/instance-category", CATEGORIES), ("karpenter.k8s.aws/instance-gpu-name", GPU_NAMES),
-        ("karpenter.k8s.aws/instance-gpu-count", ["0", "1", "4", "7"]),
-        ("karpenter.k8s.aws/instance-cpu", ["8", "64", "100"]),
-        ("karpenter.sh/capacity-type", ["spot", "on-demand"]), ("team", ["vision", "nlp"]),
-        ("topology.kubernetes.io/zone", ["us-west-2a", "us-west-2b"]),
-    ]))
+    key, values = draw(
+        st.sampled_from(
+            [
+                ("node.kubernetes.io/instance-type", INSTANCE_TYPES),
+                ("karpenter.k8s.aws/instance-family", FAMILIES),
+                ("karpenter.k8s.aws/instance-category", CATEGORIES),
+                ("karpenter.k8s.aws/instance-gpu-name", GPU_NAMES),
+                ("karpenter.k8s.aws/instance-gpu-count", ["0", "1", "4", "7"]),
+                ("karpenter.k8s.aws/instance-cpu", ["8", "64", "100"]),
+                ("karpenter.sh/capacity-type", ["spot", "on-demand"]),
+                ("team", ["vision", "nlp"]),
+                ("topology.kubernetes.io/zone", ["us-west-2a", "us-west-2b"]),
+            ]
+        )
+    )
     op = draw(st.sampled_from(OPS))
     req: dict = {"key": key, "operator": op}
     if op in ("In", "NotIn"):
@@ -188,16 +216,24 @@ def requirement(draw) -> dict:
 
 @st.composite
 def nodepool(draw, index: int) -> dict:
-    spec: dict = {"requirements": draw(st.lists(requirement(), max_size=3)),
-                  "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}}
+    spec: dict = {
+        "requirements": draw(st.lists(requirement(), max_size=3)),
+        "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+    }
     if draw(st.booleans()):
         spec["taints"] = [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]
     template: dict = {"spec": spec}
     if draw(st.booleans()):
         template["metadata"] = {"labels": {"team": draw(st.sampled_from(["vision", "nlp"]))}}
-    return {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": f"pool-{index}"},
-            "spec": {"template": template,
-                     "disruption": {"consolidationPolicy": "WhenEmptyOrUnderutilized", "consolidateAfter": "5m"}}}
+    return {
+        "apiVersion": "karpenter.sh/v1",
+        "kind": "NodePool",
+        "metadata": {"name": f"pool-{index}"},
+        "spec": {
+            "template": template,
+            "disruption": {"consolidationPolicy": "WhenEmptyOrUnderutilized", "consolidateAfter": "5m"},
+        },
+    }
 
 
 @st.composite
@@ -206,28 +242,44 @@ def job(draw) -> dict:
     device = draw(st.sampled_from([None, "nvidia.com/gpu", "aws.amazon.com/neuron"]))
     if device:
         limits[device] = draw(st.sampled_from([1, 4, 8, 16]))
-    spec: dict = {"restartPolicy": "Never",
-                  "containers": [{"name": "c", "image": "repo/img:1.0", "resources": {"limits": limits}}]}
+    spec: dict = {
+        "restartPolicy": "Never",
+        "containers": [{"name": "c", "image": "repo/img:1.0", "resources": {"limits": limits}}],
+    }
     if draw(st.booleans()):
-        key, values = draw(st.sampled_from([
-            ("node.kubernetes.io/instance-type", INSTANCE_TYPES), ("karpenter.k8s.aws/instance-family", FAMILIES),
-            ("karpenter.k8s.aws/instance-gpu-name", GPU_NAMES), ("team", ["vision", "nlp"])]))
+        key, values = draw(
+            st.sampled_from(
+                [
+                    ("node.kubernetes.io/instance-type", INSTANCE_TYPES),
+                    ("karpenter.k8s.aws/instance-family", FAMILIES),
+                    ("karpenter.k8s.aws/instance-gpu-name", GPU_NAMES),
+                    ("team", ["vision", "nlp"]),
+                ]
+            )
+        )
         spec["nodeSelector"] = {key: draw(st.sampled_from(values))}
     affinity: dict = {}
     if draw(st.booleans()):
         terms = draw(st.lists(st.lists(requirement(), min_size=1, max_size=2), min_size=1, max_size=2))
         affinity["requiredDuringSchedulingIgnoredDuringExecution"] = {
-            "nodeSelectorTerms": [{"matchExpressions": t} for t in terms]}
+            "nodeSelectorTerms": [{"matchExpressions": t} for t in terms]
+        }
     if draw(st.booleans()):  # preferred terms never exclude a pool
         affinity["preferredDuringSchedulingIgnoredDuringExecution"] = [
-            {"weight": 50, "preference": {"matchExpressions": draw(st.lists(requirement(), min_size=1, max_size=2))}}]
+            {"weight": 50, "preference": {"matchExpressions": draw(st.lists(requirement(), min_size=1, max_size=2))}}
+        ]
     if affinity:
         spec["affinity"] = {"nodeAffinity": affinity}
     if draw(st.booleans()):
-        spec["tolerations"] = [draw(st.sampled_from([{"operator": "Exists"},
-                                                     {"key": "nvidia.com/gpu", "operator": "Exists"}]))]
-    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "train", "namespace": "ml"},
-            "spec": {"template": {"spec": spec}}}
+        spec["tolerations"] = [
+            draw(st.sampled_from([{"operator": "Exists"}, {"key": "nvidia.com/gpu", "operator": "Exists"}]))
+        ]
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "train", "namespace": "ml"},
+        "spec": {"template": {"spec": spec}},
+    }
 
 
 @st.composite
@@ -252,7 +304,9 @@ def test_a_templated_selector_leaves_the_placement_unknown():
     # envsubst manifests pin `${INSTANCE_TYPE}`: no pool offers that literal, but the value is
     # filled in before apply, so neither "no NodePool" (EML702) nor "lands on X" may be claimed.
     pool = _pool("trn", _types(["trn1.32xlarge"]))
-    templated = _run(pool + _job({"node.kubernetes.io/instance-type": "${INSTANCE_TYPE}"}, {"aws.amazon.com/neuron": 16}))
+    templated = _run(
+        pool + _job({"node.kubernetes.io/instance-type": "${INSTANCE_TYPE}"}, {"aws.amazon.com/neuron": 16})
+    )
     where = placement(templated, templated.templates[0])
     assert not where.present and where.usable == [] and where.instance_types is None
     codes = {"EML702", "EML502", "EML101", "EML106", "EML602"}

@@ -17,11 +17,16 @@ _spec.loader.exec_module(harness)
 
 
 def test_comparison_reports_new_gone_and_unjudged_findings():
-    expected = [harness.Expected("r", "EML301", "a.yaml", 3, "true", "ok"),
-                harness.Expected("r", "EML302", "a.yaml", 9, "false", "wrong"),
-                harness.Expected("r", "EML807", "b.yaml", 1, "?", "msg")]
-    observed = [harness.Observed("r", "EML301", "a.yaml", 3, "m"), harness.Observed("r", "EML807", "b.yaml", 1, "m"),
-                harness.Observed("r", "EML201", "b.yaml", 5, "new one")]
+    expected = [
+        harness.Expected("r", "EML301", "a.yaml", 3, "true", "ok"),
+        harness.Expected("r", "EML302", "a.yaml", 9, "false", "wrong"),
+        harness.Expected("r", "EML807", "b.yaml", 1, "?", "msg"),
+    ]
+    observed = [
+        harness.Observed("r", "EML301", "a.yaml", 3, "m"),
+        harness.Observed("r", "EML807", "b.yaml", 1, "m"),
+        harness.Observed("r", "EML201", "b.yaml", 5, "new one"),
+    ]
     cmp = harness.compare(observed, expected)
     assert [o.key for o in cmp.appeared] == [("r", "EML201", "b.yaml", 5)]
     assert [e.key for e in cmp.vanished] == [("r", "EML302", "a.yaml", 9)]
@@ -45,8 +50,10 @@ def test_realworld_findings_match_the_judged_expectations():
         pytest.skip(f"no real-world corpus at {corpus} (the CI clone has ../shared beside it)")
     expected = harness.read_expectations(harness.DEFAULT_EXPECTATIONS)
     cmp = harness.compare(harness.observe(corpus), expected)
-    assert cmp.clean, ("findings differ from tests/precision/expectations.tsv; review, judge and run "
-                       "scripts/precision_harness.py --update:\n" + harness.difference_report(cmp))
+    assert cmp.clean, (
+        "findings differ from tests/precision/expectations.tsv; review, judge and run "
+        "scripts/precision_harness.py --update:\n" + harness.difference_report(cmp)
+    )
 
 
 def test_judged_false_positive_rate_is_at_most_five_percent():
@@ -54,4 +61,3 @@ def test_judged_false_positive_rate_is_at_most_five_percent():
     expected = harness.read_expectations(harness.DEFAULT_EXPECTATIONS)
     assert all(e.verdict != "?" for e in expected), "judge every finding before it lands"
     assert harness.false_positive_rate(expected) <= 0.05
-

@@ -18,7 +18,9 @@ def _registry_reachable() -> str | None:
     """None when pip can reach the package index (pre-commit builds the hook env with pip)."""
     probe = subprocess.run(
         [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", os.devnull + "-dir", "hatchling"],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     shutil.rmtree(os.devnull + "-dir", ignore_errors=True)
     return None if probe.returncode == 0 else (probe.stderr.strip().splitlines() or ["pip failed"])[-1]
@@ -36,8 +38,13 @@ def precommit():
 
 
 def git(repo: Path, *args: str) -> None:
-    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
-               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com")
+    env = dict(
+        os.environ,
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@example.com",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@example.com",
+    )
     subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, env=env)
 
 

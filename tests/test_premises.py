@@ -53,17 +53,20 @@ spec:
 """
 
 
-@pytest.mark.parametrize("memory, kubelet, reported", [
-    ("14000Mi", "", False),  # default allocatable 14162Mi
-    ("14500Mi", "", True),
-    # small reserves give more: capacity 15155Mi - 100Mi - 50Mi = 15005Mi
-    ("14500Mi", "kubelet: {kubeReserved: {memory: 100Mi}, evictionHard: {memory.available: 50Mi}}", False),
-    # a large system reserve gives less: 14162Mi - 4096Mi
-    ("12000Mi", "kubelet: {systemReserved: {memory: 4Gi}}", True),
-    ("12000Mi", "kubelet: {systemReserved: {memory: $(RESERVE)}}", False),  # not literal: unknown
-    ("14800Mi", "kubelet: {maxPods: 8}", True),  # 50 pods fewer: +550Mi = 14712Mi
-    ("14700Mi", "kubelet: {maxPods: 8}", False),
-])
+@pytest.mark.parametrize(
+    "memory, kubelet, reported",
+    [
+        ("14000Mi", "", False),  # default allocatable 14162Mi
+        ("14500Mi", "", True),
+        # small reserves give more: capacity 15155Mi - 100Mi - 50Mi = 15005Mi
+        ("14500Mi", "kubelet: {kubeReserved: {memory: 100Mi}, evictionHard: {memory.available: 50Mi}}", False),
+        # a large system reserve gives less: 14162Mi - 4096Mi
+        ("12000Mi", "kubelet: {systemReserved: {memory: 4Gi}}", True),
+        ("12000Mi", "kubelet: {systemReserved: {memory: $(RESERVE)}}", False),  # not literal: unknown
+        ("14800Mi", "kubelet: {maxPods: 8}", True),  # 50 pods fewer: +550Mi = 14712Mi
+        ("14700Mi", "kubelet: {maxPods: 8}", False),
+    ],
+)
 def test_eml603_uses_the_ec2nodeclass_kubelet_block(memory, kubelet, reported):
     found = lint(RUN.replace("MEMORY", memory).replace("KUBELET", kubelet), "EML603")
     assert bool(found) == reported, [f.message for f in found]
@@ -121,15 +124,22 @@ CT = "karpenter.sh/capacity-type"
 IR = "karpenter.k8s.aws/capacity-reservation-interruptible"
 
 
-@pytest.mark.parametrize("reqs, expected", [
-    (f"- {{key: {CT}, operator: In, values: [on-demand]}}", None),
-    (f"- {{key: {CT}, operator: In, values: [reserved, on-demand]}}", None),  # ODCRs, Capacity Blocks
-    (f"- {{key: {CT}, operator: In, values: [reserved]}}\n        - {{key: {IR}, operator: In, values: ['true']}}",
-     "interruptible capacity reservations"),
-    (f"- {{key: {CT}, operator: In, values: [on-demand]}}\n        - {{key: {IR}, operator: In, values: ['true']}}",
-     None),  # interruptible label, but reserved capacity is not allowed
-    ("", "no karpenter.sh/capacity-type requirement"),
-])
+@pytest.mark.parametrize(
+    "reqs, expected",
+    [
+        (f"- {{key: {CT}, operator: In, values: [on-demand]}}", None),
+        (f"- {{key: {CT}, operator: In, values: [reserved, on-demand]}}", None),  # ODCRs, Capacity Blocks
+        (
+            f"- {{key: {CT}, operator: In, values: [reserved]}}\n        - {{key: {IR}, operator: In, values: ['true']}}",
+            "interruptible capacity reservations",
+        ),
+        (
+            f"- {{key: {CT}, operator: In, values: [on-demand]}}\n        - {{key: {IR}, operator: In, values: ['true']}}",
+            None,
+        ),  # interruptible label, but reserved capacity is not allowed
+        ("", "no karpenter.sh/capacity-type requirement"),
+    ],
+)
 def test_eml106_reserved_and_interruptible_reservations(reqs, expected):
     found = lint(POOL_AND_JOB.replace("REQS", reqs), "EML106")
     assert [expected in f.message for f in found] == ([True] if expected else [])

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from catalogue_contract import CATALOGUE
+
 from eksmllint.core.registry import Registry, RegistryError, default_registry
 from eksmllint.core.rule import FAMILIES, Rule, RuleSpec
 from eksmllint.docs import explain_text
@@ -56,6 +56,16 @@ def test_duplicate_codes_rejected():
 
 def test_bad_rule_spec_rejected():
     with pytest.raises(ValueError):
-        RuleSpec.model_validate({"code": "E301", "slug": "x", "severity": "warning", "fix": "no",
-                                 "summary": "s", "check": "a:b", "target": "run",
-                                 "description": "d", "rationale": "r"})
+        RuleSpec.model_validate(
+            {
+                "code": "E301",
+                "slug": "x",
+                "severity": "warning",
+                "fix": "no",
+                "summary": "s",
+                "check": "a:b",
+                "target": "run",
+                "description": "d",
+                "rationale": "r",
+            }
+        )

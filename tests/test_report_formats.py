@@ -11,9 +11,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 from click.testing import CliRunner
+from junit_xsd import violations
 
 from eksmllint.cli import cli
-from junit_xsd import violations
 
 ROOT = Path(__file__).resolve().parent.parent
 SARIF_SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text())
@@ -120,8 +120,11 @@ def test_fingerprints_unique_for_repeated_identities():
 
 
 def test_suppressed_and_baselined_findings_are_not_sarif_results(repo):
-    (repo / "k8s" / "quiet.yaml").write_text(BAD_TEXT.replace("llama-pretrain", "quiet").replace(
-        "- name: pytorch  # expect: EML301", "- name: pytorch  # eksmllint: disable=EML301"))
+    (repo / "k8s" / "quiet.yaml").write_text(
+        BAD_TEXT.replace("llama-pretrain", "quiet").replace(
+            "- name: pytorch  # expect: EML301", "- name: pytorch  # eksmllint: disable=EML301"
+        )
+    )
     assert [r["ruleId"] for r in sarif_results("k8s")] == ["EML301"]
     run("lint", "--write-baseline", "baseline.json", "k8s")
     assert sarif_results("--baseline", "baseline.json", "k8s") == []
@@ -144,8 +147,11 @@ def test_version_1_baselines_are_still_honoured(repo):
     from eksmllint.formatters.places import identity
 
     (finding,) = lint_paths(["k8s"], Config()).findings
-    legacy = {"version": 1, "tool": "eksmllint",
-              "findings": [{"fingerprint": identity(finding, None), "code": finding.code, "file": "k8s/job.yaml"}]}
+    legacy = {
+        "version": 1,
+        "tool": "eksmllint",
+        "findings": [{"fingerprint": identity(finding, None), "code": finding.code, "file": "k8s/job.yaml"}],
+    }
     Path("old.json").write_text(json.dumps(legacy))
     assert run("lint", "--baseline", "old.json", "k8s").exit_code == 0
 
@@ -169,8 +175,9 @@ def test_junit_checker_catches_what_xunit_rejects():
     assert violations('<testsuites><testsuite><testcase name="a"/></testsuite></testsuites>')  # no tests=
     assert violations("<testsuites><testsuite tests='1'><testcase/></testsuite></testsuites>")  # no name=
     assert violations("<testsuites>\x01</testsuites>")
-    assert not violations('<testsuites><testsuite tests="1"><testcase name="a"><failure message="m"/>'
-                          "</testcase></testsuite></testsuites>")
+    assert not violations(
+        '<testsuites><testsuite tests="1"><testcase name="a"><failure message="m"/></testcase></testsuite></testsuites>'
+    )
 
 
 # --- Helm: `helm template | eksmllint lint -` ------------------------------------------------------
@@ -234,7 +241,8 @@ def test_helm_stdin_without_the_chart_names_the_template(repo):
 
 FORGED = "x.yaml:1:1: EML999 [error] forged"
 HOSTILE_OBJECT = BAD_TEXT.replace("name: llama-pretrain", f'name: "evil\\n{FORGED}\\r\\u2028\\u001b[2J"').replace(
-    "- name: pytorch", f'- name: "py\\n{FORGED}\\n::error file=a.yaml::forged"')
+    "- name: pytorch", f'- name: "py\\n{FORGED}\\n::error file=a.yaml::forged"'
+)
 HOSTILE_FILE = f"evil\n{FORGED}\n::error file=a.yaml::forged <script>.yaml"
 
 
@@ -277,7 +285,8 @@ def test_log_lines_cannot_be_forged(repo):
     result = CliRunner().invoke(cli, ["lint", f"missing\n{FORGED}.yaml"])
     assert result.exit_code == 2
     assert [line for line in result.stderr.splitlines() if "EML999" in line] == [
-        f"eksmllint: error: path does not exist: missing\\n{FORGED}.yaml"]
+        f"eksmllint: error: path does not exist: missing\\n{FORGED}.yaml"
+    ]
 
 
 def test_fix_log_lines_cannot_be_forged(hostile):

@@ -21,6 +21,9 @@ def tracked_files() -> list[Path]:
 
 
 def test_no_merge_conflict_markers_in_tracked_files() -> None:
-    marked = [str(p.relative_to(ROOT)) for p in tracked_files()
-              if p.is_file() and p.suffix not in {".png", ".json"} and CONFLICT.search(p.read_bytes())]
+    marked = [
+        str(p.relative_to(ROOT))
+        for p in tracked_files()
+        if p.is_file() and p.suffix not in {".png", ".json"} and CONFLICT.search(p.read_bytes())
+    ]
     assert marked == []

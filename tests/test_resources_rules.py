@@ -45,7 +45,8 @@ def pytorchjob(container: str, *, worker_replicas: int = 1, spec_extra: str = ""
         + f"      replicas: {worker_replicas}\n      template:\n        spec:\n"
         + (pod + "\n" if pod else "")
         + "          containers:\n            - name: pytorch\n              image: img:1.0\n"
-        + body + "\n"
+        + body
+        + "\n"
     )
 
 
@@ -72,8 +73,10 @@ def test_eml601_copies_request_into_limits():
 def test_eml604_fix_values_come_from_the_pod():
     out = fix_text(fixture_bad("EML604"), Config(select=("EML604",)), name="bad.yaml")
     docs = list(yaml.safe_load_all(out.fixed))
-    assert docs[0]["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["command"][1] \
-        == "--nproc_per_node=8"  # the --flag= form is kept
+    assert (
+        docs[0]["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["command"][1]
+        == "--nproc_per_node=8"
+    )  # the --flag= form is kept
     assert docs[1]["spec"]["nprocPerNode"] == "4"  # a string field stays a string
     assert docs[2]["spec"]["template"]["spec"]["containers"][0]["command"][2] == "4"
     script = docs[3]["spec"]["template"]["spec"]["containers"][0]["command"][2]
@@ -90,10 +93,14 @@ def test_eml606_fix_uses_the_corrected_slot_count():
 
 
 def test_replace_flag_value_spellings_and_ambiguity():
-    assert replace_flag_value("torchrun --nproc-per-node=8 x", "nproc_per_node", "8", "4") == \
-        "torchrun --nproc-per-node=4 x"
-    assert replace_flag_value("torchrun --nproc_per_node '8' x", "nproc_per_node", "8", "4") == \
-        "torchrun --nproc_per_node '4' x"
+    assert (
+        replace_flag_value("torchrun --nproc-per-node=8 x", "nproc_per_node", "8", "4")
+        == "torchrun --nproc-per-node=4 x"
+    )
+    assert (
+        replace_flag_value("torchrun --nproc_per_node '8' x", "nproc_per_node", "8", "4")
+        == "torchrun --nproc_per_node '4' x"
+    )
     two = "torchrun --nnodes=2 a.py\ntorchrun --nnodes=2 b.py"
     assert replace_flag_value(two, "nnodes", "2", "4") is None  # which one? no fix
     assert replace_flag_value("torchrun --nnodes=2:4 x", "nnodes", "2", "3") is None
@@ -165,9 +172,11 @@ def test_pod_request_formula_with_sidecar_init_and_overhead():
 
 # --- EML604 -----------------------------------------------------------------------------------
 def test_eml604_unresolved_and_symbolic_values_are_silent():
-    for cmd in ('["torchrun", "--nproc_per_node=$(NPROC)", "t.py"]',
-                '["torchrun", "--nproc_per_node=gpu", "t.py"]',
-                '["torchrun", "--nproc_per_node=$GPUS", "t.py"]'):
+    for cmd in (
+        '["torchrun", "--nproc_per_node=$(NPROC)", "t.py"]',
+        '["torchrun", "--nproc_per_node=gpu", "t.py"]',
+        '["torchrun", "--nproc_per_node=$GPUS", "t.py"]',
+    ):
         text = pytorchjob(f"""
             command: {cmd}
             env: [{{name: NPROC, valueFrom: {{fieldRef: {{fieldPath: metadata.name}}}}}}]
@@ -186,19 +195,25 @@ def test_eml604_resolves_kubelet_variables_but_offers_no_blind_fix():
     assert f.fix is None  # the value lives in env, not in the argument
 
 
-@pytest.mark.parametrize("nproc, env, reported", [
-    (64, "", False),  # default LNC=2: 16 devices x 4 logical cores
-    (7, "", True),
-    (128, "", True),
-    (128, 'env: [{name: NEURON_LOGICAL_NC_CONFIG, value: "1"}]', False),  # 8 physical cores per device
-    (7, "env: [{name: NEURON_LOGICAL_NC_CONFIG, value: $(LNC)}]", False),  # not literal: unknown
-])
+@pytest.mark.parametrize(
+    "nproc, env, reported",
+    [
+        (64, "", False),  # default LNC=2: 16 devices x 4 logical cores
+        (7, "", True),
+        (128, "", True),
+        (128, 'env: [{name: NEURON_LOGICAL_NC_CONFIG, value: "1"}]', False),  # 8 physical cores per device
+        (7, "env: [{name: NEURON_LOGICAL_NC_CONFIG, value: $(LNC)}]", False),  # not literal: unknown
+    ],
+)
 def test_eml604_trainium2_counts_logical_cores(nproc, env, reported):
-    text = pytorchjob(f"""
+    text = pytorchjob(
+        f"""
         command: ["torchrun", "--nproc_per_node={nproc}", "t.py"]
         {env}
         resources: {{limits: {{aws.amazon.com/neuron: 16}}}}
-    """, pod_extra="nodeSelector: {node.kubernetes.io/instance-type: trn2.48xlarge}")
+    """,
+        pod_extra="nodeSelector: {node.kubernetes.io/instance-type: trn2.48xlarge}",
+    )
     assert bool(lint(text, "EML604")) == reported
 
 
@@ -208,10 +223,13 @@ def test_eml604_cpu_only_torchrun_is_not_checked():
 
 
 def test_eml604_nprocpernode_ignored_when_command_passes_the_flag():
-    text = pytorchjob("""
+    text = pytorchjob(
+        """
         command: ["torchrun", "--nproc_per_node=8", "t.py"]
         resources: {limits: {nvidia.com/gpu: 8}}
-    """, spec_extra='nprocPerNode: "4"')
+    """,
+        spec_extra='nprocPerNode: "4"',
+    )
     assert lint(text, "EML604") == []
 
 

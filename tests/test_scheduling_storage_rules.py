@@ -157,11 +157,14 @@ def test_703_lone_job_is_not_checked_until_the_run_holds_the_kind():
     assert len(findings(docs(CM_JOB, A_CONFIGMAP), "EML703")) == 1
 
 
-@pytest.mark.parametrize("cfg", [
-    {"rules": {"EML703": {"kinds": ["ConfigMap"]}}},
-    {"rules": {"dangling-reference": {"kinds": ["configmap"]}}},
-    {"reference-kinds": ["ConfigMap"]},
-])
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        {"rules": {"EML703": {"kinds": ["ConfigMap"]}}},
+        {"rules": {"dangling-reference": {"kinds": ["configmap"]}}},
+        {"reference-kinds": ["ConfigMap"]},
+    ],
+)
 def test_703_explicit_kinds_check_absent_kinds(cfg):
     assert len(findings(CM_JOB, "EML703", Config.model_validate(cfg))) == 1
 
@@ -185,15 +188,20 @@ def _webhook(text: str, context: str | None):
 
 
 def test_703_webhook_is_silent_without_context_and_limited_to_context_kinds():
-    text = job("j", CPU_POD + "    envFrom:\n      - configMapRef:\n          name: settings\n"
-               "      - secretRef:\n          name: token\n")
+    text = job(
+        "j",
+        CPU_POD + "    envFrom:\n      - configMapRef:\n          name: settings\n"
+        "      - secretRef:\n          name: token\n",
+    )
     assert _webhook(text, None) == []
     [f] = _webhook(text, A_CONFIGMAP)  # Secret is configured but the context holds none
     assert "ConfigMap 'settings'" in f.message
 
 
 def test_703_builtins_generated_secrets_placeholders_and_optional_refs_never_dangle():
-    body = CPU_POD + """\
+    body = (
+        CPU_POD
+        + """\
     envFrom:
       - secretRef:
           name: hf-token
@@ -209,6 +217,7 @@ volumes:
     persistentVolumeClaim:
       claimName: __PVC_NAME__
 """
+    )
     others = """\
 apiVersion: v1
 kind: Secret
@@ -285,23 +294,29 @@ metadata:
 spec:
   storageClassName: ebs-2b
 """
-    body = ("nodeSelector:\n  topology.kubernetes.io/zone: us-west-2a\n" + CPU_POD
-            + "volumes:\n  - name: d\n    persistentVolumeClaim:\n      claimName: data\n")
+    body = (
+        "nodeSelector:\n  topology.kubernetes.io/zone: us-west-2a\n"
+        + CPU_POD
+        + "volumes:\n  - name: d\n    persistentVolumeClaim:\n      claimName: data\n"
+    )
     [f] = findings(docs(sc, job("j", body)), "EML705")
     assert "us-west-2b" in f.message and f.location.path[-1] == "claimName"
     assert findings(docs(sc.replace("us-west-2b", "us-west-2a"), job("j", body)), "EML705") == []
 
 
 # --- EML901 -------------------------------------------------------------------------------------
-@pytest.mark.parametrize("request_gib,deployment,storage,throughput,expected", [
-    (1000, "SCRATCH_1", "SSD", None, 1200),
-    (2500, "SCRATCH_1", "SSD", None, 3600),
-    (3700, "SCRATCH_1", "SSD", None, 7200),
-    (2000, "SCRATCH_2", "SSD", None, 2400),
-    (2500, "PERSISTENT_2", "SSD", None, 4800),
-    (100, "PERSISTENT_1", "HDD", 12, 6000),
-    (2000, "PERSISTENT_1", "HDD", 40, 3600),
-])
+@pytest.mark.parametrize(
+    "request_gib,deployment,storage,throughput,expected",
+    [
+        (1000, "SCRATCH_1", "SSD", None, 1200),
+        (2500, "SCRATCH_1", "SSD", None, 3600),
+        (3700, "SCRATCH_1", "SSD", None, 7200),
+        (2000, "SCRATCH_2", "SSD", None, 2400),
+        (2500, "PERSISTENT_2", "SSD", None, 4800),
+        (100, "PERSISTENT_1", "HDD", 12, 6000),
+        (2000, "PERSISTENT_1", "HDD", 40, 3600),
+    ],
+)
 def test_fsx_capacity_rounding_matches_the_driver(request_gib, deployment, storage, throughput, expected):
     rounded = round_up_capacity(request_gib * GIB, deployment, storage, throughput)
     assert rounded == expected
@@ -370,12 +385,15 @@ def test_903_depends_on_the_target_version_and_fixes_family_and_alias():
 
 
 def test_904_fix_sets_encrypted():
-    text = NODECLASS.replace("AL2\n", "AL2023\n").replace("al2@", "al2023@") + """\
+    text = (
+        NODECLASS.replace("AL2\n", "AL2023\n").replace("al2@", "al2023@")
+        + """\
   blockDeviceMappings:
     - deviceName: /dev/xvda
       ebs:
         volumeSize: 100Gi
 """
+    )
     [f] = findings(text, "EML904")
     fixed = apply_fix(text, f.fix)
     assert "encrypted: true" in fixed and findings(fixed, "EML904") == []

@@ -24,9 +24,19 @@ from eksmllint.server.tls import ReloadingTLS, make_context
 
 
 def _spec(code: str, slug: str) -> RuleSpec:
-    return RuleSpec.model_validate({
-        "code": code, "slug": slug, "severity": "warning", "fix": "no", "summary": "test rule",
-        "check": "tests:none", "target": "resources", "description": "d", "rationale": "r"})
+    return RuleSpec.model_validate(
+        {
+            "code": code,
+            "slug": slug,
+            "severity": "warning",
+            "fix": "no",
+            "summary": "test rule",
+            "check": "tests:none",
+            "target": "resources",
+            "description": "d",
+            "rationale": "r",
+        }
+    )
 
 
 def crash(ctx, resource):
@@ -42,14 +52,24 @@ def registry_with(*extra: Rule) -> Registry:
     return Registry([*default_registry(), *extra])
 
 
-POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ml"},
-       "spec": {"containers": [{"name": "c", "image": "python:3.11.9-slim",
-                                "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}}
+POD = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "p", "namespace": "ml"},
+    "spec": {
+        "containers": [
+            {"name": "c", "image": "python:3.11.9-slim", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}
+        ]
+    },
+}
 
 
 def review(obj: dict, uid: str = "u-1") -> dict:
-    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-            "request": {"uid": uid, "operation": "CREATE", "namespace": "ml", "object": obj}}
+    return {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {"uid": uid, "operation": "CREATE", "namespace": "ml", "object": obj},
+    }
 
 
 def call(app: WebhookApp, path: str, body: dict) -> tuple[int, dict | str]:
@@ -62,6 +82,7 @@ def call(app: WebhookApp, path: str, body: dict) -> tuple[int, dict | str]:
                 return r.status_code, (r.json() if r.headers["content-type"].startswith("application/json") else r.text)
         finally:
             await app.shutdown()
+
     return asyncio.run(go())
 
 
@@ -107,6 +128,7 @@ def test_identical_objects_are_answered_from_the_cache():
                 return first, second, third
         finally:
             await app.shutdown()
+
     first, second, third = asyncio.run(go())
     assert (first["uid"], second["uid"], third["uid"]) == ("a", "b", "c")  # the uid is never cached
     metrics = app.metrics.render().decode()
@@ -125,6 +147,7 @@ def test_crashed_decisions_are_not_cached():
                     assert (await c.post("/validate", json=review(POD, uid))).status_code == 200
         finally:
             await app.shutdown()
+
     asyncio.run(go())
     assert 'eksmllint_webhook_internal_errors_total{rule="EML998"} 2.0' in app.metrics.render().decode()
 
@@ -152,6 +175,7 @@ def test_an_unexpected_bug_is_a_plain_500_without_internals(monkeypatch, caplog)
 
     def broken(body):
         raise KeyError("secret internals")
+
     monkeypatch.setattr(admission, "parse_review", broken)
     app = WebhookApp(AdmissionLinter(Config(), default_registry()))
     status, text = call(app, "/validate", review(POD))
@@ -167,15 +191,25 @@ def test_a_request_after_shutdown_is_still_answered():
         await app.shutdown()  # the lint pool is gone
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
             return await c.post("/validate", json=review(POD))
+
     r = asyncio.run(go())
     assert r.status_code == 200 and r.json()["response"]["allowed"] is False
 
 
 def test_judge_owned_judges_controller_made_objects():
-    pod = {**POD, "metadata": {"name": "p", "namespace": "ml", "ownerReferences": [
-        {"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": "1", "controller": True}]},
-        "spec": {"containers": [{"name": "c", "image": "python:3.11.9-slim",
-                                 "resources": {"requests": {"nvidia.com/gpu": 1}}}]}}
+    pod = {
+        **POD,
+        "metadata": {
+            "name": "p",
+            "namespace": "ml",
+            "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": "1", "controller": True}],
+        },
+        "spec": {
+            "containers": [
+                {"name": "c", "image": "python:3.11.9-slim", "resources": {"requests": {"nvidia.com/gpu": 1}}}
+            ]
+        },
+    }
     linter = AdmissionLinter(Config(), default_registry())
     _, skipped = call(WebhookApp(linter), "/validate", review(pod))
     assert skipped["response"] == {"uid": "u-1", "allowed": True}
@@ -203,7 +237,9 @@ def test_a_trickling_body_is_abandoned_with_408(monkeypatch):
 
         async def send(message):
             sent.append(message)
+
         await app({"type": "http", "path": "/validate", "method": "POST", "headers": []}, receive, send)
+
     started = time.monotonic()
     asyncio.run(go())
     assert time.monotonic() - started < 2
@@ -224,17 +260,35 @@ def test_requests_beyond_max_in_flight_get_503_with_retry_after():
                 return await first, second, health
         finally:
             await app.shutdown()
+
     first, second, health = asyncio.run(go())
     assert first.status_code == 200 and first.json()["response"]["uid"] == "a"
     assert second.status_code == 503 and second.headers["retry-after"] == "1"
     assert health.status_code == 200  # probes are not admission requests
-    assert 'eksmllint_webhook_requests_total{endpoint="validate",result="overloaded"} 1.0' in app.metrics.render().decode()
+    assert (
+        'eksmllint_webhook_requests_total{endpoint="validate",result="overloaded"} 1.0' in app.metrics.render().decode()
+    )
 
 
-BAD_JOB = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "tokenize", "namespace": "ml"},
-           "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{
-               "name": "t", "image": "python:3.11.9-slim",
-               "resources": {"requests": {"nvidia.com/gpu": 1}, "limits": {"cpu": "2", "memory": "4Gi"}}}]}}}}
+BAD_JOB = {
+    "apiVersion": "batch/v1",
+    "kind": "Job",
+    "metadata": {"name": "tokenize", "namespace": "ml"},
+    "spec": {
+        "template": {
+            "spec": {
+                "restartPolicy": "Never",
+                "containers": [
+                    {
+                        "name": "t",
+                        "image": "python:3.11.9-slim",
+                        "resources": {"requests": {"nvidia.com/gpu": 1}, "limits": {"cpu": "2", "memory": "4Gi"}},
+                    }
+                ],
+            }
+        }
+    },
+}
 
 
 @pytest.mark.parametrize("mode", ["open", "closed"])
@@ -261,8 +315,9 @@ def test_unreadable_pod_templates_are_reported_as_eml000_and_the_deny_stands(mon
     _, data = call(app, "/validate", review(job))
     resp = data["response"]
     assert resp["allowed"] is False and "EML002" in resp["status"]["message"]
-    assert any(w.startswith("eksmllint internal error") and "EML000" in w and "ValueError" in w
-               for w in resp["warnings"]), resp
+    assert any(
+        w.startswith("eksmllint internal error") and "EML000" in w and "ValueError" in w for w in resp["warnings"]
+    ), resp
 
 
 def test_a_rule_crash_does_not_turn_a_deny_into_an_allow():
@@ -297,15 +352,20 @@ def test_denials_list_findings_in_the_same_order_in_every_process():
     from pathlib import Path
 
     same = {"name": "t", "image": "python", "resources": {"requests": {"nvidia.com/gpu": 1}}}
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ml"},
-           "spec": {"containers": [dict(same) for _ in range(4)], "initContainers": [dict(same) for _ in range(3)]}}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "ml"},
+        "spec": {"containers": [dict(same) for _ in range(4)], "initContainers": [dict(same) for _ in range(3)]},
+    }
     body = json.dumps(review(pod)).encode()
     root = str(Path(__file__).resolve().parents[1])
     answers = set()
     for seed in ("1", "2", "3"):
         env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": root}
-        out = subprocess.run([sys.executable, "-c", ORDER_SCRIPT], input=body, env=env, capture_output=True,
-                             timeout=120, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", ORDER_SCRIPT], input=body, env=env, capture_output=True, timeout=120, check=True
+        )
         answers.add(out.stdout)
     (answer,) = answers
     assert json.loads(answer)["allowed"] is False
@@ -313,11 +373,23 @@ def test_denials_list_findings_in_the_same_order_in_every_process():
 
 def test_log_lines_escape_newlines_from_the_object(caplog):
     forged = "p\n2026-01-01 00:00:00,000 INFO eksmllint.server: allowed Pod ml/evil"
-    bad = {**POD, "metadata": {"name": forged, "namespace": "ml"},
-           "spec": {"containers": [{"name": "c", "image": "python:3.11.9-slim",
-                                    "resources": {"requests": {"nvidia.com/gpu": 1}}}]}}
-    exempt = {**POD, "metadata": {"name": forged, "namespace": "ml",
-                                  "annotations": {"eksmllint.io/exempt": "yes\nINFO forged line"}}}
+    bad = {
+        **POD,
+        "metadata": {"name": forged, "namespace": "ml"},
+        "spec": {
+            "containers": [
+                {"name": "c", "image": "python:3.11.9-slim", "resources": {"requests": {"nvidia.com/gpu": 1}}}
+            ]
+        },
+    }
+    exempt = {
+        **POD,
+        "metadata": {
+            "name": forged,
+            "namespace": "ml",
+            "annotations": {"eksmllint.io/exempt": "yes\nINFO forged line"},
+        },
+    }
     app = WebhookApp(AdmissionLinter(Config(), default_registry()))
     caplog.set_level("INFO", logger="eksmllint.server")
     _, denied = call(app, "/validate", review(bad))

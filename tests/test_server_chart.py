@@ -19,8 +19,10 @@ from eksmllint.core.finding import Severity
 from eksmllint.server import manifests
 from eksmllint.server.cli import serve_command
 
-helm = pytest.importorskip("helm_python", reason="helm-python-sdk (Helm's SDK for Python, in the test extras) "
-                                                 "is not installed: the chart cannot be rendered")
+helm = pytest.importorskip(
+    "helm_python",
+    reason="helm-python-sdk (Helm's SDK for Python, in the test extras) is not installed: the chart cannot be rendered",
+)
 
 CHART = Path(__file__).resolve().parents[1] / "charts" / "eksmllint"
 K8S_VERSION = "1.33"
@@ -37,8 +39,14 @@ CASES = {
         "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "platform", "effect": "NoSchedule"}],
         "nodeSelector": {"kubernetes.io/os": "linux"},
         "webhook": {"failurePolicy": "Fail", "timeoutSeconds": 10, "excludeNamespaces": ["monitoring"]},
-        "server": {"mutate": ["EML301", "EML305"], "audit": True, "exemptAnnotation": False, "timeBudget": 8,
-                   "failureMode": "closed", "maxConnections": 1000},
+        "server": {
+            "mutate": ["EML301", "EML305"],
+            "audit": True,
+            "exemptAnnotation": False,
+            "timeBudget": 8,
+            "failureMode": "closed",
+            "maxConnections": 1000,
+        },
         "serviceMonitor": {"enabled": True, "labels": {"release": "prometheus"}},
     },
 }
@@ -95,8 +103,10 @@ def test_defaults_match_webhook_manifests():
     (hook,) = vwc["webhooks"]
     (theirs,) = ours["ValidatingWebhookConfiguration"][0]["webhooks"]
     assert hook["rules"] == theirs["rules"] and hook["namespaceSelector"] == theirs["namespaceSelector"]
-    assert hook["failurePolicy"] == "Ignore" and vwc["metadata"]["annotations"]["cert-manager.io/inject-ca-from"] \
-        == f"{NAMESPACE}/eksmllint-serving"
+    assert (
+        hook["failurePolicy"] == "Ignore"
+        and vwc["metadata"]["annotations"]["cert-manager.io/inject-ca-from"] == f"{NAMESPACE}/eksmllint-serving"
+    )
     assert {c["spec"]["secretName"] for c in kinds["Certificate"] if not c["spec"].get("isCA")} == {"eksmllint-tls"}
 
 
@@ -108,14 +118,22 @@ def test_values_land_where_they_should():
     assert pod["priorityClassName"] == "system-cluster-critical"
     assert pod["tolerations"][0]["key"] == "dedicated" and pod["nodeSelector"] == {"kubernetes.io/os": "linux"}
     args = container([dep])["args"]
-    assert {"--audit", "--no-exempt-annotation", "--mutate=EML301,EML305", "--failure-mode=closed",
-            "--time-budget=8", "--max-connections=1000"} <= set(args)
+    assert {
+        "--audit",
+        "--no-exempt-annotation",
+        "--mutate=EML301,EML305",
+        "--failure-mode=closed",
+        "--time-budget=8",
+        "--max-connections=1000",
+    } <= set(args)
     for kind, path in (("ValidatingWebhookConfiguration", "/validate"), ("MutatingWebhookConfiguration", "/mutate")):
         (cfg,) = kinds[kind]
         (hook,) = cfg["webhooks"]
         assert hook["failurePolicy"] == "Fail" and hook["timeoutSeconds"] == 10
         assert hook["clientConfig"]["service"]["path"] == path
-        (names,) = [e for e in hook["namespaceSelector"]["matchExpressions"] if e["key"] == "kubernetes.io/metadata.name"]
+        (names,) = [
+            e for e in hook["namespaceSelector"]["matchExpressions"] if e["key"] == "kubernetes.io/metadata.name"
+        ]
         assert names["operator"] == "NotIn" and set(names["values"]) == {NAMESPACE, "kube-system", "monitoring"}
     assert all(r["operations"] == ["CREATE"] for r in kinds["MutatingWebhookConfiguration"][0]["webhooks"][0]["rules"])
     (sm,) = kinds["ServiceMonitor"]
@@ -135,10 +153,13 @@ def test_a_provided_tls_secret_replaces_cert_manager():
     assert {v["name"]: v for v in pod["volumes"]}["tls"]["secret"]["secretName"] == "my-tls"
 
 
-@pytest.mark.parametrize("values,fragment", [
-    ({"server": {"timeBudget": 5}}, "timeBudget must be below"),
-    ({"tls": {"certManager": {"enabled": False}}}, "caBundle is required"),
-])
+@pytest.mark.parametrize(
+    "values,fragment",
+    [
+        ({"server": {"timeBudget": 5}}, "timeBudget must be below"),
+        ({"tls": {"certManager": {"enabled": False}}}, "caBundle is required"),
+    ],
+)
 def test_inconsistent_values_are_refused(values, fragment):
     with pytest.raises(helm.HelmError, match=fragment):
         render(values)

@@ -36,7 +36,7 @@ def _closed_by_peer(sock: ssl.SSLSocket, wait: float) -> bool:
         return sock.recv(1) == b""
     except (ConnectionResetError, ssl.SSLError, BrokenPipeError):
         return True
-    except socket.timeout:
+    except TimeoutError:
         return False
 
 
@@ -121,4 +121,3 @@ def test_connection_flags_are_validated():
     assert r.exit_code == 2 and "--max-connections" in r.output
     r = CliRunner().invoke(cli, ["serve", "--insecure-http", "--header-timeout", "0"])
     assert r.exit_code == 2 and "--header-timeout" in r.output
-

@@ -47,6 +47,7 @@ def test_a_broken_context_file_is_reported_and_the_webhook_stays_ready(tmp_path,
                 return (await c.get("/readyz")).status_code, (await c.get("/metrics")).text
         finally:
             await app.shutdown()
+
     ready, metrics = asyncio.run(go())
     assert ready == 200
     assert store.snapshot.counts.get("NodePool") == 1  # the good file is still context

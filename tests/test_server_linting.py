@@ -28,16 +28,19 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures" / "rules"
 
 GPU_POD = {
-    "apiVersion": "v1", "kind": "Pod",
+    "apiVersion": "v1",
+    "kind": "Pod",
     "metadata": {"name": "trainer", "namespace": "ml"},
     "spec": {
         "restartPolicy": "Never",
-        "containers": [{
-            "name": "train",
-            "image": "public.ecr.aws/pytorch/pytorch:2.3.1-cuda12.1-cudnn8-runtime",
-            "command": ["torchrun", "--nproc_per_node=8", "train.py"],
-            "resources": {"limits": {"nvidia.com/gpu": 8, "cpu": "90", "memory": "1000Gi"}},
-        }],
+        "containers": [
+            {
+                "name": "train",
+                "image": "public.ecr.aws/pytorch/pytorch:2.3.1-cuda12.1-cudnn8-runtime",
+                "command": ["torchrun", "--nproc_per_node=8", "train.py"],
+                "resources": {"limits": {"nvidia.com/gpu": 8, "cpu": "90", "memory": "1000Gi"}},
+            }
+        ],
     },
 }
 
@@ -67,8 +70,13 @@ def _fixture_objects() -> list[tuple[str, list[dict]]]:
     groups = []
     for case in sorted(FIXTURES.iterdir()):
         for variant in ("bad", "good"):
-            paths = [case / f"{variant}.yaml"] if (case / f"{variant}.yaml").exists() else sorted(
-                (case / variant).glob("*.yaml")) if (case / variant).is_dir() else []
+            paths = (
+                [case / f"{variant}.yaml"]
+                if (case / f"{variant}.yaml").exists()
+                else sorted((case / variant).glob("*.yaml"))
+                if (case / variant).is_dir()
+                else []
+            )
             if not paths:
                 continue
             loaded = load([str(p) for p in paths])
@@ -154,7 +162,9 @@ def test_ignore_annotation_and_severity_override(registry):
     assert "EML301" not in {f.code for f in lint.active}
     assert "EML301" in {f.code for f in lint.findings if f.suppressed_by}
     cfg = Config.model_validate({"severity": {"EML301": "error"}})
-    assert {f.severity for f in AdmissionLinter(cfg, registry).lint(GPU_POD).active if f.code == "EML301"} == {Severity.ERROR}
+    assert {f.severity for f in AdmissionLinter(cfg, registry).lint(GPU_POD).active if f.code == "EML301"} == {
+        Severity.ERROR
+    }
 
 
 def test_request_namespace_fills_a_missing_one(linter):
@@ -164,16 +174,19 @@ def test_request_namespace_fills_a_missing_one(linter):
     assert {f.resource.namespace for f in lint.active if f.resource} == {"team-a"}
 
 
-@pytest.mark.parametrize("value,expected", [("true", "true"), ("  reason x ", "reason x"), ("false", None),
-                                            ("", None), (True, None)])
+@pytest.mark.parametrize(
+    "value,expected", [("true", "true"), ("  reason x ", "reason x"), ("false", None), ("", None), (True, None)]
+)
 def test_exemption_annotation(value, expected):
     assert is_exempt({"metadata": {"annotations": {"eksmllint.io/exempt": value}}}) == expected
     assert is_exempt({"metadata": "junk"}) is None
 
 
 def test_format_path():
-    assert format_path(("spec", "containers", 0, "resources", "limits", "nvidia.com/gpu")) == \
-        "spec.containers[0].resources.limits[nvidia.com/gpu]"
+    assert (
+        format_path(("spec", "containers", 0, "resources", "limits", "nvidia.com/gpu"))
+        == "spec.containers[0].resources.limits[nvidia.com/gpu]"
+    )
     assert format_path(()) == "<object>"
 
 
@@ -193,26 +206,46 @@ def test_warnings_stay_within_api_server_limits():
 
 
 def test_denial_message_lists_code_slug_and_path():
-    f = Finding("EML601", "accelerator-limits", Severity.ERROR, "request without limit",
-                Location("<admission>", path=("spec", "containers", 0, "resources", "requests", "nvidia.com/gpu")))
+    f = Finding(
+        "EML601",
+        "accelerator-limits",
+        Severity.ERROR,
+        "request without limit",
+        Location("<admission>", path=("spec", "containers", 0, "resources", "requests", "nvidia.com/gpu")),
+    )
     text = adm.denial_message("Pod ml/x", [f] * 25, Severity.ERROR)
     assert "EML601 accelerator-limits at spec.containers[0].resources.requests[nvidia.com/gpu]" in text
     assert "and 5 more" in text
 
 
-@pytest.mark.parametrize("body,status,fragment", [
-    (b"", 400, "empty"),
-    (b"\xff", 400, "UTF-8"),
-    (b"{", 400, "not valid JSON"),
-    (b"[]", 400, "JSON object"),
-    (b'{"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview","request":{}}', 400, "apiVersion"),
-    (b'{"apiVersion":"admission.k8s.io/v1","kind":"Pod"}', 400, "AdmissionReview"),
-    (b'{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}', 400, "request"),
-    (b'{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"a","operation":"PATCH"}}', 400, "operation"),
-    (b'{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"a","operation":"CREATE"}}', 400, "object is required"),
-    (b'{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"","operation":"CREATE","object":{}}}', 400, "uid"),
-    (b"[" * 100000, 400, "nested"),
-])
+@pytest.mark.parametrize(
+    "body,status,fragment",
+    [
+        (b"", 400, "empty"),
+        (b"\xff", 400, "UTF-8"),
+        (b"{", 400, "not valid JSON"),
+        (b"[]", 400, "JSON object"),
+        (b'{"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview","request":{}}', 400, "apiVersion"),
+        (b'{"apiVersion":"admission.k8s.io/v1","kind":"Pod"}', 400, "AdmissionReview"),
+        (b'{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}', 400, "request"),
+        (
+            b'{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"a","operation":"PATCH"}}',
+            400,
+            "operation",
+        ),
+        (
+            b'{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"a","operation":"CREATE"}}',
+            400,
+            "object is required",
+        ),
+        (
+            b'{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"","operation":"CREATE","object":{}}}',
+            400,
+            "uid",
+        ),
+        (b"[" * 100000, 400, "nested"),
+    ],
+)
 def test_parse_review_rejects(body, status, fragment):
     with pytest.raises(adm.AdmissionError) as info:
         adm.parse_review(body)
@@ -249,8 +282,9 @@ def test_directory_context_reloads_and_skips_configmap_internals(tmp_path):
     # An update: a new timestamped directory, then the ..data symlink flips to it.
     new = tmp_path / "..2026_01_01_00_00_01.000000001"
     new.mkdir()
-    (new / "pools.yaml").write_text(NODEPOOL.format(name="a", itype="p4d.24xlarge") + "---\n"
-                                    + NODEPOOL.format(name="b", itype="p5.48xlarge"))
+    (new / "pools.yaml").write_text(
+        NODEPOOL.format(name="a", itype="p4d.24xlarge") + "---\n" + NODEPOOL.format(name="b", itype="p5.48xlarge")
+    )
     os.symlink(new.name, tmp_path / "..data_tmp")
     os.replace(tmp_path / "..data_tmp", tmp_path / "..data")
     generation = store.snapshot.generation
@@ -313,19 +347,30 @@ class FakeTransport:
 
 
 def _np(name: str, rv: str = "1") -> dict:
-    return {"metadata": {"name": name, "resourceVersion": rv, "managedFields": [{"manager": "x"}]},
-            "spec": {"template": {"spec": {"requirements": []}}}}
+    return {
+        "metadata": {"name": name, "resourceVersion": rv, "managedFields": [{"manager": "x"}]},
+        "spec": {"template": {"spec": {"requirements": []}}},
+    }
 
 
 def test_cluster_context_lists_watches_and_relists():
-    kinds = (KindSpec("NodePool", "karpenter.sh", "v1", "nodepools"),
-             KindSpec("Queue", "scheduling.volcano.sh", "v1beta1", "queues"))
+    kinds = (
+        KindSpec("NodePool", "karpenter.sh", "v1", "nodepools"),
+        KindSpec("Queue", "scheduling.volcano.sh", "v1beta1", "queues"),
+    )
     transport = FakeTransport(
         {"nodepools": [_np("a")]},
-        {"nodepools": [[{"type": "ADDED", "object": _np("b", "2")},
-                        {"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "3"}}},
-                        {"type": "DELETED", "object": _np("a", "4")}],
-                       ApiStatusError(410, "too old")]})
+        {
+            "nodepools": [
+                [
+                    {"type": "ADDED", "object": _np("b", "2")},
+                    {"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "3"}}},
+                    {"type": "DELETED", "object": _np("a", "4")},
+                ],
+                ApiStatusError(410, "too old"),
+            ]
+        },
+    )
     cluster = ClusterContext(transport, kinds)
     store = ContextStore([cluster], interval=0.05)
     cluster.start()
@@ -360,15 +405,33 @@ def test_kubernetes_transport_against_a_fake_api_server(tmp_path):
             seen.append(self.path)
             path, _, query = self.path.partition("?")
             if path == "/apis/karpenter.sh/v1/nodepools" and "watch=true" in query:
-                events = [{"type": "ADDED", "object": {"apiVersion": "karpenter.sh/v1", "kind": "NodePool",
-                                                       "metadata": {"name": "b", "resourceVersion": "7"}}}]
+                events = [
+                    {
+                        "type": "ADDED",
+                        "object": {
+                            "apiVersion": "karpenter.sh/v1",
+                            "kind": "NodePool",
+                            "metadata": {"name": "b", "resourceVersion": "7"},
+                        },
+                    }
+                ]
                 body = "".join(json.dumps(e) + "\n" for e in events).encode()
             elif path == "/apis/karpenter.sh/v1/nodepools":
-                body = json.dumps({"kind": "NodePoolList", "metadata": {"resourceVersion": "5"},
-                                   "items": [{"metadata": {"name": "a"}, "spec": {}}]}).encode()
+                body = json.dumps(
+                    {
+                        "kind": "NodePoolList",
+                        "metadata": {"resourceVersion": "5"},
+                        "items": [{"metadata": {"name": "a"}, "spec": {}}],
+                    }
+                ).encode()
             elif path == "/api/v1/persistentvolumeclaims":
-                body = json.dumps({"kind": "PersistentVolumeClaimList", "metadata": {"resourceVersion": "9"},
-                                   "items": [{"metadata": {"name": "data", "namespace": "ml"}}]}).encode()
+                body = json.dumps(
+                    {
+                        "kind": "PersistentVolumeClaimList",
+                        "metadata": {"resourceVersion": "9"},
+                        "items": [{"metadata": {"name": "data", "namespace": "ml"}}],
+                    }
+                ).encode()
             else:
                 self.send_response(404)
                 self.send_header("Content-Type", "application/json")
@@ -386,11 +449,18 @@ def test_kubernetes_transport_against_a_fake_api_server(tmp_path):
     thread.start()
     try:
         kubeconfig = tmp_path / "kubeconfig"
-        kubeconfig.write_text(json.dumps({
-            "apiVersion": "v1", "kind": "Config", "current-context": "t",
-            "clusters": [{"name": "t", "cluster": {"server": f"http://127.0.0.1:{httpd.server_address[1]}"}}],
-            "users": [{"name": "t", "user": {"token": "x"}}],
-            "contexts": [{"name": "t", "context": {"cluster": "t", "user": "t"}}]}))
+        kubeconfig.write_text(
+            json.dumps(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Config",
+                    "current-context": "t",
+                    "clusters": [{"name": "t", "cluster": {"server": f"http://127.0.0.1:{httpd.server_address[1]}"}}],
+                    "users": [{"name": "t", "user": {"token": "x"}}],
+                    "contexts": [{"name": "t", "context": {"cluster": "t", "user": "t"}}],
+                }
+            )
+        )
         transport = KubernetesTransport(str(kubeconfig))
         specs = {k.plural: k for k in CLUSTER_KINDS}
         listed = transport.list(specs["nodepools"])
@@ -418,11 +488,30 @@ def test_several_context_directories_add_up(tmp_path):
 
 
 def test_an_update_replaces_the_stored_version_in_the_context(linter):
-    ctx = ContextSnapshot.build([load_result_of(NODEPOOL.format(name="a", itype="p4d.24xlarge") + "---\n"
-                                                + NODEPOOL.format(name="b", itype="p5.48xlarge"))], 1)
-    updated = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "a"},
-               "spec": {"template": {"spec": {"requirements": [
-                   {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["g5.48xlarge"]}]}}}}
+    ctx = ContextSnapshot.build(
+        [
+            load_result_of(
+                NODEPOOL.format(name="a", itype="p4d.24xlarge")
+                + "---\n"
+                + NODEPOOL.format(name="b", itype="p5.48xlarge")
+            )
+        ],
+        1,
+    )
+    updated = {
+        "apiVersion": "karpenter.sh/v1",
+        "kind": "NodePool",
+        "metadata": {"name": "a"},
+        "spec": {
+            "template": {
+                "spec": {
+                    "requirements": [
+                        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["g5.48xlarge"]}
+                    ]
+                }
+            }
+        },
+    }
     from eksmllint.yamlpos import to_plain as plain
 
     src = SourceFile("<admission>", "", "json")
@@ -464,8 +553,12 @@ spec:
 
 
 def _ds_configmap(precision: str) -> dict:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ds-cfg", "namespace": "training"},
-            "data": {"ds.json": json.dumps({precision: {"enabled": True}})}}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "ds-cfg", "namespace": "training"},
+        "data": {"ds.json": json.dumps({precision: {"enabled": True}})},
+    }
 
 
 @pytest.mark.parametrize("order", [("fp16", "bf16"), ("bf16", "fp16")])

@@ -49,9 +49,17 @@ def test_deploy_dir_is_the_generated_output():
 def test_core_kinds_pass_kubernetes_validate_strict():
     every = docs_of(manifests.render(mutate=("EML301",)))  # deploy/ plus the mutating webhook
     core = [d for d in every if not d["apiVersion"].startswith(CRD_GROUPS)]
-    assert {d["kind"] for d in core} >= {"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding",
-                                         "Deployment", "PodDisruptionBudget", "Service",
-                                         "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"}
+    assert {d["kind"] for d in core} >= {
+        "Namespace",
+        "ServiceAccount",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "Deployment",
+        "PodDisruptionBudget",
+        "Service",
+        "ValidatingWebhookConfiguration",
+        "MutatingWebhookConfiguration",
+    }
     for d in core:
         kubernetes_validate.validate(d, K8S_VERSION, strict=True)  # raises on any problem
 
@@ -79,7 +87,10 @@ def test_the_mutating_webhook_is_registered_only_with_mutate(deploy_docs):
     assert r.exit_code == 0, r.output
     kinds = by_kind(docs_of(r.output))
     assert len(kinds["MutatingWebhookConfiguration"]) == 1
-    assert "--mutate=EML301,shm-missing,EML301" in kinds["Deployment"][0]["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert (
+        "--mutate=EML301,shm-missing,EML301"
+        in kinds["Deployment"][0]["spec"]["template"]["spec"]["containers"][0]["args"]
+    )
     r = CliRunner().invoke(cli, ["webhook-manifests", "--mutate", "EML999"])
     assert r.exit_code == 2 and "EML999" in r.output
 
@@ -95,12 +106,26 @@ def test_webhook_configurations():
         assert hook["sideEffects"] == "None"
         assert 1 <= hook["timeoutSeconds"] <= 5
         assert hook["failurePolicy"] in ("Ignore", "Fail") and hook["matchPolicy"] in ("Equivalent", "Exact")
-        assert hook["clientConfig"]["service"] == {"namespace": "eksmllint", "name": "eksmllint", "path": path, "port": 443}
-        (names,) = [e for e in hook["namespaceSelector"]["matchExpressions"] if e["key"] == "kubernetes.io/metadata.name"]
+        assert hook["clientConfig"]["service"] == {
+            "namespace": "eksmllint",
+            "name": "eksmllint",
+            "path": path,
+            "port": 443,
+        }
+        (names,) = [
+            e for e in hook["namespaceSelector"]["matchExpressions"] if e["key"] == "kubernetes.io/metadata.name"
+        ]
         assert names["operator"] == "NotIn" and set(names["values"]) == {"eksmllint", "kube-system"}
         resources = {(g, r) for rule in hook["rules"] for g in rule["apiGroups"] for r in rule["resources"]}
-        assert {("kubeflow.org", "pytorchjobs"), ("kubeflow.org", "mpijobs"), ("batch.volcano.sh", "jobs"),
-                ("ray.io", "rayclusters"), ("jobset.x-k8s.io", "jobsets"), ("batch", "jobs"), ("", "pods")} <= resources
+        assert {
+            ("kubeflow.org", "pytorchjobs"),
+            ("kubeflow.org", "mpijobs"),
+            ("batch.volcano.sh", "jobs"),
+            ("ray.io", "rayclusters"),
+            ("jobset.x-k8s.io", "jobsets"),
+            ("batch", "jobs"),
+            ("", "pods"),
+        } <= resources
     assert all(rule["operations"] == ["CREATE", "UPDATE"] for rule in vwc["webhooks"][0]["rules"])
     # fixes touch fields that are immutable after creation: the mutating webhook sees CREATE only
     assert all(rule["operations"] == ["CREATE"] for rule in mwc["webhooks"][0]["rules"])
@@ -108,7 +133,7 @@ def test_webhook_configurations():
     # the time budget the server is started with stays below the webhook timeout
     (dep,) = kinds["Deployment"]
     args = dep["spec"]["template"]["spec"]["containers"][0]["args"]
-    budget = float([a for a in args if a.startswith("--time-budget=")][0].split("=", 1)[1])
+    budget = float(next(a for a in args if a.startswith("--time-budget=")).split("=", 1)[1])
     assert budget < vwc["webhooks"][0]["timeoutSeconds"]
 
 
@@ -152,8 +177,18 @@ def test_webhook_manifests_for_another_namespace():
     docs = docs_of(r.output)
     kinds = by_kind(docs)
     assert kinds["Namespace"][0]["metadata"]["name"] == "ml-platform"
-    namespaced = [d for d in docs if d["kind"] not in ("Namespace", "ClusterRole", "ClusterRoleBinding",
-                                                       "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration")]
+    namespaced = [
+        d
+        for d in docs
+        if d["kind"]
+        not in (
+            "Namespace",
+            "ClusterRole",
+            "ClusterRoleBinding",
+            "ValidatingWebhookConfiguration",
+            "MutatingWebhookConfiguration",
+        )
+    ]
     assert {d["metadata"]["namespace"] for d in namespaced} == {"ml-platform"}
     hook = kinds["ValidatingWebhookConfiguration"][0]
     assert hook["metadata"]["annotations"]["cert-manager.io/inject-ca-from"] == "ml-platform/eksmllint-serving"
@@ -161,7 +196,10 @@ def test_webhook_manifests_for_another_namespace():
     values = hook["webhooks"][0]["namespaceSelector"]["matchExpressions"][0]["values"]
     assert set(values) == {"ml-platform", "kube-system"}
     assert kinds["ClusterRoleBinding"][0]["subjects"][0]["namespace"] == "ml-platform"
-    assert "eksmllint.ml-platform.svc" in [c for c in kinds["Certificate"] if not c["spec"].get("isCA")][0]["spec"]["dnsNames"]
+    assert (
+        "eksmllint.ml-platform.svc"
+        in next(c for c in kinds["Certificate"] if not c["spec"].get("isCA"))["spec"]["dnsNames"]
+    )
     for d in docs:
         if not d["apiVersion"].startswith(CRD_GROUPS):
             kubernetes_validate.validate(d, K8S_VERSION, strict=True)
@@ -173,7 +211,9 @@ def test_webhook_manifests_rejects_bad_namespaces():
 
 
 def test_webhook_manifests_output_dir(tmp_path):
-    r = CliRunner().invoke(cli, ["webhook-manifests", "--output-dir", str(tmp_path), "--image", "registry.example/eksmllint:1.2.3"])
+    r = CliRunner().invoke(
+        cli, ["webhook-manifests", "--output-dir", str(tmp_path), "--image", "registry.example/eksmllint:1.2.3"]
+    )
     assert r.exit_code == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(manifests.manifest_files())
     assert "registry.example/eksmllint:1.2.3" in (tmp_path / "deployment.yaml").read_text()

@@ -25,23 +25,44 @@ def app(**settings) -> WebhookApp:
 
 def test_audit_mode_never_denies_and_counts_would_be_denials():
     audited = app(audit=True)
-    _, data = call(audited, "/validate", {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-                                          "request": {"uid": "a", "operation": "CREATE", "object": BAD_POD}})
+    _, data = call(
+        audited,
+        "/validate",
+        {
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {"uid": "a", "operation": "CREATE", "object": BAD_POD},
+        },
+    )
     resp = data["response"]
     assert resp["allowed"] is True and "status" not in resp
     assert any(w.startswith("eksmllint audit mode, would deny: EML601") for w in resp["warnings"]), resp
     text = audited.metrics.render().decode()
     assert 'eksmllint_webhook_requests_total{endpoint="validate",result="would_deny"} 1.0' in text
     assert 'eksmllint_webhook_findings_total{code="EML601"' in text
-    _, enforced = call(app(), "/validate", {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-                                            "request": {"uid": "b", "operation": "CREATE", "object": BAD_POD}})
+    _, enforced = call(
+        app(),
+        "/validate",
+        {
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {"uid": "b", "operation": "CREATE", "object": BAD_POD},
+        },
+    )
     assert enforced["response"]["allowed"] is False  # the same object, enforcing
 
 
 def test_audit_mode_admits_internal_errors_even_with_failure_mode_closed():
     closed = app_with(Rule(_spec("EML998", "test-crash"), crash), failure_mode="closed", audit=True)
-    _, data = call(closed, "/validate", {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-                                         "request": {"uid": "c", "operation": "CREATE", "object": POD}})
+    _, data = call(
+        closed,
+        "/validate",
+        {
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {"uid": "c", "operation": "CREATE", "object": POD},
+        },
+    )
     assert data["response"]["allowed"] is True
     assert any("EML998" in w for w in data["response"]["warnings"])
 
@@ -59,8 +80,11 @@ def test_audit_mode_does_not_patch():
 def test_the_exempt_annotation_can_be_switched_off():
     exempt = json.loads(json.dumps(BAD_POD))
     exempt["metadata"]["annotations"] = {"eksmllint.io/exempt": "reviewed"}
-    body = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-            "request": {"uid": "d", "operation": "CREATE", "object": exempt}}
+    body = {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {"uid": "d", "operation": "CREATE", "object": exempt},
+    }
     assert call(app(), "/validate", body)[1]["response"]["allowed"] is True
     _, judged = call(app(exempt_annotation=False), "/validate", body)
     assert judged["response"]["allowed"] is False and "EML601" in judged["response"]["status"]["message"]

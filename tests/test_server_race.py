@@ -17,13 +17,35 @@ from eksmllint.schema import core as schema_core
 from eksmllint.server.app import ServerSettings, WebhookApp
 from eksmllint.server.linting import AdmissionLinter
 
-POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ml"},
-       "spec": {"containers": [{"name": "c", "image": "python:3.11.9-slim",
-                                "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}}
-JOB = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "tokenize", "namespace": "ml"},
-       "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{
-           "name": "t", "image": "public.ecr.aws/docker/library/python:3.11.9-slim",
-           "resources": {"limits": {"cpu": "2", "memory": "4Gi"}}}]}}}}
+POD = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "p", "namespace": "ml"},
+    "spec": {
+        "containers": [
+            {"name": "c", "image": "python:3.11.9-slim", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}
+        ]
+    },
+}
+JOB = {
+    "apiVersion": "batch/v1",
+    "kind": "Job",
+    "metadata": {"name": "tokenize", "namespace": "ml"},
+    "spec": {
+        "template": {
+            "spec": {
+                "restartPolicy": "Never",
+                "containers": [
+                    {
+                        "name": "t",
+                        "image": "public.ecr.aws/docker/library/python:3.11.9-slim",
+                        "resources": {"limits": {"cpu": "2", "memory": "4Gi"}},
+                    }
+                ],
+            }
+        }
+    },
+}
 
 
 @pytest.fixture()
@@ -37,6 +59,7 @@ def cold_slow_schemas(monkeypatch):
     def slow_node(self, schema):
         time.sleep(0.0002)
         return node(self, schema)
+
     monkeypatch.setattr(schema_core._Compiler, "node", slow_node)
     yield
     schema_core._compiler.cache_clear()
@@ -49,6 +72,7 @@ def test_concurrent_first_validations_all_succeed(cold_slow_schemas):
     def validate(obj):
         barrier.wait()
         results.append(schema_core.validate_core(obj, "1.33"))
+
     threads = [threading.Thread(target=validate, args=(POD if i % 2 else JOB,)) for i in range(6)]
     for t in threads:
         t.start()
@@ -61,19 +85,24 @@ def test_concurrent_first_requests_on_a_fresh_app_are_not_denied(cold_slow_schem
     app = WebhookApp(AdmissionLinter(Config(), default_registry()), ServerSettings(lint_threads=4, time_budget=60))
 
     def review(obj, uid):
-        return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-                "request": {"uid": uid, "operation": "CREATE", "namespace": "ml", "object": obj}}
+        return {
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {"uid": uid, "operation": "CREATE", "namespace": "ml", "object": obj},
+        }
 
     async def go():
         await app.startup()
         try:
             async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
-                rs = await asyncio.gather(*(c.post("/validate", json=review(POD if i % 2 else JOB, f"u{i}"))
-                                            for i in range(8)))
+                rs = await asyncio.gather(
+                    *(c.post("/validate", json=review(POD if i % 2 else JOB, f"u{i}")) for i in range(8))
+                )
                 again = await c.post("/validate", json=review(JOB, "later"))  # nothing wrong was cached
                 return [r.json()["response"] for r in [*rs, again]]
         finally:
             await app.shutdown()
+
     for resp in asyncio.run(go()):
         assert resp["allowed"] is True, resp
         assert not any("EML002" in w or "EML000" in w for w in resp.get("warnings", [])), resp
@@ -92,5 +121,6 @@ def test_startup_builds_the_lazy_validators_before_the_first_request(monkeypatch
         await app.shutdown()
         assert ready == (True, "ready")
         return built
+
     built = asyncio.run(go())
     assert {("v1", "Pod"), ("batch/v1", "Job")} <= {(api, kind) for api, kind, _ in built}

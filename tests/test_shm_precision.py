@@ -3,15 +3,14 @@ the command-line scanner, and robustness on malformed input."""
 
 from __future__ import annotations
 
-import pytest
-
 import textwrap
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eksmllint.analysis.commands import script_calls
-from eksmllint.checks.precision import FP16, BF16, combine_edits, flag_uses, Edit
+from eksmllint.checks.precision import BF16, FP16, Edit, combine_edits, flag_uses
 from eksmllint.config import Config
 from eksmllint.core.engine import lint_text
 from eksmllint.core.finding import RemovePath, SetValue
@@ -19,6 +18,7 @@ from eksmllint.core.finding import RemovePath, SetValue
 
 def script_words(script, path, env):
     return [w for call in script_calls(script, path, env) for w in call.words]
+
 
 SHM_AND_PRECISION = ("EML302", "EML303", "EML304", "EML401", "EML402", "EML403", "EML404")
 
@@ -72,7 +72,7 @@ def test_eml302_silent_with_size_limit_and_for_disk_emptydir():
 
 
 def test_eml302_no_fix_without_memory():
-    container = gpu4().replace(', memory: MEM', '').replace(", memory: 160Gi", "")
+    container = gpu4().replace(", memory: MEM", "").replace(", memory: 160Gi", "")
     found = lint(job(container, "- name: dshm\n  emptyDir: {medium: Memory}\n"), "EML302")
     assert len(found) == 1 and found[0].fix is None
     assert "node's allocatable memory" in found[0].message
@@ -100,8 +100,10 @@ def test_eml302_kuberay_with_request_only_is_bounded():
 
 
 def test_eml303_fix_scales_proportionally_to_half_the_limit():
-    vols = ("- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 48Gi}\n"
-            "- name: cache\n  emptyDir: {medium: Memory, sizeLimit: 16Gi}\n")
+    vols = (
+        "- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 48Gi}\n"
+        "- name: cache\n  emptyDir: {medium: Memory, sizeLimit: 16Gi}\n"
+    )
     container = gpu4("48Gi") + "    - {name: cache, mountPath: /cache}\n"
     found = lint(job(container, vols), "EML303")
     assert len(found) == 1
@@ -143,7 +145,8 @@ def test_eml304_hostpath_fix_replaces_source():
 def test_eml304_disk_emptydir_and_memory_ok():
     found = lint(job(gpu4(), "- name: dshm\n  emptyDir: {sizeLimit: 10Gi}\n"), "EML304")
     assert len(found) == 1 and found[0].fix.ops == (
-        SetValue(found[0].fix.ops[0].path, {"medium": "Memory", "sizeLimit": "40Gi"}),)
+        SetValue(found[0].fix.ops[0].path, {"medium": "Memory", "sizeLimit": "40Gi"}),
+    )
     assert not lint(job(gpu4(), "- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 10Gi}\n"), "EML304")
 
 
@@ -156,7 +159,7 @@ def test_script_words_lines_commands_and_comments():
     texts = [w.text for w in words]
     assert "--fp16" not in texts and "quoted arg" in texts
     bf16 = next(w for w in words if w.text == "--bf16")
-    assert bf16.line == 2 and script[bf16.start:bf16.start + len(bf16.raw)] == "--bf16"
+    assert bf16.line == 2 and script[bf16.start : bf16.start + len(bf16.raw)] == "--bf16"
     export = next(w for w in words if w.text == "export")
     assert bf16.command != export.command  # split by &&
 
@@ -164,10 +167,17 @@ def test_script_words_lines_commands_and_comments():
 def test_flag_spellings():
     words = script_words(
         "x --fp16 false --bf16=True --mixed_precision fp16 --precision 16-mixed trainer.precision=bf16 "
-        "--fp16_full_eval --precision 3", ("c", 0), {})
+        "--fp16_full_eval --precision 3",
+        ("c", 0),
+        {},
+    )
     got = [(u.precision, u.text) for u in flag_uses(None, words)]  # type: ignore[arg-type]
-    assert got == [(BF16, "--bf16=True"), (FP16, "--mixed_precision fp16"), (FP16, "--precision 16-mixed"),
-                   (BF16, "trainer.precision=bf16")]
+    assert got == [
+        (BF16, "--bf16=True"),
+        (FP16, "--mixed_precision fp16"),
+        (FP16, "--precision 16-mixed"),
+        (BF16, "trainer.precision=bf16"),
+    ]
 
 
 def test_combine_edits_applies_all_edits_of_one_script():
@@ -221,7 +231,8 @@ def test_eml401_mixed_landing_is_unknown():
 
 def test_eml401_value_from_env_reference_is_reported_without_fix():
     neuron = NEURON.replace("CMD", '["accelerate", "launch", "--mixed_precision=$(MP)", "t.py"]').replace(
-        "ENV", "[{name: MP, value: fp16}]")
+        "ENV", "[{name: MP, value: fp16}]"
+    )
     (f,) = lint(job(neuron), "EML401")
     assert f.fix is None and "--mixed_precision=fp16" in f.message
 
@@ -261,30 +272,42 @@ def test_eml403_and_eml404_cross_sources():
     codes = sorted(f.code for f in lint(job(neuron)))
     assert codes == ["EML401", "EML404"]
     both = NEURON.replace("CMD", '["python", "t.py", "--fp16"]').replace(
-        "ENV", "[{name: ACCELERATE_MIXED_PRECISION, value: bf16}]")
+        "ENV", "[{name: ACCELERATE_MIXED_PRECISION, value: bf16}]"
+    )
     codes = sorted(f.code for f in lint(job(both)))
     assert codes == ["EML403"]
 
 
-SDK_218 = "763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training-neuronx:2.1.0-neuronx-py310-sdk2.18.0-ubuntu20.04"
+SDK_218 = (
+    "763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training-neuronx:2.1.0-neuronx-py310-sdk2.18.0-ubuntu20.04"
+)
 
 
 def test_seed_style_bf16_with_xla_use_bf16_is_consistent():
     # the seed's image names Neuron SDK 2.18, where XLA_USE_BF16 still casts to bf16
-    neuron = NEURON.replace("CMD", '["torchrun", "--nproc_per_node=2", "t.py", "--bf16"]').replace(
-        "ENV", '[{name: XLA_USE_BF16, value: "1"}]').replace("repo/neuron:1.0", SDK_218)
+    neuron = (
+        NEURON.replace("CMD", '["torchrun", "--nproc_per_node=2", "t.py", "--bf16"]')
+        .replace("ENV", '[{name: XLA_USE_BF16, value: "1"}]')
+        .replace("repo/neuron:1.0", SDK_218)
+    )
     assert not lint(job(neuron))
 
 
-@pytest.mark.parametrize("image, dead", [
-    (SDK_218, False),
-    (SDK_218.replace("sdk2.18.0", "sdk2.24.1"), False),
-    (SDK_218.replace("sdk2.18.0", "sdk2.25.0"), True),
-    ("repo/neuron:1.0", True),  # no SDK in the tag: the current SDK is assumed
-])
+@pytest.mark.parametrize(
+    "image, dead",
+    [
+        (SDK_218, False),
+        (SDK_218.replace("sdk2.18.0", "sdk2.24.1"), False),
+        (SDK_218.replace("sdk2.18.0", "sdk2.25.0"), True),
+        ("repo/neuron:1.0", True),  # no SDK in the tag: the current SDK is assumed
+    ],
+)
 def test_eml404_xla_bf16_env_is_dead_from_neuron_sdk_2_25(image, dead):
-    neuron = NEURON.replace("CMD", '["torchrun", "--nproc_per_node=2", "t.py", "--bf16"]').replace(
-        "ENV", '[{name: XLA_USE_BF16, value: "1"}]').replace("repo/neuron:1.0", image)
+    neuron = (
+        NEURON.replace("CMD", '["torchrun", "--nproc_per_node=2", "t.py", "--bf16"]')
+        .replace("ENV", '[{name: XLA_USE_BF16, value: "1"}]')
+        .replace("repo/neuron:1.0", image)
+    )
     found = lint(job(neuron), "EML404")
     assert bool(found) == dead
     if dead:
@@ -292,11 +315,15 @@ def test_eml404_xla_bf16_env_is_dead_from_neuron_sdk_2_25(image, dead):
 
 
 def test_deepspeed_config_found_without_reference_when_unique():
-    cm = ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ds, namespace: ns}\ndata:\n"
-          "  a.json: '{\"fp16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 2}}'\n"
-          "  notes.txt: hello\n---\n")
-    container = NEURON.replace("CMD", '["deepspeed", "t.py"]').replace("ENV", "[]") + \
-        "  volumeMounts: [{name: cfg, mountPath: /cfg}]\n"
+    cm = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ds, namespace: ns}\ndata:\n"
+        '  a.json: \'{"fp16": {"enabled": true}, "zero_optimization": {"stage": 2}}\'\n'
+        "  notes.txt: hello\n---\n"
+    )
+    container = (
+        NEURON.replace("CMD", '["deepspeed", "t.py"]').replace("ENV", "[]")
+        + "  volumeMounts: [{name: cfg, mountPath: /cfg}]\n"
+    )
     found = lint(cm + job(container, "- name: cfg\n  configMap: {name: ds}\n"), "EML401")
     assert len(found) == 1 and found[0].location.path == ("data", "a.json") and found[0].fix is None
 
@@ -335,21 +362,29 @@ def test_malformed_input_never_crashes():
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from(list("ab -=\"'\\\n;&|#$(){}") + ["--fp16", "--bf16", "XLA_USE_BF16=1", "$X"]),
-                max_size=40).map("".join))
+@given(
+    st.lists(
+        st.sampled_from(list("ab -=\"'\\\n;&|#$(){}") + ["--fp16", "--bf16", "XLA_USE_BF16=1", "$X"]), max_size=40
+    ).map("".join)
+)
 def test_script_scanner_never_raises(script):
     words = script_words(script, ("args", 0), {"X": "fp16"})
     for w in words:
-        assert script[w.start:w.start + len(w.raw)] == w.raw
+        assert script[w.start : w.start + len(w.raw)] == w.raw
     flag_uses(None, words)  # type: ignore[arg-type]
 
 
 def test_accelerate_config_file_in_configmap_conflicts_with_flag():
-    cm = ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: acc, namespace: ns}\ndata:\n"
-          "  default.yaml: |\n    distributed_type: MULTI_GPU\n    mixed_precision: fp16\n---\n")
-    container = NEURON.replace(
-        "CMD", '["accelerate", "launch", "--config_file", "/etc/acc/default.yaml", "t.py", "--bf16"]'
-    ).replace("ENV", "[]") + "  volumeMounts: [{name: acc, mountPath: /etc/acc, readOnly: true}]\n"
+    cm = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: acc, namespace: ns}\ndata:\n"
+        "  default.yaml: |\n    distributed_type: MULTI_GPU\n    mixed_precision: fp16\n---\n"
+    )
+    container = (
+        NEURON.replace(
+            "CMD", '["accelerate", "launch", "--config_file", "/etc/acc/default.yaml", "t.py", "--bf16"]'
+        ).replace("ENV", "[]")
+        + "  volumeMounts: [{name: acc, mountPath: /etc/acc, readOnly: true}]\n"
+    )
     found = lint(cm + job(container, "- name: acc\n  configMap: {name: acc}\n"), "EML403")
     assert len(found) == 1 and "accelerate mixed_precision: fp16" in found[0].message
 
@@ -358,9 +393,16 @@ def test_eml402_on_t4_g4dn_and_silent_on_a10g():
     # The rule catalogue names T4 on g4dn beside V100: the catalogue carries g4dn (no BF16).
     container = gpu4().replace('"--num_workers", "4"', '"--bf16"').replace("nvidia.com/gpu: 4", "nvidia.com/gpu: 1")
     on = {"node.kubernetes.io/instance-type": "g4dn.12xlarge"}
-    found = lint(job(container, "- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 8Gi}\n",
-                     spec_extra=f"nodeSelector: {on}\n".replace("'", '"')), "EML402")
+    found = lint(
+        job(
+            container,
+            "- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 8Gi}\n",
+            spec_extra=f"nodeSelector: {on}\n".replace("'", '"'),
+        ),
+        "EML402",
+    )
     assert len(found) == 1 and "T4" in found[0].message and "g4dn.12xlarge" in found[0].message
     a10g = "nodeSelector: {node.kubernetes.io/instance-type: g5.12xlarge}\n"
-    assert not lint(job(container, "- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 8Gi}\n", spec_extra=a10g),
-                    "EML402")
+    assert not lint(
+        job(container, "- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 8Gi}\n", spec_extra=a10g), "EML402"
+    )

@@ -33,7 +33,9 @@ spec:
 """
 
 # A real defect (unknown field) that only shows if the file is linted at all.
-DEFECT = JOB.format(value="2").replace("      restartPolicy: Never\n", "      restartPolicy: Never\n      restartPolicyy: Never\n")
+DEFECT = JOB.format(value="2").replace(
+    "      restartPolicy: Never\n", "      restartPolicy: Never\n      restartPolicyy: Never\n"
+)
 
 
 def codes(result) -> list[str]:
@@ -50,8 +52,21 @@ def write(root: Path, files: dict[str, str]) -> Path:
 
 # -- placeholders --------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("value", ["$NUM_NODES", "${NUM_NODES}", "${NODES:-2}", "{{ .Values.nodes }}",
-                                   "PLACEHOLDER_NUM_NODES", "REPLACE_ME", "<your-bucket>", "TODO", " ${X} "])
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "$NUM_NODES",
+        "${NUM_NODES}",
+        "${NODES:-2}",
+        "{{ .Values.nodes }}",
+        "PLACEHOLDER_NUM_NODES",
+        "REPLACE_ME",
+        "<your-bucket>",
+        "TODO",
+        " ${X} ",
+    ],
+)
 def test_placeholder_tokens(value):
     assert is_placeholder(value)
 
@@ -71,16 +86,23 @@ def test_core_schema_reads_placeholder_as_unknown(value):
 def test_core_schema_still_rejects_real_type_errors(value):
     result = lint_text(JOB.format(value=value), name="job.yaml")
     assert [f.message for f in result.active if f.code == "EML002"] == [
-        f'"spec.parallelism": expected integer, got string "{value.strip(chr(34))}"']
+        f'"spec.parallelism": expected integer, got string "{value.strip(chr(34))}"'
+    ]
 
 
 def test_placeholder_in_enum_is_unknown_but_a_wrong_word_is_not():
-    nodepool = ("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {{name: gpu}}\nspec:\n"
-                "  template: {{spec: {{requirements: [], nodeClassRef: {{group: karpenter.k8s.aws, "
-                "kind: EC2NodeClass, name: gpu}}}}}}\n"
-                "  disruption: {{consolidationPolicy: {policy}, consolidateAfter: 1m}}\n")
-    schema_errors = [f for p in ("PLACEHOLDER_POLICY", "<policy>", "REPLACE_ME", "WhenUnderutilized")
-                     for f in lint_text(nodepool.format(policy=p), name="np.yaml").active if f.code == "EML002"]
+    nodepool = (
+        "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {{name: gpu}}\nspec:\n"
+        "  template: {{spec: {{requirements: [], nodeClassRef: {{group: karpenter.k8s.aws, "
+        "kind: EC2NodeClass, name: gpu}}}}}}\n"
+        "  disruption: {{consolidationPolicy: {policy}, consolidateAfter: 1m}}\n"
+    )
+    schema_errors = [
+        f
+        for p in ("PLACEHOLDER_POLICY", "<policy>", "REPLACE_ME", "WhenUnderutilized")
+        for f in lint_text(nodepool.format(policy=p), name="np.yaml").active
+        if f.code == "EML002"
+    ]
     assert [f.message.split(" (got")[-1] for f in schema_errors] == [' "WhenUnderutilized")']
 
 
@@ -92,8 +114,10 @@ def test_placeholder_is_never_a_number():
 
 # -- envsubst templates ----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["train.yaml-template", "train.yml.tpl", "train.yaml.tmpl", "train.yaml.template",
-                                  "train.template"])
+
+@pytest.mark.parametrize(
+    "name", ["train.yaml-template", "train.yml.tpl", "train.yaml.tmpl", "train.yaml.template", "train.template"]
+)
 def test_directory_run_lints_envsubst_templates(tmp_path, name):
     write(tmp_path, {name: DEFECT})
     result = lint_paths([str(tmp_path)], Config())
@@ -102,20 +126,31 @@ def test_directory_run_lints_envsubst_templates(tmp_path, name):
 
 
 def test_bare_template_that_is_no_manifest_is_skipped_with_a_reason(tmp_path):
-    write(tmp_path, {"motd.template": "Welcome to ${CLUSTER_NAME}\n", "run.sh": "#!/bin/sh\necho hi\n",
-                     "nginx.conf.j2": "server { listen {{ port }}; }\n"})
+    write(
+        tmp_path,
+        {
+            "motd.template": "Welcome to ${CLUSTER_NAME}\n",
+            "run.sh": "#!/bin/sh\necho hi\n",
+            "nginx.conf.j2": "server { listen {{ port }}; }\n",
+        },
+    )
     result = lint_paths([str(tmp_path)], Config())
     assert result.active == []
     assert {Path(s.file).name: s.reason for s in result.skipped} == {
         "motd.template": "template with no top-level apiVersion/kind line and no #SBATCH line: "
-                         "not a manifest or batch script",
+        "not a manifest or batch script",
         "run.sh": "shell script without an #SBATCH line: not a Slurm batch script",
     }  # nginx.conf.j2 is not a candidate at all (no manifest suffix)
 
 
 def test_batch_script_template_with_expressions_is_judged_after_rendering(tmp_path):
-    write(tmp_path, {"train-sub.template": "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --job-name={{ NAME }}-fsdp\n"
-                                           "srun python train.py\n"})
+    write(
+        tmp_path,
+        {
+            "train-sub.template": "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --job-name={{ NAME }}-fsdp\n"
+            "srun python train.py\n"
+        },
+    )
     result = lint_paths([str(tmp_path)], Config())
     assert [(f.code, f.location.line) for f in result.active] == [("EML007", 3)]
     assert [Path(s.file).name for s in result.skipped] == ["train-sub.template"]
@@ -127,13 +162,13 @@ CHART = {
     "charts/trainer/Chart.yaml": "apiVersion: v2\nname: trainer\nversion: 0.1.0\n",
     "charts/trainer/values.yaml": "nodes: 2\n",
     "charts/trainer/templates/job.yaml": "apiVersion: batch/v1\nkind: Job\nmetadata:\n"
-                                         "  name: {{ .Release.Name }}\n  labels:\n"
-                                         "    {{- include \"trainer.labels\" . | nindent 4 }}\n",
-    "charts/trainer/templates/_helpers.tpl": "{{- define \"trainer.labels\" -}}\napp: trainer\n{{- end }}\n",
+    "  name: {{ .Release.Name }}\n  labels:\n"
+    '    {{- include "trainer.labels" . | nindent 4 }}\n',
+    "charts/trainer/templates/_helpers.tpl": '{{- define "trainer.labels" -}}\napp: trainer\n{{- end }}\n',
     "charts/trainer/templates/parses.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"
-                                            "data:\n  replicas: \"{{ .Values.nodes }}\"\n",
+    'data:\n  replicas: "{{ .Values.nodes }}"\n',
     "charts/trainer/templates/static.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: b\n"
-                                            "nonsense: true\n",
+    "nonsense: true\n",
 }
 
 
@@ -143,8 +178,10 @@ def test_chart_reported_once_and_templates_not_linted(tmp_path):
     chart = tmp_path / "charts" / "trainer"
     found = [(f.code, str(f.severity), f.location.file, f.location.line) for f in result.active]
     # one render-first finding for the chart; the static file without {{ }} is linted as it is
-    assert found == [("EML007", "info", str(chart / "Chart.yaml"), 1),
-                     ("EML002", "error", str(chart / "templates" / "static.yaml"), 7)]
+    assert found == [
+        ("EML007", "info", str(chart / "Chart.yaml"), 1),
+        ("EML002", "error", str(chart / "templates" / "static.yaml"), 7),
+    ]
     message = result.active[0].message
     assert f"helm template {chart} | eksmllint lint -" in message and "3 template file(s)" in message
     assert sorted(Path(s.file).name for s in result.skipped) == ["_helpers.tpl", "job.yaml", "parses.yaml"]
@@ -172,7 +209,7 @@ def test_template_source_outside_a_chart_is_render_first_not_yaml_invalid(tmp_pa
 
 
 def test_broken_yaml_away_from_template_syntax_stays_yaml_invalid(tmp_path):
-    text = "metadata:\n  name: \"{{workflow.name}}\"\nspec:\n\tbad: tab\n"
+    text = 'metadata:\n  name: "{{workflow.name}}"\nspec:\n\tbad: tab\n'
     write(tmp_path, {"wf.yaml": text})
     assert codes(lint_paths([str(tmp_path)], Config())) == ["EML001"]
 
@@ -202,6 +239,7 @@ def test_fix_leaves_chart_templates_alone(tmp_path):
 
 # -- the run says what it skipped ------------------------------------------------------------------
 
+
 def test_verbose_and_json_list_skipped_files(tmp_path):
     write(tmp_path, {**CHART, "run.sh": "echo hi\n"})
     runner = CliRunner()
@@ -212,8 +250,10 @@ def test_verbose_and_json_list_skipped_files(tmp_path):
     assert loud.stderr.count("eksmllint: skipped ") == 4
     report = json.loads(runner.invoke(cli, ["lint", "--exit-zero", "--format", "json", str(tmp_path)]).stdout)
     assert report["summary"]["skipped"] == 4
-    assert {"file": str(tmp_path / "run.sh"),
-            "reason": "shell script without an #SBATCH line: not a Slurm batch script"} in report["skipped"]
+    assert {
+        "file": str(tmp_path / "run.sh"),
+        "reason": "shell script without an #SBATCH line: not a Slurm batch script",
+    } in report["skipped"]
 
 
 # -- pod templates of other tools ------------------------------------------------------------------
@@ -233,9 +273,11 @@ spec:
 def test_spark_pod_template_needs_no_containers_but_is_still_validated(tmp_path):
     write(tmp_path, {"driver-pod-template.yaml": SPARK_POD_TEMPLATE, "driver-pod.yaml": SPARK_POD_TEMPLATE})
     found = sorted((Path(f.location.file).name, f.message) for f in lint_paths([str(tmp_path)], Config()).active)
-    assert found == [("driver-pod-template.yaml", 'unknown field "spec.tolerationz" (did you mean "tolerations"?)'),
-                     ("driver-pod.yaml", 'missing required field "containers" in spec'),
-                     ("driver-pod.yaml", 'unknown field "spec.tolerationz" (did you mean "tolerations"?)')]
+    assert found == [
+        ("driver-pod-template.yaml", 'unknown field "spec.tolerationz" (did you mean "tolerations"?)'),
+        ("driver-pod.yaml", 'missing required field "containers" in spec'),
+        ("driver-pod.yaml", 'unknown field "spec.tolerationz" (did you mean "tolerations"?)'),
+    ]
 
 
 def test_pre_commit_hook_passes_the_files_a_directory_run_picks_up(tmp_path):
@@ -247,8 +289,23 @@ def test_pre_commit_hook_passes_the_files_a_directory_run_picks_up(tmp_path):
 
     hooks = yaml.safe_load((Path(__file__).parent.parent / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
     pattern = next(h for h in hooks if h["id"] == "eksmllint")["files"]
-    names = ["a.yaml", "b.yml", "c.json", "d.sbatch", "e.slurm", "f.sh", "g.bash", "h.yaml-template", "i.yml.tpl",
-             "j.yaml.tmpl", "k.yaml.template", "l.yaml.j2", "m.template", "n.tpl", "o.tmpl"]
+    names = [
+        "a.yaml",
+        "b.yml",
+        "c.json",
+        "d.sbatch",
+        "e.slurm",
+        "f.sh",
+        "g.bash",
+        "h.yaml-template",
+        "i.yml.tpl",
+        "j.yaml.tmpl",
+        "k.yaml.template",
+        "l.yaml.j2",
+        "m.template",
+        "n.tpl",
+        "o.tmpl",
+    ]
     others = ["nginx.conf.j2", "notes.txt", "x.py"]
     for name in names + others:
         (tmp_path / name).write_text("kind: ConfigMap\n", encoding="utf-8")

@@ -33,15 +33,24 @@ def workload(text: str):
     return workload_of(resources[0])
 
 
-def job(command: str | None = None, *, image: str = "example.com/tool:1.0", gpus: int = 1, pods: int = 4,
-        indexed: bool = True) -> str:
+def job(
+    command: str | None = None,
+    *,
+    image: str = "example.com/tool:1.0",
+    gpus: int = 1,
+    pods: int = 4,
+    indexed: bool = True,
+) -> str:
     container: dict = {"name": "main", "image": image}
     if command:
         container["command"] = yaml.safe_load(command)
     if gpus:
         container["resources"] = {"limits": {"nvidia.com/gpu": gpus}}
-    spec: dict = {"completions": pods, "parallelism": pods,
-                  "template": {"spec": {"restartPolicy": "Never", "containers": [container]}}}
+    spec: dict = {
+        "completions": pods,
+        "parallelism": pods,
+        "template": {"spec": {"restartPolicy": "Never", "containers": [container]}},
+    }
     if indexed:
         spec["completionMode"] = "Indexed"
     return yaml.safe_dump({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}, "spec": spec})
@@ -52,33 +61,56 @@ def _replica(replicas: int, container: dict) -> dict:
 
 
 def pytorchjob(command: str = '["python", "train.py"]') -> str:
-    container = {"name": "pytorch", "image": IMG, "command": yaml.safe_load(command),
-                 "resources": {"limits": {"nvidia.com/gpu": 1}}}
+    container = {
+        "name": "pytorch",
+        "image": IMG,
+        "command": yaml.safe_load(command),
+        "resources": {"limits": {"nvidia.com/gpu": 1}},
+    }
     specs = {"Master": _replica(1, container), "Worker": _replica(3, container)}
-    return yaml.safe_dump({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "p"},
-                           "spec": {"pytorchReplicaSpecs": specs}})
+    return yaml.safe_dump(
+        {
+            "apiVersion": "kubeflow.org/v1",
+            "kind": "PyTorchJob",
+            "metadata": {"name": "p"},
+            "spec": {"pytorchReplicaSpecs": specs},
+        }
+    )
 
 
 def mpijob(launcher_command: str, launcher_as_worker: bool = False) -> str:
     launcher = {"name": "launcher", "image": IMG, "command": yaml.safe_load(launcher_command)}
     worker = {"name": "worker", "image": IMG, "resources": {"limits": {"nvidia.com/gpu": 8}}}
-    spec: dict = {"slotsPerWorker": 8, "mpiReplicaSpecs": {"Launcher": _replica(1, launcher),
-                                                           "Worker": _replica(2, worker)}}
+    spec: dict = {
+        "slotsPerWorker": 8,
+        "mpiReplicaSpecs": {"Launcher": _replica(1, launcher), "Worker": _replica(2, worker)},
+    }
     if launcher_as_worker:
         spec["runLauncherAsWorker"] = True
-    return yaml.safe_dump({"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob", "metadata": {"name": "m"},
-                           "spec": spec})
+    return yaml.safe_dump(
+        {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob", "metadata": {"name": "m"}, "spec": spec}
+    )
 
 
 def deployment(command: str, gpus: int = 1, image: str = "example.com/app:1.0", probe: bool = False) -> str:
-    container: dict = {"name": "app", "image": image, "command": yaml.safe_load(command),
-                       "resources": {"limits": {"nvidia.com/gpu": gpus}}}
+    container: dict = {
+        "name": "app",
+        "image": image,
+        "command": yaml.safe_load(command),
+        "resources": {"limits": {"nvidia.com/gpu": gpus}},
+    }
     if probe:
         container["ports"] = [{"containerPort": 8000}]
         container["readinessProbe"] = {"httpGet": {"path": "/health", "port": 8000}}
     template = {"metadata": {"labels": {"app": "d"}}, "spec": {"containers": [container]}}
-    return yaml.safe_dump({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
-                           "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "d"}}, "template": template}})
+    return yaml.safe_dump(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "d"},
+            "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "d"}}, "template": template},
+        }
+    )
 
 
 CASES = [
@@ -86,8 +118,11 @@ CASES = [
     (pytorchjob(), C.TRAINING_COLLECTIVE, "PyTorchJob"),
     (job('["torchrun", "--nnodes=4", "--nproc_per_node=1", "pretrain.py"]'), C.TRAINING_COLLECTIVE, "torchrun"),
     (job('["python", "finetune.py"]', indexed=False, pods=1), C.TRAINING_SINGLE, "finetune.py"),
-    (job('["python", "run_clm.py", "--num_train_epochs", "3"]', indexed=False, pods=1), C.TRAINING_SINGLE,
-     "num_train_epochs"),
+    (
+        job('["python", "run_clm.py", "--num_train_epochs", "3"]', indexed=False, pods=1),
+        C.TRAINING_SINGLE,
+        "num_train_epochs",
+    ),
     (job('["python", "main.py"]', pods=4), C.TRAINING_COLLECTIVE, "hold accelerators"),
     # inference
     (deployment('["vllm", "serve", "meta-llama/Llama-3.1-8B"]'), C.INFERENCE, "vllm serve"),
@@ -96,18 +131,29 @@ CASES = [
     (deployment('["python", "app.py"]', probe=True), C.INFERENCE, "probe"),
     (job('["python", "main.py"]', image="vllm/vllm-openai:v0.8.5"), C.INFERENCE, "vllm/vllm-openai"),
     # benchmark, burn-in, placeholder, data processing
-    (mpijob('["mpirun", "-np", "16", "/opt/nccl-tests/build/all_reduce_perf", "-b", "8", "-e", "8G"]'),
-     C.BENCHMARK, "nccl-tests"),
+    (
+        mpijob('["mpirun", "-np", "16", "/opt/nccl-tests/build/all_reduce_perf", "-b", "8", "-e", "8G"]'),
+        C.BENCHMARK,
+        "nccl-tests",
+    ),
     (job('["/bin/sh", "-c", "/app/gpu_burn 600"]'), C.BURN_IN, "gpu_burn"),
     (job('["dcgmi", "diag", "-r", "3"]', indexed=False, pods=1), C.BURN_IN, "dcgmi diag"),
-    (job('["torchrun", "--nproc_per_node=32", "run_clm.py", "--dataset_name", "synthetic", "--save_strategy", "no"]'),
-     C.BURN_IN, "synthetic"),
+    (
+        job(
+            '["torchrun", "--nproc_per_node=32", "run_clm.py", "--dataset_name", "synthetic", "--save_strategy", "no"]'
+        ),
+        C.BURN_IN,
+        "synthetic",
+    ),
     (job(image="registry.k8s.io/pause:3.10"), C.PLACEHOLDER, "pause"),
     (job('["sleep", "600"]'), C.PLACEHOLDER, "sleep 600"),
     (job('["sh", "-c", "sleep infinity"]'), C.PLACEHOLDER, "sleep infinity"),
     (job('["tail", "-f", "/dev/null"]'), C.PLACEHOLDER, "tail -f /dev/null"),
-    (job('["python", "-c", "import ray; ray.data.read_parquet(src).map_batches(f)"]', gpus=0), C.DATA_PROCESSING,
-     "ray.data"),
+    (
+        job('["python", "-c", "import ray; ray.data.read_parquet(src).map_batches(f)"]', gpus=0),
+        C.DATA_PROCESSING,
+        "ray.data",
+    ),
     (job('["spark-submit", "etl.py"]', gpus=0, indexed=False, pods=1), C.DATA_PROCESSING, "spark-submit"),
     # thin evidence
     (deployment('["python", "app.py"]'), C.UNKNOWN, "no training"),
@@ -170,8 +216,18 @@ def test_launcher_of_a_benchmark_stays_a_benchmark():
 
 
 def _spec(**extra) -> dict:
-    return {"code": "EML999", "slug": "probe", "severity": "warning", "fix": "no", "summary": "s",
-            "check": "x:y", "target": "templates", "description": "d", "rationale": "r", **extra}
+    return {
+        "code": "EML999",
+        "slug": "probe",
+        "severity": "warning",
+        "fix": "no",
+        "summary": "s",
+        "check": "x:y",
+        "target": "templates",
+        "description": "d",
+        "rationale": "r",
+        **extra,
+    }
 
 
 def test_unknown_class_name_is_rejected():

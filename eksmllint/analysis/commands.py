@@ -105,10 +105,12 @@ def _expand(text: str, env: dict[str, str | None], shell_assigned: frozenset[str
         return text
     text = expand_k8s_vars(text, env)
     if shell_assigned is not None and "$" in text:
+
         def sh(m: re.Match) -> str:
             name = m.group(1) or m.group(2)
             value = env.get(name)
             return value if value is not None and name not in shell_assigned else m.group(0)
+
         text = _SH_REF.sub(sh, text)
     return text
 
@@ -133,9 +135,11 @@ def script_calls(script: str, path: DocPath, env: dict[str, str | None]) -> tupl
     calls = []
     for index, shell_words in enumerate(_script_commands(script)):
         words = tuple(
-            CommandWord(_expand(w.display() if w.array is None else w.raw, env, assigned),
-                        w.raw, path, w.offset, w.line, index)
-            for w in shell_words)
+            CommandWord(
+                _expand(w.display() if w.array is None else w.raw, env, assigned), w.raw, path, w.offset, w.line, index
+            )
+            for w in shell_words
+        )
         calls.append(ProgramCall(_program(words), words, index))
     return tuple(calls)
 

@@ -38,9 +38,9 @@ Karpenter's semantics, as decided here:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterable, Mapping
 
 from eksmllint.catalogue import L_CATEGORY, L_FAMILY, InstanceType, get_catalogue
 from eksmllint.scheduling import (
@@ -124,8 +124,7 @@ def device_fit(pool: NodePoolView, term: list[Requirement], accelerators: Mappin
     types = instance_types_for(pool.requirements + instance_reqs)
     if types is None and instance_types_for(instance_reqs) is not None:
         # The pod pins catalogue types itself: the pool's other (unknown) values cannot add any.
-        types = tuple(get_catalogue().matching([r for r in pool.requirements if r[0] in INSTANCE_KEYS]
-                                               + instance_reqs))
+        types = tuple(get_catalogue().matching([r for r in pool.requirements if r[0] in INSTANCE_KEYS] + instance_reqs))
     if types is not None:
         if not types:
             own = pool.instance_types
@@ -134,11 +133,9 @@ def device_fit(pool: NodePoolView, term: list[Requirement], accelerators: Mappin
             return DeviceFit((), f"none of its instance types{listed} has {needs}", True)
         if not accelerators:
             return DeviceFit(types)
-        carrying = tuple(it for it in types
-                         if all(it.resource_capacity().get(res, 0) > 0 for res in accelerators))
+        carrying = tuple(it for it in types if all(it.resource_capacity().get(res, 0) > 0 for res in accelerators))
         if not carrying:
-            res = next(r for r in accelerators
-                       if not any(it.resource_capacity().get(r, 0) > 0 for it in types))
+            res = next(r for r in accelerators if not any(it.resource_capacity().get(r, 0) > 0 for it in types))
             return DeviceFit((), f"its instance types ({names(types)}) have no {res}")
         return DeviceFit(carrying)
     pool_cats = allowed_categories(pool.requirements)
@@ -147,8 +144,11 @@ def device_fit(pool: NodePoolView, term: list[Requirement], accelerators: Mappin
         return DeviceFit(None)
     cats = pool_cats if pod_cats is None else pod_cats if pool_cats is None else pool_cats & pod_cats
     if not cats:
-        return DeviceFit((), (f"it launches only instance categories {_fmt(pool_cats or ())}, "
-                              f"the pod needs {_fmt(pod_cats or ())}"), True)
+        return DeviceFit(
+            (),
+            (f"it launches only instance categories {_fmt(pool_cats or ())}, the pod needs {_fmt(pod_cats or ())}"),
+            True,
+        )
     for res in accelerators:
         if not any(_category_offers(c, res) for c in cats):
             return DeviceFit((), f"it launches only instance categories {_fmt(cats)}, which have no {res}")
@@ -157,8 +157,7 @@ def device_fit(pool: NodePoolView, term: list[Requirement], accelerators: Mappin
 
 def serves(pool: NodePoolView, terms: list[list[Requirement]], accelerators: Mapping[str, int]) -> bool:
     """Some term of the pod is compatible with ``pool`` and the pool carries its accelerator kinds."""
-    return any(compatible(term, pool) and device_fit(pool, term, accelerators).reason is None
-               for term in terms)
+    return any(compatible(term, pool) and device_fit(pool, term, accelerators).reason is None for term in terms)
 
 
 # --- the per-template answer ------------------------------------------------------------------

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from eksmllint.workload import (
     DISTRIBUTED_LAUNCHERS,
@@ -66,34 +66,78 @@ _IDLE_PROGRAMS = frozenset({"sleep", "tail", "exec"})
 _SHELLS = re.compile(r"^(/usr)?(/bin/)?(ba|da|z)?sh$")
 _BURN_IN = re.compile(
     r"\bgpu[_-]?burn\b|\bdcgmi\s+diag\b|\bdcgmproftester\d*\b|\bstress-ng\b|\bstress\s+--(cpu|vm|io|hdd)\b"
-    r"|\bburn[_-]?in\b", re.IGNORECASE)
+    r"|\bburn[_-]?in\b",
+    re.IGNORECASE,
+)
 _SYNTHETIC = re.compile(r"\b(synthetic|dummy|fake)[_-]?(data|dataset)?\b", re.IGNORECASE)
 _NO_SAVE = re.compile(r"--save[_-]strategy[=\s]+[\"']?no\b")
 _BENCHMARK = re.compile(
     r"\b(all_reduce|all_gather|alltoall|broadcast|reduce_scatter|reduce|sendrecv|gather|scatter|hypercube)_perf"
     r"(_mpi)?\b|\bnccl-tests\b|\bnccom-test\b|\bosu_(allreduce|alltoall|latency|bw|bibw|allgather|bcast)\b"
-    r"|\bnvbandwidth\b|\bib_(write|read|send)_(bw|lat)\b")
+    r"|\bnvbandwidth\b|\bib_(write|read|send)_(bw|lat)\b"
+)
 _SERVING = re.compile(
     r"\bvllm\s+serve\b|\bvllm\.entrypoints\b|\bsglang\.launch_server\b|\btritonserver\b|\btrtllm-serve\b"
     r"|\btext-generation-launcher\b|\btorchserve\b|\bserve\s+(run|deploy)\b|\blmdeploy\s+serve\b"
-    r"|\bollama\s+serve\b|\bllama-server\b|\bdynamo\s+serve\b|\bjetstream\b")
+    r"|\bollama\s+serve\b|\bllama-server\b|\bdynamo\s+serve\b|\bjetstream\b"
+)
 _SERVING_IMAGE = re.compile(
     r"vllm/vllm-openai|lmsysorg/sglang|tritonserver|text-generation-inference|/tgi[:-]|ollama/ollama"
-    r"|llm-d|/vllm[:-]|neuronx-vllm|inference-server|[a-z]-inference(-neuronx)?[:@]", re.IGNORECASE)
+    r"|llm-d|/vllm[:-]|neuronx-vllm|inference-server|[a-z]-inference(-neuronx)?[:@]",
+    re.IGNORECASE,
+)
 #: AWS Deep Learning Containers name their purpose: ``pytorch-training``, ``pytorch-training-neuronx``.
 _TRAINING_IMAGE = re.compile(r"[a-z]-training(-neuronx)?[:@]|/nemo[:@]|megatron", re.IGNORECASE)
 _DATA = re.compile(r"\bray[._]data|\bmap_batches\b|\bspark-submit\b|\bpyspark\b|\bSparkSession\b")
 _TRAIN_SCRIPT = re.compile(r"(?:^|[^a-z])(train|finetun|fine[_-]tun|pretrain|sft|dpo|grpo|rlhf)", re.IGNORECASE)
 #: Script arguments only training programs take (HF Trainer, Megatron, Lightning, NeMo).
-TRAINING_FLAGS = ("num_train_epochs", "per_device_train_batch_size", "train_batch_size", "learning_rate",
-                  "max_steps", "gradient_accumulation_steps", "train_iters", "global_batch_size",
-                  "micro_batch_size", "save_steps", "max_epochs", "epochs", "lr")
+TRAINING_FLAGS = (
+    "num_train_epochs",
+    "per_device_train_batch_size",
+    "train_batch_size",
+    "learning_rate",
+    "max_steps",
+    "gradient_accumulation_steps",
+    "train_iters",
+    "global_batch_size",
+    "micro_batch_size",
+    "save_steps",
+    "max_epochs",
+    "epochs",
+    "lr",
+)
 #: Words every burn-in, benchmark, serving or data-processing signal above contains: one cheap
 #: substring pass over a workload's commands, images and name rules most workloads out.
-_SIGNAL_WORDS = ("burn", "dcgm", "stress", "_perf", "nccl-tests", "nccom-test", "osu_", "nvbandwidth", "ib_",
-                 "vllm", "sglang", "triton", "trtllm", "text-generation", "torchserve", "serve", "ollama",
-                 "llama-server", "jetstream", "inference", "tgi", "llm-d", "ray.data", "ray_data", "map_batches",
-                 "spark", "save_strategy", "save-strategy")
+_SIGNAL_WORDS = (
+    "burn",
+    "dcgm",
+    "stress",
+    "_perf",
+    "nccl-tests",
+    "nccom-test",
+    "osu_",
+    "nvbandwidth",
+    "ib_",
+    "vllm",
+    "sglang",
+    "triton",
+    "trtllm",
+    "text-generation",
+    "torchserve",
+    "serve",
+    "ollama",
+    "llama-server",
+    "jetstream",
+    "inference",
+    "tgi",
+    "llm-d",
+    "ray.data",
+    "ray_data",
+    "map_batches",
+    "spark",
+    "save_strategy",
+    "save-strategy",
+)
 RENDEZVOUS_ENV = ("MASTER_ADDR", "WORLD_SIZE", "PET_NNODES", "TF_CONFIG")
 #: Kinds that run batch work to completion: accelerators there are taken as training.
 _BATCH_TRAINING_KINDS = frozenset({"JobSet", "RayCluster", "RayJob"})
@@ -232,13 +276,16 @@ def _classify(w: Workload) -> Classification:
     if found is None and not accelerators:
         client = next((c.name for c in containers if "RAY_ADDRESS" in c.env), None)
         if client is not None:
-            found = Classification(WorkloadClass.DATA_PROCESSING, (
-                f"container {client!r} is a Ray client (RAY_ADDRESS)", "no accelerators"))
+            found = Classification(
+                WorkloadClass.DATA_PROCESSING,
+                (f"container {client!r} is a Ray client (RAY_ADDRESS)", "no accelerators"),
+            )
     return found or _training_class(w, containers)
 
 
-def _signal_class(w: Workload, texts: list[tuple[str, str]], images: list[tuple[str, str]],
-                  accelerators: bool) -> Classification | None:
+def _signal_class(
+    w: Workload, texts: list[tuple[str, str]], images: list[tuple[str, str]], accelerators: bool
+) -> Classification | None:
     """Burn-in, benchmark, inference or data processing, from commands, images and the name."""
     burn = _first(_BURN_IN, texts + images + [("the workload name", w.resource.name or "")])
     if burn is None:
@@ -283,8 +330,11 @@ def _server_evidence(w: Workload) -> str | None:
     if w.kind not in SERVICE_KINDS | {"LeaderWorkerSet"}:
         return None
     for c in _containers(w):
-        if c.data.get("ports") and (c.data.get("readinessProbe") or c.data.get("livenessProbe")) \
-                and c.template.accelerator_total:
+        if (
+            c.data.get("ports")
+            and (c.data.get("readinessProbe") or c.data.get("livenessProbe"))
+            and c.template.accelerator_total
+        ):
             return f"{w.kind} container {c.name!r} serves on a port behind a probe"
     return None
 
@@ -302,10 +352,14 @@ def classify_template(t: PodTemplate) -> Classification:
         if not classify(w).is_training:
             found = classify(w)
         elif w.kind == "MPIJob" and t.role == "launcher" and not _runs_as_worker(w):
-            found = Classification(WorkloadClass.LAUNCHER, (
-                "MPIJob launcher: mpirun starts the ranks in the worker pods (runLauncherAsWorker is not set)",))
+            found = Classification(
+                WorkloadClass.LAUNCHER,
+                ("MPIJob launcher: mpirun starts the ranks in the worker pods (runLauncherAsWorker is not set)",),
+            )
         elif w.kind == "RayJob" and t.role == "submitter":
-            found = Classification(WorkloadClass.LAUNCHER, ("RayJob submitter: submits the entrypoint to the Ray cluster",))
+            found = Classification(
+                WorkloadClass.LAUNCHER, ("RayJob submitter: submits the entrypoint to the Ray cluster",)
+            )
         else:
             found = classify(w)
         t.__dict__["_classification"] = found

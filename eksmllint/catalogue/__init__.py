@@ -76,16 +76,16 @@ from eksmllint.yamlpos import YAMLLoadError, load_data
 __all__ = [
     "ACCELERATOR_RESOURCES",
     "CAPACITY_TYPES",
-    "CatalogueError",
-    "Catalogue",
     "INSTANCE_LABEL_KEYS",
-    "InstanceType",
     "LABEL_ALIASES",
     "L_CAPACITY_TYPE",
     "L_RESERVATION_INTERRUPTIBLE",
     "RECLAIMABLE_CAPACITY_TYPES",
-    "Requirement",
     "SAGEMAKER_PREFIX",
+    "Catalogue",
+    "CatalogueError",
+    "InstanceType",
+    "Requirement",
     "Source",
     "ec2_instance_name",
     "get_catalogue",
@@ -150,7 +150,7 @@ def _kube_reserved_cpu_millis(vcpu: int) -> int:
     return vcpu * 1000 - karpenter_allocatable_cpu_millis(vcpu)
 
 
-def kubelet_allocatable(it: "InstanceType", kubelet: Mapping[str, Any] | None) -> tuple[int | None, int | None]:
+def kubelet_allocatable(it: InstanceType, kubelet: Mapping[str, Any] | None) -> tuple[int | None, int | None]:
     """(cpu millicores, memory MiB) Karpenter computes for ``it`` under a ``kubelet`` block (EC2NodeClass
     ``spec.kubelet``; source karpenter-allocatable-formula): ``maxPods`` / ``podsPerCore`` change the
     pod count behind kube-reserved memory, ``kubeReserved`` replaces the default per resource,
@@ -166,7 +166,7 @@ def kubelet_allocatable(it: "InstanceType", kubelet: Mapping[str, Any] | None) -
         value = kubelet.get(name)
         return value if isinstance(value, Mapping) else {}
 
-    def count(name: str) -> int | None | bool:
+    def count(name: str) -> int | bool | None:
         value = kubelet.get(name)
         if value is None:
             return None
@@ -205,8 +205,11 @@ def kubelet_allocatable(it: "InstanceType", kubelet: Mapping[str, Any] | None) -
             eviction = None
     else:
         eviction = parse_quantity(raw)
-    memory = None if mem_reserved is None or eviction is None else \
-        math.floor((capacity * mib - mem_reserved - eviction) / mib)
+    memory = (
+        None
+        if mem_reserved is None or eviction is None
+        else math.floor((capacity * mib - mem_reserved - eviction) / mib)
+    )
     return cpu, memory
 
 
@@ -236,9 +239,24 @@ L_ACCELERATOR_MANUFACTURER = _K + "instance-accelerator-manufacturer"
 
 INSTANCE_LABEL_KEYS: frozenset[str] = frozenset(
     {
-        L_INSTANCE_TYPE, L_ARCH, L_OS, L_FAMILY, L_CATEGORY, L_GENERATION, L_SIZE, L_CPU,
-        L_CPU_MANUFACTURER, L_MEMORY, L_NETWORK_BANDWIDTH, L_LOCAL_NVME, L_GPU_NAME, L_GPU_COUNT,
-        L_GPU_MANUFACTURER, L_GPU_MEMORY, L_ACCELERATOR_NAME, L_ACCELERATOR_COUNT,
+        L_INSTANCE_TYPE,
+        L_ARCH,
+        L_OS,
+        L_FAMILY,
+        L_CATEGORY,
+        L_GENERATION,
+        L_SIZE,
+        L_CPU,
+        L_CPU_MANUFACTURER,
+        L_MEMORY,
+        L_NETWORK_BANDWIDTH,
+        L_LOCAL_NVME,
+        L_GPU_NAME,
+        L_GPU_COUNT,
+        L_GPU_MANUFACTURER,
+        L_GPU_MEMORY,
+        L_ACCELERATOR_NAME,
+        L_ACCELERATOR_COUNT,
         L_ACCELERATOR_MANUFACTURER,
     }
 )
@@ -258,7 +276,7 @@ SAGEMAKER_PREFIX = "ml."
 def ec2_instance_name(name: str) -> str:
     """The EC2 twin of a SageMaker HyperPod instance name (``ml.p5.48xlarge`` -> ``p5.48xlarge``);
     other names unchanged."""
-    return name[len(SAGEMAKER_PREFIX):] if name.startswith(SAGEMAKER_PREFIX) else name
+    return name[len(SAGEMAKER_PREFIX) :] if name.startswith(SAGEMAKER_PREFIX) else name
 
 
 L_CAPACITY_TYPE = "karpenter.sh/capacity-type"
@@ -348,7 +366,9 @@ class InstanceType(BaseModel):
                 problems.append("default_lnc must divide neuron_cores_per_device")
         else:
             if any(v is not None for v in (self.neuron_cores_per_device, self.neuron_core_version, self.default_lnc)):
-                problems.append("neuron_cores_per_device/neuron_core_version/default_lnc only apply to neuron instances")
+                problems.append(
+                    "neuron_cores_per_device/neuron_core_version/default_lnc only apply to neuron instances"
+                )
             if self.gpu_memory_mib is None:
                 problems.append("nvidia instance needs gpu_memory_mib (the instance-gpu-memory label)")
             elif abs(self.gpu_memory_mib / 1024 - self.accelerator_memory_gib) > 1.0:
@@ -527,9 +547,7 @@ class Catalogue(BaseModel):
 
     _by_name: dict[str, InstanceType] = PrivateAttr(default_factory=dict)
     _index: dict[str, dict[str, frozenset[int]]] = PrivateAttr(default_factory=dict)
-    _match_cache: dict[tuple[Requirement, ...], tuple[InstanceType, ...]] = PrivateAttr(
-        default_factory=dict
-    )
+    _match_cache: dict[tuple[Requirement, ...], tuple[InstanceType, ...]] = PrivateAttr(default_factory=dict)
 
     @model_validator(mode="after")
     def _check_catalogue(self) -> Catalogue:
@@ -580,9 +598,7 @@ class Catalogue(BaseModel):
         :data:`INSTANCE_LABEL_KEYS` and malformed requirements are ignored (module docstring).
         As in Kubernetes, NotIn and DoesNotExist match types that lack the label.
         """
-        normalised = tuple(
-            req for req in (_normalise(raw) for raw in labels_requirements or ()) if req is not None
-        )
+        normalised = tuple(req for req in (_normalise(raw) for raw in labels_requirements or ()) if req is not None)
         cached = self._match_cache.get(normalised)
         if cached is not None:
             return cached

@@ -14,8 +14,8 @@ and section 14 ("Consolidation kills training", "expireAfter mid-run").
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from eksmllint.analysis.placement import placement
 from eksmllint.analysis.workload_class import SERVICE_KINDS, WorkloadClass, classify
@@ -111,8 +111,11 @@ def exposure(pool: Resource) -> Exposure:
     disruption = pool.get(("spec", "disruption"))
     disruption = disruption if isinstance(disruption, dict) else {}
     policy = disruption.get("consolidationPolicy")
-    policy = policy if isinstance(policy, str) else (
-        "WhenUnderutilized" if pool.api_version.endswith("v1beta1") else "WhenEmptyOrUnderutilized")
+    policy = (
+        policy
+        if isinstance(policy, str)
+        else ("WhenUnderutilized" if pool.api_version.endswith("v1beta1") else "WhenEmptyOrUnderutilized")
+    )
     never = str(disruption.get("consolidateAfter", "")).strip() == "Never"
     underutilized = policy != "WhenEmpty" and not never
     needed = (["Underutilized"] if underutilized else []) + ["Drifted"]
@@ -218,8 +221,9 @@ def training_use(run, view: NodePoolView, by_definition: bool = True) -> str | N
             continue
         if is_training_pod(t) and t.accelerator_total:
             return f"training pods of {t.display()} land on it"
-        if t.accelerator_total and (classify(t.workload).cls is WorkloadClass.INFERENCE or (
-                t.workload.kind in SERVICE_KINDS)):
+        if t.accelerator_total and (
+            classify(t.workload).cls is WorkloadClass.INFERENCE or (t.workload.kind in SERVICE_KINDS)
+        ):
             services = True
     if services or not by_definition:
         return None
@@ -256,16 +260,23 @@ def _budget_fix(pool: Resource, exp: Exposure) -> Fix:
         if held:
             budgets.append({"nodes": "0", "reasons": held})
         if "Drifted" in exp.uncovered:
-            budgets.append({"nodes": "0", "reasons": ["Drifted"],
-                            "schedule": DRIFT_BLOCK_SCHEDULE, "duration": DRIFT_BLOCK_DURATION})
+            budgets.append(
+                {
+                    "nodes": "0",
+                    "reasons": ["Drifted"],
+                    "schedule": DRIFT_BLOCK_SCHEDULE,
+                    "duration": DRIFT_BLOCK_DURATION,
+                }
+            )
     ops: list = []
     if not isinstance(pool.get(("spec", "disruption")), dict):
         ops.append(SetValue(("spec", "disruption", "consolidateAfter"), DEFAULT_CONSOLIDATE_AFTER))
     if not isinstance(pool.get(path), list) or not pool.get(path):
         ops.append(AppendItem(path, {"nodes": DEFAULT_BUDGET}))
     ops.extend(AppendItem(path, b) for b in budgets)
-    return Fix(f"Add disruption budgets nodes \"0\" for {', '.join(exp.uncovered)} "
-               "(drift outside a weekly window)", tuple(ops))
+    return Fix(
+        f'Add disruption budgets nodes "0" for {", ".join(exp.uncovered)} (drift outside a weekly window)', tuple(ops)
+    )
 
 
 def nodepool_disruption_budget(ctx, pool: Resource):
@@ -277,24 +288,25 @@ def nodepool_disruption_budget(ctx, pool: Resource):
     why = training_use(ctx.run, _view(ctx.run, pool), bool(ctx.options.get("unused-accelerator-pools", True)))
     if why is None:
         return
-    reasons = " and ".join({"Underutilized": "consolidate underutilized nodes",
-                            "Drifted": "replace drifted nodes"}[r] for r in exp.uncovered)
+    reasons = " and ".join(
+        {"Underutilized": "consolidate underutilized nodes", "Drifted": "replace drifted nodes"}[r]
+        for r in exp.uncovered
+    )
     if exp.consolidates_underutilized and "Underutilized" in exp.uncovered:
         path = ("spec", "disruption", "consolidationPolicy")
-        policy = f"consolidationPolicy {exp.policy}" + (
-            "" if isinstance(pool.get(path), str) else " (the default)")
+        policy = f"consolidationPolicy {exp.policy}" + ("" if isinstance(pool.get(path), str) else " (the default)")
     else:
         path = ("spec", "disruption", "budgets")
         policy = f"consolidationPolicy {exp.policy}"
-    budget = "no always-active disruption budget with nodes \"0\" covers " + "/".join(exp.uncovered)
+    budget = 'no always-active disruption budget with nodes "0" covers ' + "/".join(exp.uncovered)
     if not exp.has_budgets:
         budget += " (the default budget allows 10%)"
     elif exp.scheduled_zero:
         budget += " (a budget with a schedule protects only during its window)"
     yield ctx.report(
-        pool, path,
-        f"NodePool {pool.name!r} serves training ({why}) but may {reasons} while jobs run: "
-        f"{policy} and {budget}",
+        pool,
+        path,
+        f"NodePool {pool.name!r} serves training ({why}) but may {reasons} while jobs run: {policy} and {budget}",
         fix=_budget_fix(pool, exp),
     )
 
@@ -339,8 +351,11 @@ def training_pod_disruptable(ctx, t: PodTemplate):
     key = _hosting_key(ctx.run, t)
     exposed = memo.get(key)
     if exposed is None:
-        exposed = [(p, _exposure_of(ctx.run, p.resource)) for p in hosting_pools(ctx.run, t)
-                   if p.resource.get(("spec", "replicas")) is None]
+        exposed = [
+            (p, _exposure_of(ctx.run, p.resource))
+            for p in hosting_pools(ctx.run, t)
+            if p.resource.get(("spec", "replicas")) is None
+        ]
         exposed = memo[key] = [(p, e) for p, e in exposed if e.disruptable]
     if not exposed:
         return
@@ -350,15 +365,20 @@ def training_pod_disruptable(ctx, t: PodTemplate):
     current = t.annotations.get(DO_NOT_DISRUPT)
     has = f" ({DO_NOT_DISRUPT} is {current!r})" if current is not None else ""
     if short is not None:
-        has = (f" ({DO_NOT_DISRUPT} is {current!r}, which protects them only for their first "
-               f"{human_duration(short[0])} of a run allowed {human_duration(short[1])})")
+        has = (
+            f" ({DO_NOT_DISRUPT} is {current!r}, which protects them only for their first "
+            f"{human_duration(short[0])} of a run allowed {human_duration(short[1])})"
+        )
     who = "its pods" if t.role in ("pod", "replica") else f"its {t.role} pods"
     yield ctx.report(
-        t.resource, t.path + ("metadata", "annotations"),
+        t.resource,
+        t.path + ("metadata", "annotations"),
         f"{who} land on NodePool {pool.name!r}{more}, which allows {verbs} of busy nodes, "
-        f"and are not annotated {DO_NOT_DISRUPT}: \"true\"{has}; Karpenter may evict them mid-run",
-        fix=Fix(f"Annotate the {t.role} pod template {DO_NOT_DISRUPT}: \"true\"",
-                (SetValue(t.path + ("metadata", "annotations", DO_NOT_DISRUPT), "true"),)),
+        f'and are not annotated {DO_NOT_DISRUPT}: "true"{has}; Karpenter may evict them mid-run',
+        fix=Fix(
+            f'Annotate the {t.role} pod template {DO_NOT_DISRUPT}: "true"',
+            (SetValue(t.path + ("metadata", "annotations", DO_NOT_DISRUPT), "true"),),
+        ),
         related=(pool.resource.location(("spec", "disruption")),),
     )
 
@@ -370,8 +390,11 @@ def training_pod_disruptable(ctx, t: PodTemplate):
 
 def expire_after(pool: Resource) -> tuple[float | None, tuple, bool] | None:
     """(seconds or None for Never, path, defaulted) of the pool's node lifetime; None if unreadable."""
-    path = ("spec", "disruption", "expireAfter") if pool.api_version.endswith("v1beta1") \
+    path = (
+        ("spec", "disruption", "expireAfter")
+        if pool.api_version.endswith("v1beta1")
         else ("spec", "template", "spec", "expireAfter")
+    )
     raw = pool.get(path)
     defaulted = raw is None
     text = DEFAULT_EXPIRE_AFTER if defaulted else raw
@@ -442,7 +465,8 @@ def expire_before_finish(ctx, w: Workload):
                 lifetime = human_duration(expire)
                 lifetime = "" if lifetime == format_seconds(expire) and not _protected(t) else f"{lifetime}: "
                 yield ctx.report(
-                    w.resource, path,
+                    w.resource,
+                    path,
                     f"activeDeadlineSeconds {seconds} ({human_duration(seconds)}) lets the job run longer than "
                     f"NodePool {pool.name!r} keeps a node ({lifetime}{bound}): expiry drains "
                     "the node forcefully, disruption budgets do not apply, and the run is killed",

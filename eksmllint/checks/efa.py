@@ -14,8 +14,8 @@ placement answer (:mod:`eksmllint.analysis.placement`); zone pins and DaemonSet 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
 
 from eksmllint.analysis.commands import container_calls
 from eksmllint.analysis.placement import placement
@@ -97,8 +97,6 @@ def _multi_az_groups(run) -> list[tuple[set[int], list[PodTemplate]]]:
     return memo["groups"]
 
 
-
-
 def types_on(run, t: PodTemplate, pool: NodePoolView) -> tuple[InstanceType, ...] | None:
     """Catalogue instance types ``t`` can get on ``pool`` with all its accelerators (the run's
     placement answer); None when unknown."""
@@ -155,8 +153,13 @@ def single_subnet(run, pool: NodePoolView) -> bool:
         return False
     for nc in run.find("EC2NodeClass", name, group="karpenter.k8s.aws"):
         terms = nc.get(("spec", "subnetSelectorTerms"))
-        if isinstance(terms, list) and len(terms) == 1 and isinstance(terms[0], dict) \
-                and set(terms[0]) == {"id"} and isinstance(terms[0]["id"], str):
+        if (
+            isinstance(terms, list)
+            and len(terms) == 1
+            and isinstance(terms[0], dict)
+            and set(terms[0]) == {"id"}
+            and isinstance(terms[0]["id"], str)
+        ):
             return True
     return False
 
@@ -208,7 +211,8 @@ def efa_multi_az(ctx, resource: Resource):
     else:
         what = f"allows {count} zones ({fmt_list(zones)})"
     yield ctx.report(
-        resource, path,
+        resource,
+        path,
         f"NodePool {pool.name!r} launches EFA nodes for {who(served)} but {what}; EFA traffic cannot "
         "cross Availability Zones, so the nodes of one job must share a zone",
         fix=_pin_zone_fix(pool, idx),
@@ -257,11 +261,15 @@ def efa_over_request(ctx, t: PodTemplate):
     where = carriers[0] if carriers else None
     path = _resource_value_path(where, EFA) if where else t.spec_path
     if most == 0:
-        msg = (f"requests {n} vpc.amazonaws.com/efa per pod but none of the instance types it lands on "
-               f"({fmt_list(sorted(it.name for it in types))}) has an EFA interface; the pod never schedules")
+        msg = (
+            f"requests {n} vpc.amazonaws.com/efa per pod but none of the instance types it lands on "
+            f"({fmt_list(sorted(it.name for it in types))}) has an EFA interface; the pod never schedules"
+        )
     else:
-        msg = (f"requests {n} vpc.amazonaws.com/efa per pod but the instance types it lands on offer at most "
-               f"{most} EFA interfaces ({type_list(types)}); the pod never schedules")
+        msg = (
+            f"requests {n} vpc.amazonaws.com/efa per pod but the instance types it lands on offer at most "
+            f"{most} EFA interfaces ({type_list(types)}); the pod never schedules"
+        )
     yield ctx.report(t.resource, path, msg, fix=_efa_max_fix(carriers, types))
 
 
@@ -271,8 +279,11 @@ def _efa_max_fix(carriers: list[Container], types: tuple[InstanceType, ...]) -> 
     if len(carriers) != 1 or not capable:
         return None
     c, value = carriers[0], min(capable)
-    ops = [SetValue(c.path + ("resources", which, EFA), value)
-           for which, present in (("limits", c.limits), ("requests", c.requests)) if EFA in present]
+    ops = [
+        SetValue(c.path + ("resources", which, EFA), value)
+        for which, present in (("limits", c.limits), ("requests", c.requests))
+        if EFA in present
+    ]
     return Fix(f"Set vpc.amazonaws.com/efa of container {c.name!r} to {value}", tuple(ops))
 
 
@@ -299,7 +310,8 @@ def efa_not_requested(ctx, t: PodTemplate):
             ops.append(SetValue(c.path + ("resources", "requests", EFA), value))
         fix = Fix(f"Request {value} vpc.amazonaws.com/efa in container {c.name!r}", tuple(ops))
     yield ctx.report(
-        t.resource, path,
+        t.resource,
+        path,
         f"multi-node training pod lands only on EFA-capable instance types ({type_list(types)}) but "
         "requests no vpc.amazonaws.com/efa, so its collectives between nodes fall back to TCP sockets",
         fix=fix,
@@ -314,7 +326,8 @@ def _efa_env_without_efa(ctx, t: PodTemplate) -> Iterator:
             if setting.name != "FI_PROVIDER" or not _selects_efa(setting.value):
                 continue
             yield ctx.report(
-                t.resource, setting.path,
+                t.resource,
+                setting.path,
                 f"container {c.name!r} selects the libfabric efa provider (FI_PROVIDER={setting.value.strip()} "
                 f"via {setting.how}) but the pod requests no vpc.amazonaws.com/efa, so it gets no EFA device: "
                 "aws-ofi-nccl cannot initialise and NCCL falls back to TCP sockets between nodes",
@@ -423,7 +436,8 @@ def efa_env_conflict(ctx, t: PodTemplate):
         for c in subjects:
             for s, why in _conflicts([*env_settings(c), *argv_settings(c)]):
                 yield ctx.report(
-                    t.resource, s.path,
+                    t.resource,
+                    s.path,
                     f"{s.name}={s.value.strip()} ({s.how}) {why} although the pod requests {n} "
                     "vpc.amazonaws.com/efa, so EFA is never used",
                 )
@@ -435,7 +449,8 @@ def efa_env_conflict(ctx, t: PodTemplate):
         for c in t.containers:
             for s, why in _conflicts(argv_settings(c)):
                 yield ctx.report(
-                    t.resource, s.path,
+                    t.resource,
+                    s.path,
                     f"{s.name}={s.value.strip()} ({s.how}) {why} on the workers, which request {n} "
                     "vpc.amazonaws.com/efa, so EFA is never used",
                     related=[template_location(o) for o in workers],
@@ -513,8 +528,13 @@ def _coverage_gaps(run, plugins: list[PodTemplate], t: PodTemplate) -> Iterator[
             continue
         if not any(not untolerated(p, pool) for p in selecting):
             taints = untolerated(selecting[0], pool)
-            yield Gap(selecting[0], pool, "taint", tuple(
-                f"{x.key}={x.value}:{x.effect}" if x.value else f"{x.key}:{x.effect}" for x in taints), landed)
+            yield Gap(
+                selecting[0],
+                pool,
+                "taint",
+                tuple(f"{x.key}={x.value}:{x.effect}" if x.value else f"{x.key}:{x.effect}" for x in taints),
+                landed,
+            )
         if needed is None:
             continue
         covered: set[str] | None = set()
@@ -560,7 +580,8 @@ def efa_device_plugin_coverage(ctx, run):
         if gap.pool is not None:
             related.insert(0, gap.pool.resource.location(()))
         yield ctx.report(
-            d.resource, path,
+            d.resource,
+            path,
             f"EFA device plugin {name} {what}, where EFA pods {'land' if gap.landed else 'are meant to land'} "
             f"({users}); those nodes never advertise "
             "vpc.amazonaws.com/efa and the pods stay Pending",
@@ -607,8 +628,9 @@ def template_may_use(t: PodTemplate, pool_allowed: set[str], reclaimable: set[st
 
 def interruptible_reservations(pool: NodePoolView) -> bool:
     """The pool asks for interruptible capacity reservations (reclaimed with a notice, like spot)."""
-    return any(key == L_RESERVATION_INTERRUPTIBLE and op == "In" and "true" in values
-               for key, op, values in pool.offered)
+    return any(
+        key == L_RESERVATION_INTERRUPTIBLE and op == "In" and "true" in values for key, op, values in pool.offered
+    )
 
 
 def spot_for_collective(ctx, resource: Resource):
@@ -638,11 +660,15 @@ def spot_for_collective(ctx, resource: Resource):
     if "spot" not in reclaimable:
         how, why = "allows interruptible capacity reservations", "EC2 reclaims them with a notice, like spot"
     else:
-        how = "allows spot capacity" if idx is not None else \
-            "has no karpenter.sh/capacity-type requirement, so it allows spot capacity,"
+        how = (
+            "allows spot capacity"
+            if idx is not None
+            else "has no karpenter.sh/capacity-type requirement, so it allows spot capacity,"
+        )
         why = "Karpenter prefers spot"
     yield ctx.report(
-        resource, path,
+        resource,
+        path,
         f"NodePool {pool.name!r} {how} and serves multi-node training {who(served)} "
         f"({pods} pods in total); {why}, and one reclaim (a short notice, not stopped by "
         "do-not-disrupt) kills the whole collective",

@@ -14,9 +14,9 @@ Job / Queue / PodGroup, Kueue ClusterQueue / LocalQueue, JobSet, coscheduling).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Iterator
 
 from eksmllint.core.context import KUEUE_GROUP
 from eksmllint.core.finding import Fix, SetValue
@@ -132,8 +132,11 @@ def gang_mechanism(w: Workload) -> str | None:
 
 def pod_breakdown(w: Workload, templates: list[PodTemplate] | None = None) -> str:
     """'master 1 + worker 4': how the pod count in a message was computed."""
-    parts = [f"{t.role.split(':', 1)[-1]} {t.replicas}" for t in (templates if templates is not None else w.templates)
-             if t.replicas]
+    parts = [
+        f"{t.role.split(':', 1)[-1]} {t.replicas}"
+        for t in (templates if templates is not None else w.templates)
+        if t.replicas
+    ]
     return " + ".join(parts)
 
 
@@ -152,15 +155,19 @@ def gang_missing(ctx, w: Workload):
     r = w.resource
     pods = w.collective_size
     accel = sum((t.replicas or 0) * t.accelerator_total for t in w.collective_templates)
-    held = f"; pods that start first hold their share of the {accel} accelerators while waiting for the rest" \
-        if accel else "; pods that start first wait for the rest, and two such jobs can deadlock"
+    held = (
+        f"; pods that start first hold their share of the {accel} accelerators while waiting for the rest"
+        if accel
+        else "; pods that start first wait for the rest, and two such jobs can deadlock"
+    )
     path: tuple = ("spec",)
     if w.kind in KUBEFLOW_KINDS:
         how = "add runPolicy.schedulingPolicy.minAvailable (with the operator's gang scheduler) or a Kueue queue"
         path = ("spec", "runPolicy") if isinstance(r.get(("spec", "runPolicy")), dict) else path
     elif w.kind in ("RayCluster", "RayJob"):
-        how = ("set the ray.io/scheduler-name label for KubeRay's batch scheduler (volcano, yunikorn) "
-               "or use a Kueue queue")
+        how = (
+            "set the ray.io/scheduler-name label for KubeRay's batch scheduler (volcano, yunikorn) or use a Kueue queue"
+        )
     elif w.is_batch_job:
         how = "use a Volcano Job, a Kueue queue or a coscheduling PodGroup (scheduling.x-k8s.io/pod-group)"
     else:
@@ -169,7 +176,8 @@ def gang_missing(ctx, w: Workload):
     parts = [t for t in w.collective_templates if t.replicas]
     breakdown = f" ({pod_breakdown(w, parts)})" if len(parts) > 1 else ""
     yield ctx.report(
-        r, path,
+        r,
+        path,
         f"{r.kind} runs {pods} pods in one collective{breakdown} without gang scheduling{held}; {how}",
     )
 
@@ -178,9 +186,12 @@ def _scheduler_note(w: Workload) -> str:
     """Why a gang scheduler the pods name does not gang them here."""
     names = {t.scheduler_name for t in w.templates if t.scheduler_name}
     if KAI_SCHEDULER in names:
-        return ("; KAI Scheduler's pod-grouper gives a plain Job minMember 1 (pod by pod): run the collective "
-                "as a PyTorchJob, MPIJob or JobSet" if w.kind not in KAI_GANG_KINDS
-                else "; KAI gangs the job only when every pod template sets schedulerName: kai-scheduler")
+        return (
+            "; KAI Scheduler's pod-grouper gives a plain Job minMember 1 (pod by pod): run the collective "
+            "as a PyTorchJob, MPIJob or JobSet"
+            if w.kind not in KAI_GANG_KINDS
+            else "; KAI gangs the job only when every pod template sets schedulerName: kai-scheduler"
+        )
     if any(n and YUNIKORN in n for n in names):
         return f"; YuniKorn gang-schedules only pods that declare task groups ({YUNIKORN_TASK_GROUPS})"
     return ""
@@ -196,8 +207,10 @@ def _min_message(what: str, value: int, total: int, needed: int, detail: str = "
     if value > total:
         return f"{what} {value} exceeds the {total} pods the job creates{detail}: the gang can never start"
     if value < needed:
-        return (f"{what} {value} is below the {needed} pods of the collective{detail}: the scheduler starts "
-                "a partial gang that waits for the rest while holding its nodes")
+        return (
+            f"{what} {value} is below the {needed} pods of the collective{detail}: the scheduler starts "
+            "a partial gang that waits for the rest while holding its nodes"
+        )
     return None
 
 
@@ -219,11 +232,14 @@ def _volcano_min(ctx, w: Workload) -> Iterator:
         tmin = literal_int(task.get("minAvailable"))
         if tmin is not None and tmin > replicas:
             yield ctx.report(
-                r, ("spec", "tasks", i, "minAvailable"),
+                r,
+                ("spec", "tasks", i, "minAvailable"),
                 f"task {task.get('name', i)!r} minAvailable {tmin} exceeds its {replicas} replicas: "
                 "the gang can never start",
-                fix=Fix(f"Set minAvailable to the task's {replicas} replicas",
-                        (SetValue(("spec", "tasks", i, "minAvailable"), replicas),)),
+                fix=Fix(
+                    f"Set minAvailable to the task's {replicas} replicas",
+                    (SetValue(("spec", "tasks", i, "minAvailable"), replicas),),
+                ),
             )
             tmin = replicas
         effective += replicas if tmin is None else tmin
@@ -235,9 +251,14 @@ def _volcano_min(ctx, w: Workload) -> Iterator:
     if job_min:  # 0 means unset: the webhook fills in the sum of the tasks' minAvailable
         msg = _min_message("minAvailable", job_min, total, needed, pod_breakdown(w))
         if msg:
-            yield ctx.report(r, ("spec", "minAvailable"), msg,
-                             fix=Fix(f"Set minAvailable to the {total} pods of the job",
-                                     (SetValue(("spec", "minAvailable"), total),)))
+            yield ctx.report(
+                r,
+                ("spec", "minAvailable"),
+                msg,
+                fix=Fix(
+                    f"Set minAvailable to the {total} pods of the job", (SetValue(("spec", "minAvailable"), total),)
+                ),
+            )
         return
     if effective >= needed:
         return
@@ -248,12 +269,15 @@ def _volcano_min(ctx, w: Workload) -> Iterator:
         tmin = literal_int(task.get("minAvailable"))
         if tmin is not None and tmin < replicas:
             yield ctx.report(
-                r, ("spec", "tasks", i, "minAvailable"),
+                r,
+                ("spec", "tasks", i, "minAvailable"),
                 f"task {task.get('name', i)!r} minAvailable {tmin} is below its {replicas} replicas and the Job "
                 f"sets no minAvailable, so Volcano gangs only {effective} of the {needed} pods of the "
                 "collective: a partial gang starts and waits for the rest while holding its nodes",
-                fix=Fix(f"Set task minAvailable to its {replicas} replicas",
-                        (SetValue(("spec", "tasks", i, "minAvailable"), replicas),)),
+                fix=Fix(
+                    f"Set task minAvailable to its {replicas} replicas",
+                    (SetValue(("spec", "tasks", i, "minAvailable"), replicas),),
+                ),
             )
             return
 
@@ -268,21 +292,28 @@ def _kubeflow_min(ctx, w: Workload) -> Iterator:
     needed = 0 if is_elastic(w) else w.collective_size
     msg = _min_message("schedulingPolicy.minAvailable", value, total, needed, pod_breakdown(w))
     if msg:
-        yield ctx.report(r, path, msg,
-                         fix=Fix(f"Set schedulingPolicy.minAvailable to the {total} pods of the job",
-                                 (SetValue(path, total),)))
+        yield ctx.report(
+            r,
+            path,
+            msg,
+            fix=Fix(f"Set schedulingPolicy.minAvailable to the {total} pods of the job", (SetValue(path, total),)),
+        )
 
 
 def podgroup_members(run, pg: Resource) -> list[PodTemplate]:
     """Pod templates of the run that join PodGroup ``pg`` (same namespace when both set one)."""
     if pg.group == COSCHEDULING_GROUP:
+
         def joins(t: PodTemplate) -> bool:
             return any(t.labels.get(k) == pg.name for k in COSCHEDULING_LABELS)
     else:
+
         def joins(t: PodTemplate) -> bool:
             return t.annotations.get(VOLCANO_GROUP_ANNOTATION) == pg.name
-    return [t for t in run.templates
-            if joins(t) and (pg.namespace is None or t.resource.namespace in (None, pg.namespace))]
+
+    return [
+        t for t in run.templates if joins(t) and (pg.namespace is None or t.resource.namespace in (None, pg.namespace))
+    ]
 
 
 def _podgroup_min(ctx, pg: Resource) -> Iterator:
@@ -291,15 +322,26 @@ def _podgroup_min(ctx, pg: Resource) -> Iterator:
     if value is None or not members or any(t.replicas is None for t in members):
         return
     total = sum(t.replicas or 0 for t in members)
-    collective = [t for t in members if t.role not in ("launcher", "submitter", "head")
-                  and t.is_training and t.workload.is_collective and not is_elastic(t.workload)]
+    collective = [
+        t
+        for t in members
+        if t.role not in ("launcher", "submitter", "head")
+        and t.is_training
+        and t.workload.is_collective
+        and not is_elastic(t.workload)
+    ]
     needed = sum(t.replicas or 0 for t in collective) if total > 1 else 0
     names = sorted({t.resource.ref.display() for t in members})
     msg = _min_message("minMember", value, total, needed, "members: " + ", ".join(names))
     if msg:
-        yield ctx.report(pg, ("spec", "minMember"), msg,
-                         fix=Fix(f"Set minMember to the {total} pods that join the PodGroup",
-                                 (SetValue(("spec", "minMember"), total),)))
+        yield ctx.report(
+            pg,
+            ("spec", "minMember"),
+            msg,
+            fix=Fix(
+                f"Set minMember to the {total} pods that join the PodGroup", (SetValue(("spec", "minMember"), total),)
+            ),
+        )
 
 
 def gang_min_available(ctx, run):
@@ -331,13 +373,21 @@ def queue_refs(w: Workload) -> Iterator[tuple[str, str | None, str, tuple]]:
         group = COSCHEDULING_GROUP if kind == "PodGroup" else QUEUE_KINDS.get(kind)
         yield kind, group, name, path
     if w.kind in ("RayCluster", "RayJob") and isinstance(w.resource.labels.get(RAY_VOLCANO_QUEUE_LABEL), str):
-        yield ("Queue", VOLCANO_SCHEDULING_GROUP, w.resource.labels[RAY_VOLCANO_QUEUE_LABEL],
-               ("metadata", "labels", RAY_VOLCANO_QUEUE_LABEL))
+        yield (
+            "Queue",
+            VOLCANO_SCHEDULING_GROUP,
+            w.resource.labels[RAY_VOLCANO_QUEUE_LABEL],
+            ("metadata", "labels", RAY_VOLCANO_QUEUE_LABEL),
+        )
     for t in w.templates:
         pg = t.annotations.get(VOLCANO_GROUP_ANNOTATION)
         if isinstance(pg, str):
-            yield ("PodGroup", VOLCANO_SCHEDULING_GROUP, pg,
-                   t.path + ("metadata", "annotations", VOLCANO_GROUP_ANNOTATION))
+            yield (
+                "PodGroup",
+                VOLCANO_SCHEDULING_GROUP,
+                pg,
+                t.path + ("metadata", "annotations", VOLCANO_GROUP_ANNOTATION),
+            )
 
 
 def _namespaced(kind: str) -> bool:
@@ -361,7 +411,8 @@ def _missing_reference(ctx, r: Resource, kind: str, group: str | None, name: str
     shown = ", ".join(known[:4]) + (" ..." if len(known) > 4 else "")
     label = {"Queue": "Volcano Queue", "PodGroup": "PodGroup"}.get(kind, f"Kueue {kind}")
     return ctx.report(
-        r, path,
+        r,
+        path,
         f"{label} {name!r} is not defined{where}{extra}, although the run defines {kind}s ({shown}): "
         "what is submitted to it waits forever",
     )
@@ -373,7 +424,8 @@ def _scheduler_mismatches(ctx, w: Workload) -> Iterator:
         sched = r.get(("spec", "schedulerName"))
         if isinstance(sched, str) and not is_volcano_scheduler(sched):
             yield ctx.report(
-                r, ("spec", "schedulerName"),
+                r,
+                ("spec", "schedulerName"),
                 f"Volcano Job sets schedulerName {sched!r}: its pods bypass Volcano, so minAvailable, "
                 "the queue and the gang are ignored",
                 fix=Fix("Set schedulerName to volcano", (SetValue(("spec", "schedulerName"), VOLCANO),)),
@@ -381,7 +433,8 @@ def _scheduler_mismatches(ctx, w: Workload) -> Iterator:
         for t in w.templates:
             if t.scheduler_name is not None and not is_volcano_scheduler(t.scheduler_name):
                 yield ctx.report(
-                    r, t.spec_path + ("schedulerName",),
+                    r,
+                    t.spec_path + ("schedulerName",),
                     f"task template sets schedulerName {t.scheduler_name!r}, which overrides the Job's: "
                     f"the {t.role.split(':', 1)[-1]} pods bypass Volcano and the gang",
                     fix=Fix("Set schedulerName to volcano", (SetValue(t.spec_path + ("schedulerName",), VOLCANO),)),
@@ -465,8 +518,10 @@ def cluster_queue_limit(cq: Resource, resource: str) -> tuple[Decimal, str] | No
                     return None  # may borrow without limit from its cohort
                 found = True
                 total += nominal + (borrowing or 0)
-                flavors.append(f"flavor {f.get('name')}: nominalQuota {_fmt(nominal)}"
-                               + (f" + borrowingLimit {_fmt(borrowing)}" if borrowing is not None else ""))
+                flavors.append(
+                    f"flavor {f.get('name')}: nominalQuota {_fmt(nominal)}"
+                    + (f" + borrowingLimit {_fmt(borrowing)}" if borrowing is not None else "")
+                )
     return (total, "; ".join(flavors)) if found else None
 
 
@@ -482,7 +537,8 @@ def _volcano_capacity(ctx, w: Workload, demand: Demand, name: str, path: tuple) 
         limit = parse_count(cap.get(res))
         if limit is not None and need > limit:
             yield ctx.report(
-                w.resource, path,
+                w.resource,
+                path,
                 f"the job asks for {need} {res} ({' + '.join(demand.parts[res])}) but Volcano "
                 f"Queue {name!r} caps {res} at {limit}: it can never be admitted",
                 related=(q.location(("spec", "capability", res)),),
@@ -504,7 +560,8 @@ def _kueue_capacity(ctx, w: Workload, demand: Demand, name: str, path: tuple) ->
         if limit is None or need <= limit[0]:
             continue
         yield ctx.report(
-            w.resource, path,
+            w.resource,
+            path,
             f"the job asks for {need} {res} ({' + '.join(demand.parts[res])}) but ClusterQueue "
             f"{cq_name!r} (via LocalQueue {name!r}) offers at most {_fmt(limit[0])} ({limit[1]}): "
             "Kueue can never admit it",

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from eksmllint.quantity import DIGITS, parse_int
 from eksmllint.resource import Resource
@@ -29,24 +30,32 @@ def container_invocations(c: Container) -> tuple[Invocation, ...]:
         if command is None and args is None:
             found = ()
         else:
-            env = tuple((str(e.get("name")), None if "valueFrom" in e else str(e.get("value", "") or ""))
-                        for e in c.env_list if isinstance(e.get("name"), str))
-            found = _analyse(tuple(command) if command is not None else None,
-                             tuple(args) if args is not None else None, env)
+            env = tuple(
+                (str(e.get("name")), None if "valueFrom" in e else str(e.get("value", "") or ""))
+                for e in c.env_list
+                if isinstance(e.get("name"), str)
+            )
+            found = _analyse(
+                tuple(command) if command is not None else None, tuple(args) if args is not None else None, env
+            )
         c.__dict__["_invocations"] = found
     return found
 
 
 @lru_cache(maxsize=4096)
-def _analyse(command: tuple[str, ...] | None, args: tuple[str, ...] | None,
-             env: tuple[tuple[str, str | None], ...]) -> tuple[Invocation, ...]:
+def _analyse(
+    command: tuple[str, ...] | None, args: tuple[str, ...] | None, env: tuple[tuple[str, str | None], ...]
+) -> tuple[Invocation, ...]:
     from eksmllint.launch.command import (  # the shell analysis: on first use
         analyse_container,
         k8s_env,
     )
 
-    return tuple(analyse_container(list(command) if command is not None else None,
-                                   list(args) if args is not None else None, k8s_env(env)))
+    return tuple(
+        analyse_container(
+            list(command) if command is not None else None, list(args) if args is not None else None, k8s_env(env)
+        )
+    )
 
 
 _INDEX_RANGE = re.compile(rf"({DIGITS})(?:-({DIGITS}))?")
@@ -142,8 +151,11 @@ def _files_of(run, cm_ref: dict, namespace: str | None) -> tuple[Resource, dict[
     data = data if isinstance(data, dict) else {}
     items = cm_ref.get("items")
     if isinstance(items, list) and items:
-        files = {str(it["path"]): str(it["key"]) for it in items
-                 if isinstance(it, dict) and isinstance(it.get("path"), str) and isinstance(it.get("key"), str)}
+        files = {
+            str(it["path"]): str(it["key"])
+            for it in items
+            if isinstance(it, dict) and isinstance(it.get("path"), str) and isinstance(it.get("key"), str)
+        }
     else:
         files = {str(k): str(k) for k in data}
     return cm, files
@@ -185,5 +197,7 @@ def configmap_refs(volume: dict) -> list[dict]:
         refs.append(volume["configMap"])
     proj = volume.get("projected")
     if isinstance(proj, dict) and isinstance(proj.get("sources"), list):
-        refs += [s["configMap"] for s in proj["sources"] if isinstance(s, dict) and isinstance(s.get("configMap"), dict)]
+        refs += [
+            s["configMap"] for s in proj["sources"] if isinstance(s, dict) and isinstance(s.get("configMap"), dict)
+        ]
     return refs

@@ -35,15 +35,14 @@ from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
-
 from eksmllint.analysis.workload_class import WorkloadClass, classify_template
 from eksmllint.catalogue import InstanceType, get_catalogue
 from eksmllint.checks.helpers import (
     MountedFile,
     configmap_refs,
     container_invocations,
-    fmt_list,
     find_configmap,
+    fmt_list,
     index_ranges,
     mounted_files,
 )
@@ -151,8 +150,9 @@ class Site:
 
     def report(self, ctx, pos: ArgPosition | None, raw: str, message: str, **kw) -> Finding:
         if self.container is not None:
-            return ctx.report(self.container.template.resource, arg_path(self.container, pos),
-                              message + script_note(pos), **kw)
+            return ctx.report(
+                self.container.template.resource, arg_path(self.container, pos), message + script_note(pos), **kw
+            )
         line, col = slurm_line_col(self.src, pos, raw)
         return ctx.report_file(self.src, line, col, message, **kw)
 
@@ -266,10 +266,19 @@ def _index_uses(t: PodTemplate) -> list[tuple[DocPath, str]]:
         for i, e in enumerate(c.env_list):
             fp = _field_path(e)
             if fp is not None and COMPLETION_INDEX_ANNOTATION in fp:
-                uses.append((c.path + ("env", i, "valueFrom", "fieldRef", "fieldPath"),
-                             f"env {e.get('name')!r} of container {c.name!r} reads the {COMPLETION_INDEX_ANNOTATION} annotation"))
+                uses.append(
+                    (
+                        c.path + ("env", i, "valueFrom", "fieldRef", "fieldPath"),
+                        f"env {e.get('name')!r} of container {c.name!r} reads the {COMPLETION_INDEX_ANNOTATION} annotation",
+                    )
+                )
             elif not literal and isinstance(e.get("value"), str) and _INDEX_REF.search(e["value"]):
-                uses.append((c.path + ("env", i, "value"), f"env {e.get('name')!r} of container {c.name!r} uses {COMPLETION_INDEX_ENV}"))
+                uses.append(
+                    (
+                        c.path + ("env", i, "value"),
+                        f"env {e.get('name')!r} of container {c.name!r} uses {COMPLETION_INDEX_ENV}",
+                    )
+                )
         if literal:
             continue
         for key in ("command", "args"):
@@ -277,11 +286,18 @@ def _index_uses(t: PodTemplate) -> list[tuple[DocPath, str]]:
             if isinstance(items, list):
                 for i, item in enumerate(items):
                     if isinstance(item, str) and _INDEX_REF.search(item):
-                        uses.append((c.path + (key, i), f"container {c.name!r} uses {COMPLETION_INDEX_ENV} in its {key}"))
+                        uses.append(
+                            (c.path + (key, i), f"container {c.name!r} uses {COMPLETION_INDEX_ENV} in its {key}")
+                        )
     for i, v in t.volumes:
         for path, value in walk(v.get("downwardAPI"), ("volumes", i, "downwardAPI")):
             if path and path[-1] == "fieldPath" and isinstance(value, str) and COMPLETION_INDEX_ANNOTATION in value:
-                uses.append((t.spec_path + path, f"downwardAPI volume {v.get('name')!r} exposes the {COMPLETION_INDEX_ANNOTATION} annotation"))
+                uses.append(
+                    (
+                        t.spec_path + path,
+                        f"downwardAPI volume {v.get('name')!r} exposes the {COMPLETION_INDEX_ANNOTATION} annotation",
+                    )
+                )
     return uses
 
 
@@ -294,11 +310,16 @@ def completion_index_not_indexed(ctx, w: Workload):
         if not uses:
             continue
         completions = job.spec.get("completions")
-        n = completions if isinstance(completions, int) and not isinstance(completions, bool) and completions > 0 else None
+        n = (
+            completions
+            if isinstance(completions, int) and not isinstance(completions, bool) and completions > 0
+            else None
+        )
         fix = None
         if n is not None:
-            fix = Fix(f"Set completionMode: Indexed on {job.what}",
-                      (SetValue(job.path + ("completionMode",), "Indexed"),))
+            fix = Fix(
+                f"Set completionMode: Indexed on {job.what}", (SetValue(job.path + ("completionMode",), "Indexed"),)
+            )
             how = "set completionMode: Indexed"
         else:
             how = "set completionMode: Indexed (which needs spec.completions, e.g. equal to parallelism)"
@@ -306,7 +327,8 @@ def completion_index_not_indexed(ctx, w: Workload):
         more = f" (+{len(uses) - 1} more use{'s' if len(uses) > 2 else ''})" if len(uses) > 1 else ""
         mode_text = "completionMode NonIndexed" if mode else "no completionMode (NonIndexed)"
         yield ctx.report(
-            w.resource, path,
+            w.resource,
+            path,
             f"{first}{more}, but {job.what} has {mode_text}: the index is only set for Indexed Jobs, "
             f"so every pod gets an empty rank; {how}",
             fix=fix,
@@ -357,7 +379,8 @@ def master_addr_self(ctx, t: PodTemplate):
             if name in self_vars:
                 i = self_vars[name]
                 yield ctx.report(
-                    t.resource, c.path + ("env", i, "valueFrom", "fieldRef", "fieldPath"),
+                    t.resource,
+                    c.path + ("env", i, "valueFrom", "fieldRef", "fieldPath"),
                     f"{name} of container {c.name!r} is the pod's own status.podIP, but the "
                     f"{t.role!r} template runs {pods} pods of a {w.collective_size}-pod collective: each pod "
                     "waits for itself as rendezvous master; point it at the rank-0 pod's DNS name "
@@ -372,12 +395,21 @@ def master_addr_self(ctx, t: PodTemplate):
                 opt = site.inv.option(key)
                 if opt is None or opt.value is None:
                     continue
-                hit = next((v for v in self_vars if f"$({v})" in opt.value or re.search(rf"\$\{{?{re.escape(v)}\b", opt.value)), None)
+                hit = next(
+                    (
+                        v
+                        for v in self_vars
+                        if f"$({v})" in opt.value or re.search(rf"\$\{{?{re.escape(v)}\b", opt.value)
+                    ),
+                    None,
+                )
                 if hit is None:
                     continue
                 pos = opt.value_position or opt.position
                 yield site.report(
-                    ctx, pos, opt.raw,
+                    ctx,
+                    pos,
+                    opt.raw,
                     f"{site.inv.launcher} --{key}={opt.value} in container {c.name!r} is the pod's own IP "
                     f"({hit} from status.podIP), but the {t.role!r} template runs {pods} pods of a "
                     f"{w.collective_size}-pod collective: each pod waits for itself as rendezvous master",
@@ -412,28 +444,36 @@ def _visible_problem(name: str, value: str, devices: int) -> str:
     low = value.strip().lower()
     if name == "NVIDIA_VISIBLE_DEVICES":
         if low == "all":
-            return (f"exposes every GPU of the node to the container, not only the {devices} the device plugin "
-                    "allocated: it can use GPUs that belong to other pods")
+            return (
+                f"exposes every GPU of the node to the container, not only the {devices} the device plugin "
+                "allocated: it can use GPUs that belong to other pods"
+            )
         if low in ("", "none", "void"):
             return f"hides the {devices} GPU(s) the device plugin allocated"
         return "replaces the device plugin's own list of allocated GPUs"
     if name == "NEURON_RT_VISIBLE_CORES":
         # core numbers depend on the devices the plugin picked; EML608 compares the counts
-        return ("overrides the NeuronCores the Neuron device plugin assigned: the runtime opens cores by "
-                "number, which may not be the ones this pod was given")
+        return (
+            "overrides the NeuronCores the Neuron device plugin assigned: the runtime opens cores by "
+            "number, which may not be the ones this pod was given"
+        )
     indices = _index_list(value) if value.strip() else []
     if indices is None:
         return f"overrides the {devices} GPU(s) the device plugin exposes"
     if not indices:
         return f"hides all {devices} allocated GPU(s)"
     if max(indices) >= devices:
-        return (f"names GPU index {max(indices)} but the container is allocated {devices}, numbered from 0: "
-                "CUDA silently drops every index from the first missing one on, so the list does not mean "
-                "what it says")
+        return (
+            f"names GPU index {max(indices)} but the container is allocated {devices}, numbered from 0: "
+            "CUDA silently drops every index from the first missing one on, so the list does not mean "
+            "what it says"
+        )
     if len(set(indices)) < devices:
         return f"hides {devices - len(set(indices))} of the {devices} allocated GPUs"
-    return (f"repeats what the device plugin already exposes for the {devices} allocated GPUs and breaks "
-            "as soon as the count changes")
+    return (
+        f"repeats what the device plugin already exposes for the {devices} allocated GPUs and breaks "
+        "as soon as the count changes"
+    )
 
 
 def visible_devices_override(ctx, t: PodTemplate):
@@ -451,7 +491,8 @@ def visible_devices_override(ctx, t: PodTemplate):
             what = "GPU(s)" if resources == (GPU,) else "Neuron device-plugin resource(s)"
             problem = _visible_problem(name, value, devices)
             yield ctx.report(
-                t.resource, c.path + ("env", i, "value") if "value" in e else c.path + ("env", i),
+                t.resource,
+                c.path + ("env", i, "value") if "value" in e else c.path + ("env", i),
                 f"container {c.name!r} hard-codes {name}={value!r} next to its {devices} allocated {what}; "
                 f"it {problem}",
                 fix=Fix(f"Remove {name} from container {c.name!r}", (RemovePath(c.path + ("env", i)),)),
@@ -520,10 +561,12 @@ def rendezvous_missing(ctx, run):
 
 
 def _rdzv_message(site: Site, nnodes: Option) -> str:
-    return (f"torchrun --nnodes={nnodes.resolved} in {site.where} names no rendezvous host (no --rdzv_endpoint, "
-            "--master_addr or PET_MASTER_ADDR, and no operator injects one; torchrun ignores a plain MASTER_ADDR): "
-            "every node rendezvouses with itself at 127.0.0.1 and waits forever; pass --rdzv_backend=c10d "
-            "--rdzv_endpoint=<rank-0 host>:29400 (or --master_addr=$MASTER_ADDR --node_rank=$RANK)")
+    return (
+        f"torchrun --nnodes={nnodes.resolved} in {site.where} names no rendezvous host (no --rdzv_endpoint, "
+        "--master_addr or PET_MASTER_ADDR, and no operator injects one; torchrun ignores a plain MASTER_ADDR): "
+        "every node rendezvouses with itself at 127.0.0.1 and waits forever; pass --rdzv_backend=c10d "
+        "--rdzv_endpoint=<rank-0 host>:29400 (or --master_addr=$MASTER_ADDR --node_rank=$RANK)"
+    )
 
 
 # =============================================================================================
@@ -586,10 +629,17 @@ def srun_launcher_multiplied(ctx, src: SourceFile):
         else:
             per = f"each runs its own {inv.launcher}"
             total = f": {tasks} launchers per node fight over the same GPUs and rendezvous"
-        fix = Fix(f"Run one {inv.launcher} per node: " + "; ".join(f"{old} -> {new}" for _, _, old, new in edits),
-                  tuple(ReplaceText(*e) for e in edits)) if edits else None
+        fix = (
+            Fix(
+                f"Run one {inv.launcher} per node: " + "; ".join(f"{old} -> {new}" for _, _, old, new in edits),
+                tuple(ReplaceText(*e) for e in edits),
+            )
+            if edits
+            else None
+        )
         yield ctx.report_file(
-            src, *slurm_line_col(src, pos, raw),
+            src,
+            *slurm_line_col(src, pos, raw),
             f"srun starts {tasks} tasks per node ({desc}) and {per} "
             f"(line {inv.source.position.script_line}){total}; {inv.launcher} is a per-node launcher: "
             "run it with --ntasks-per-node=1",
@@ -676,7 +726,9 @@ def steps_edits_805(text: str, script: SlurmScript, invs: list[Invocation]) -> l
 _WORD_EDIT_RE = re.compile(r"[A-Za-z0-9_.:,=+ -]+")
 
 
-def _views(text: str, script: SlurmScript, asked: dict[int, tuple[Edit, ...]], invs: list[Invocation]) -> dict[int, _Edited | None]:
+def _views(
+    text: str, script: SlurmScript, asked: dict[int, tuple[Edit, ...]], invs: list[Invocation]
+) -> dict[int, _Edited | None]:
     """For each step, the script after its edits, re-parsed. Steps whose edits outside ``#SBATCH``
     lines only change a word on lines no other step edits share one parse of the script with all
     of their edits made: such an edit changes its own command's arguments and nothing another step
@@ -710,7 +762,12 @@ def _combined(text: str, shared: tuple[Edit, ...], own: list[list[Edit]], invs: 
     if base is None or combined is None:
         return None
     a, b = base.script, combined.script
-    if (a.errors, a.assignments, a.variables, len(a.invocations)) != (b.errors, b.assignments, b.variables, len(b.invocations)):
+    if (a.errors, a.assignments, a.variables, len(a.invocations)) != (
+        b.errors,
+        b.assignments,
+        b.variables,
+        len(b.invocations),
+    ):
         return None
     for inv, edits in zip(invs, own):
         now = _same_site(combined, inv)
@@ -749,14 +806,23 @@ def _site_edits(script: SlurmScript, inv: Invocation) -> Generator[tuple[Edit, .
                 return ()
             value = str(nodes) if name == "ntasks" else "1"
             step = (pos.script_line, raw, raw[: len(raw) - len(literal)] + value)
-        elif srun is not None and srun.option("ntasks") is not None and nodes is not None \
-                and srun.int_option("ntasks") != nodes:
+        elif (
+            srun is not None
+            and srun.option("ntasks") is not None
+            and nodes is not None
+            and srun.int_option("ntasks") != nodes
+        ):
             opt = srun.option("ntasks")  # srun -n must shrink to one task per node as well
             if opt.value is None or not opt.raw.endswith(opt.value):
                 return ()
             step = (opt.position.script_line, opt.raw, opt.raw[: len(opt.raw) - len(opt.value)] + str(nodes))
-        elif (want is not None and now_nproc != want and nproc_opt is not None and nproc_opt.value is not None
-              and inv.launcher in ("torchrun", "deepspeed")):  # accelerate counts processes per job
+        elif (
+            want is not None
+            and now_nproc != want
+            and nproc_opt is not None
+            and nproc_opt.value is not None
+            and inv.launcher in ("torchrun", "deepspeed")
+        ):  # accelerate counts processes per job
             raw = nproc_opt.raw
             new = raw[: len(raw) - len(nproc_opt.value)] + str(want) if raw.endswith(nproc_opt.value) else None
             if new is None:
@@ -813,8 +879,16 @@ def _nodeset_instance(r: Resource) -> InstanceType | None:
     ns = spec.get("nodeSelector")
     name = ns.get(INSTANCE_TYPE_LABEL) if isinstance(ns, dict) else None
     if name is None:
-        terms = (((spec.get("affinity") or {}).get("nodeAffinity") or {})
-                 .get("requiredDuringSchedulingIgnoredDuringExecution") or {}) if isinstance(spec.get("affinity"), dict) else {}
+        terms = (
+            (
+                ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+                    "requiredDuringSchedulingIgnoredDuringExecution"
+                )
+                or {}
+            )
+            if isinstance(spec.get("affinity"), dict)
+            else {}
+        )
         values: set[str] = set()
         for term in terms.get("nodeSelectorTerms") or [] if isinstance(terms, dict) else []:
             for e in (term.get("matchExpressions") or []) if isinstance(term, dict) else []:
@@ -848,7 +922,11 @@ def partition_shape(run, partition: str | None) -> NodeShape | None:
     r = sets[0]
     it = _nodeset_instance(r)
     limits = _slurmd_limits(r)
-    gpus = parse_count(limits.get(GPU)) if GPU in limits else (it.accelerator_count if it and it.accelerator_kind == "nvidia" else None)
+    gpus = (
+        parse_count(limits.get(GPU))
+        if GPU in limits
+        else (it.accelerator_count if it and it.accelerator_kind == "nvidia" else None)
+    )
     cpu_q = parse_quantity(limits.get("cpu")) if "cpu" in limits else None
     mem_q = parse_quantity(limits.get("memory")) if "memory" in limits else None
     cpus = int(cpu_q) if cpu_q is not None else (it.vcpu if it else None)
@@ -910,47 +988,79 @@ def _launcher_mismatches(ctx, src: SourceFile, script: SlurmScript):
             nproc, opt = _nproc(inv)
             if nproc is not None and gpn and nproc != gpn:
                 flag = opt.raw.split("=")[0] if opt else "nproc"
-                effect = ("more processes than GPUs: ranks share or fail to find a device" if nproc > gpn
-                          else f"{gpn - nproc} allocated GPUs per node stay idle")
-                yield site.report(ctx, opt.value_position or opt.position, opt.raw,
-                                  f"{inv.launcher} {flag}={nproc} starts {nproc} processes per node but the job "
-                                  f"gets {gpn} GPUs per node ({gpn_desc}): {effect}")
-            nn_names = {"torchrun": ("nnodes",), "deepspeed": ("num_nodes",), "accelerate": ("num_machines",)}[inv.launcher]
+                effect = (
+                    "more processes than GPUs: ranks share or fail to find a device"
+                    if nproc > gpn
+                    else f"{gpn - nproc} allocated GPUs per node stay idle"
+                )
+                yield site.report(
+                    ctx,
+                    opt.value_position or opt.position,
+                    opt.raw,
+                    f"{inv.launcher} {flag}={nproc} starts {nproc} processes per node but the job "
+                    f"gets {gpn} GPUs per node ({gpn_desc}): {effect}",
+                )
+            nn_names = {"torchrun": ("nnodes",), "deepspeed": ("num_nodes",), "accelerate": ("num_machines",)}[
+                inv.launcher
+            ]
             nn, nn_opt = _int_opt(inv, *nn_names)  # an elastic range (2:4) is no int: silent
             if nn is not None and nodes is not None and nn != nodes:
-                yield site.report(ctx, nn_opt.value_position or nn_opt.position, nn_opt.raw,
-                                  f"{inv.launcher} {nn_opt.raw.split('=')[0]}={nn} but the step runs on {nodes} "
-                                  f"nodes ({nodes_desc}): the rendezvous "
-                                  + ("waits forever for nodes that never come" if nn > nodes
-                                     else "closes before every node has joined"))
+                yield site.report(
+                    ctx,
+                    nn_opt.value_position or nn_opt.position,
+                    nn_opt.raw,
+                    f"{inv.launcher} {nn_opt.raw.split('=')[0]}={nn} but the step runs on {nodes} "
+                    f"nodes ({nodes_desc}): the rendezvous "
+                    + (
+                        "waits forever for nodes that never come"
+                        if nn > nodes
+                        else "closes before every node has joined"
+                    ),
+                )
         elif inv.launcher == "python" and tasks is not None and gpn and tasks > gpn:
             desc, pos, raw, _ = _tasks_source(script, inv)
-            yield site.report(ctx, pos, raw,
-                              f"srun starts {tasks} Python processes per node ({desc}) but the job gets "
-                              f"{gpn} GPUs per node ({gpn_desc}): more ranks than GPUs")
+            yield site.report(
+                ctx,
+                pos,
+                raw,
+                f"srun starts {tasks} Python processes per node ({desc}) but the job gets "
+                f"{gpn} GPUs per node ({gpn_desc}): more ranks than GPUs",
+            )
 
 
 def _shape_mismatches(ctx, src: SourceFile, script: SlurmScript, shape: NodeShape):
     where = f"partition {script.partition!r} ({shape.source})"
     gpn = script.gpus_per_node
     if gpn is not None and shape.gpus is not None and gpn > shape.gpus:
-        pos, raw = _directive_site(script, "gpus_per_node") if script.directive("gpus_per_node") else _directive_site(script, "gres")
-        yield ctx.report_file(src, *slurm_line_col(src, pos, raw),
-                              f"the job asks for {gpn} GPUs per node but nodes of {where} have {shape.gpus}: "
-                              "it stays pending forever")
+        pos, raw = (
+            _directive_site(script, "gpus_per_node")
+            if script.directive("gpus_per_node")
+            else _directive_site(script, "gres")
+        )
+        yield ctx.report_file(
+            src,
+            *slurm_line_col(src, pos, raw),
+            f"the job asks for {gpn} GPUs per node but nodes of {where} have {shape.gpus}: it stays pending forever",
+        )
     tpn = script.ntasks_per_node if script.directive("ntasks_per_node") else None
     cpt = script.cpus_per_task
     if tpn is not None and cpt is not None and shape.cpus is not None and tpn * cpt > shape.cpus:
         pos, raw = _directive_site(script, "cpus_per_task")
-        yield ctx.report_file(src, *slurm_line_col(src, pos, raw),
-                              f"{tpn} task{'s' if tpn != 1 else ''} per node x {cpt} CPUs per task = {tpn * cpt} CPUs per node, but nodes "
-                              f"of {where} have {shape.cpus}: the job stays pending forever")
+        yield ctx.report_file(
+            src,
+            *slurm_line_col(src, pos, raw),
+            f"{tpn} task{'s' if tpn != 1 else ''} per node x {cpt} CPUs per task = {tpn * cpt} CPUs per node, but nodes "
+            f"of {where} have {shape.cpus}: the job stays pending forever",
+        )
     mem = script.mem_mb
     if mem is not None and mem > 0 and shape.memory_mib is not None and mem > shape.memory_mib:
         pos, raw = _directive_site(script, "mem")
-        yield ctx.report_file(src, *slurm_line_col(src, pos, raw),
-                              f"{raw} asks for {mem} MiB per node but nodes of {where} have {shape.memory_mib} MiB: "
-                              "the job stays pending forever")
+        yield ctx.report_file(
+            src,
+            *slurm_line_col(src, pos, raw),
+            f"{raw} asks for {mem} MiB per node but nodes of {where} have {shape.memory_mib} MiB: "
+            "the job stays pending forever",
+        )
 
 
 # =============================================================================================
@@ -989,7 +1099,8 @@ def mutable_image(ctx, run):
                 continue
             kind = "init container" if c.init else "container"
             yield ctx.report(
-                t.resource, c.path + ("image",),
+                t.resource,
+                c.path + ("image",),
                 f"image {image!r} of {kind} {c.name!r} ({t.role} pods) {why}: pods of one job and "
                 "every restart can run a different build; pin a version tag, or better a digest",
             )
@@ -998,7 +1109,8 @@ def mutable_image(ctx, run):
         why = image_mutability(image) if isinstance(image, str) else None
         if why is not None:
             yield ctx.report(
-                r, ("spec", "trainer", "image"),
+                r,
+                ("spec", "trainer", "image"),
                 f"trainer image {image!r} {why}: nodes of one job and every restart can run a different build; "
                 "pin a version tag, or better a digest",
             )
@@ -1043,7 +1155,8 @@ def _elastic_torchrun(w: Workload) -> bool:
                 restarts = inv.option("max_restarts")
                 nn = inv.option("nnodes")
                 if (restarts is not None and (restarts.int_value() or 0) > 0) or (
-                        nn is not None and nn.resolved is not None and ":" in nn.resolved):
+                    nn is not None and nn.resolved is not None and ":" in nn.resolved
+                ):
                     return True
     return False
 
@@ -1054,14 +1167,15 @@ _MPI_WORDS = re.compile(r"\b(mpirun|mpiexec|horovodrun)\b")
 def _mpi_launched(w: Workload) -> bool:
     """One pod starts every rank with mpirun over ssh (Volcano ssh/svc plugins, an MPI launcher
     task): restarting that pod re-runs mpirun, which restarts the whole collective."""
-    return any(_MPI_WORDS.search(container_text(c)) or any(i.launcher == "mpirun" for i in container_invocations(c))
-               for t in w.templates for c in t.containers)
+    return any(
+        _MPI_WORDS.search(container_text(c)) or any(i.launcher == "mpirun" for i in container_invocations(c))
+        for t in w.templates
+        for c in t.containers
+    )
 
 
 def _int_or_none(v: object) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-
 
 
 def collective_restart_policy(ctx, w: Workload):
@@ -1089,7 +1203,8 @@ def collective_restart_policy(ctx, w: Workload):
                 continue
             seen.add(path)
             yield ctx.report(
-                w.resource, path,
+                w.resource,
+                path,
                 f"restartPolicy {policy} restarts one failed container of the {size}-pod collective in place "
                 f"while its peers keep waiting in (or time out of) the old communicator; {_remedy(w)}",
             )
@@ -1110,7 +1225,8 @@ def collective_restart_policy(ctx, w: Workload):
         seen.add(path)
         stated = f"backoffLimit {backoff}" if "backoffLimit" in job else f"backoffLimit (default {backoff})"
         yield ctx.report(
-            w.resource, path,
+            w.resource,
+            path,
             f"{stated}, above max-backoff-limit {limit}, recreates failed pods one at a time ({backoff} times) "
             "while the other pods of the "
             f"{size}-pod collective keep running against a communicator that lost a rank; {_remedy(w)}",
@@ -1122,8 +1238,10 @@ def _remedy(w: Workload) -> str:
         return "add a job policy {event: PodFailed, action: RestartJob} (and PodEvicted)"
     if w.kind == "JobSet":
         return "set spec.failurePolicy (maxRestarts) so the whole JobSet restarts, with child backoffLimit: 0"
-    return ("use a podFailurePolicy with restartPolicy: Never, backoffLimit: 0 and an outer retry, "
-            "a JobSet with failurePolicy, or elastic torchrun (--max_restarts with c10d rendezvous)")
+    return (
+        "use a podFailurePolicy with restartPolicy: Never, backoffLimit: 0 and an outer retry, "
+        "a JobSet with failurePolicy, or elastic torchrun (--max_restarts with c10d rendezvous)"
+    )
 
 
 # =============================================================================================
@@ -1302,11 +1420,15 @@ class Mismatch:
     message: str
     sets: tuple[tuple[str, object], ...]
     arg: Option | None = None
-    consequence: str = ("the HF Trainer stops with a mismatch error, and scripts that do not check silently "
-                        "train with the config's value")
+    consequence: str = (
+        "the HF Trainer stops with a mismatch error, and scripts that do not check silently "
+        "train with the config's value"
+    )
 
 
-def _launcher_value(site: Site, names: tuple[str, ...], launcher_names: tuple[str, ...] = ()) -> tuple[int | None, Option | None]:
+def _launcher_value(
+    site: Site, names: tuple[str, ...], launcher_names: tuple[str, ...] = ()
+) -> tuple[int | None, Option | None]:
     v, opt = _script_int(site.inv, *names)
     if opt is None and launcher_names:
         v, opt = _int_opt(site.inv, *launcher_names)
@@ -1325,42 +1447,61 @@ def deepspeed_mismatches(site: Site, ds: DSConfig) -> list[Mismatch]:
     ga_cfg = cfg.grad_accum()
     ga_arg, ga_opt = _launcher_value(site, ("gradient_accumulation_steps",), ("gradient_accumulation_steps",))
     if ga_cfg is not None and ga_arg is not None and ga_cfg != ga_arg:
-        out.append(Mismatch("gradient_accumulation_steps",
-                            f"gradient_accumulation_steps is {ga_cfg} but {site.where} passes {_flag_text(site, ga_opt)}",
-                            (("gradient_accumulation_steps", "auto"),), ga_opt))
+        out.append(
+            Mismatch(
+                "gradient_accumulation_steps",
+                f"gradient_accumulation_steps is {ga_cfg} but {site.where} passes {_flag_text(site, ga_opt)}",
+                (("gradient_accumulation_steps", "auto"),),
+                ga_opt,
+            )
+        )
     mb_cfg = cfg.micro_batch()
     mb_arg, mb_opt = _launcher_value(site, _MICRO_ARGS)
     if mb_cfg is not None and mb_arg is not None and mb_cfg != mb_arg:
-        out.append(Mismatch("train_micro_batch_size_per_gpu",
-                            f"train_micro_batch_size_per_gpu is {mb_cfg} but {site.where} passes {_flag_text(site, mb_opt)}",
-                            (("train_micro_batch_size_per_gpu", "auto"),), mb_opt))
+        out.append(
+            Mismatch(
+                "train_micro_batch_size_per_gpu",
+                f"train_micro_batch_size_per_gpu is {mb_cfg} but {site.where} passes {_flag_text(site, mb_opt)}",
+                (("train_micro_batch_size_per_gpu", "auto"),),
+                mb_opt,
+            )
+        )
     out.extend(_precision_mismatch(site, ds))
     tb = cfg.train_batch()
     if tb is None:
         return out
     gb_arg, gb_opt = _launcher_value(site, _GLOBAL_ARGS)
     if gb_arg is not None and gb_arg != tb:
-        out.append(Mismatch("train_batch_size",
-                            f"train_batch_size is {tb} but {site.where} passes {_flag_text(site, gb_opt)}",
-                            (("train_batch_size", "auto"),), gb_opt))
+        out.append(
+            Mismatch(
+                "train_batch_size",
+                f"train_batch_size is {tb} but {site.where} passes {_flag_text(site, gb_opt)}",
+                (("train_batch_size", "auto"),),
+                gb_opt,
+            )
+        )
         return out
     # "auto" values are what HF / accelerate fill in from the launcher's arguments
     micro = mb_cfg if mb_cfg is not None else (mb_arg if cfg.train_micro_batch_size_per_gpu == "auto" else None)
     ga = ga_cfg if ga_cfg is not None else (ga_arg if cfg.gradient_accumulation_steps == "auto" else None)
     world = world_size(site)
     if micro and ga and world and tb != micro * ga * world:
-        out.append(Mismatch("train_batch_size",
-                            f"train_batch_size is {tb} but micro batch {micro} x gradient accumulation {ga} x "
-                            f"{world} processes of {site.where} = {micro * ga * world}",
-                            (("train_batch_size", "auto"),),
-                            consequence="DeepSpeed refuses to start: train_batch_size must equal micro batch x "
-                                        "accumulation x world size"))
+        out.append(
+            Mismatch(
+                "train_batch_size",
+                f"train_batch_size is {tb} but micro batch {micro} x gradient accumulation {ga} x "
+                f"{world} processes of {site.where} = {micro * ga * world}",
+                (("train_batch_size", "auto"),),
+                consequence="DeepSpeed refuses to start: train_batch_size must equal micro batch x "
+                "accumulation x world size",
+            )
+        )
     return out
 
 
 def _enabled_literal(cfg: DeepSpeedConfig, name: str) -> tuple[bool | None, str | None]:
     """Literal ``enabled`` of a precision block (bf16 also via its alias bfloat16) and its key."""
-    for key in (("bf16", "bfloat16") if name == "bf16" else (name,)):
+    for key in ("bf16", "bfloat16") if name == "bf16" else (name,):
         block = getattr(cfg, key, None)
         if block is not None and isinstance(block.enabled, bool):
             return block.enabled, key
@@ -1385,8 +1526,12 @@ def _precision_mismatch(site: Site, ds: DSConfig) -> list[Mismatch]:
             wrong.append((key, have))
     if not wrong:
         return []
-    flag = (site.inv.script_flag(want) or site.inv.script_flag("precision") or site.inv.script_flag("mixed_precision")
-            or site.inv.option("mixed_precision"))
+    flag = (
+        site.inv.script_flag(want)
+        or site.inv.script_flag("precision")
+        or site.inv.script_flag("mixed_precision")
+        or site.inv.option("mixed_precision")
+    )
     sets: list[tuple[str, object]] = [(f"{k}.enabled", "auto") for k, _ in wrong]
     if not _has_block(ds.config, want):
         sets.append((f"{want}.enabled", "auto"))
@@ -1399,10 +1544,13 @@ def _config_only(ds: DSConfig) -> Mismatch | None:
     cfg = ds.config
     tb, mb, ga = cfg.train_batch(), cfg.micro_batch(), cfg.grad_accum()
     if tb and mb and ga and tb % (mb * ga):
-        return Mismatch("train_batch_size",
-                        f"train_batch_size {tb} is not a multiple of train_micro_batch_size_per_gpu {mb} x "
-                        f"gradient_accumulation_steps {ga} = {mb * ga}, so no world size satisfies "
-                        "train_batch_size = micro x accumulation x world size", ())
+        return Mismatch(
+            "train_batch_size",
+            f"train_batch_size {tb} is not a multiple of train_micro_batch_size_per_gpu {mb} x "
+            f"gradient_accumulation_steps {ga} = {mb * ga}, so no world size satisfies "
+            "train_batch_size = micro x accumulation x world size",
+            (),
+        )
     return None
 
 
@@ -1418,7 +1566,9 @@ def _text_set(text: str, cfg: DeepSpeedConfig, dotted: str, value: object, is_js
         return None
     src = lines[line - 1]
     if is_json:
-        pat = re.compile(r'("' + re.escape(key) + r'"\s*:\s*)(true|false|null|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|"[^"]*")')
+        pat = re.compile(
+            r'("' + re.escape(key) + r'"\s*:\s*)(true|false|null|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|"[^"]*")'
+        )
         new_value = json.dumps(value)
     else:
         pat = re.compile(r"(^\s*['\"]?" + re.escape(key) + r"['\"]?\s*:\s*)([^#\s]+)")
@@ -1430,7 +1580,7 @@ def _text_set(text: str, cfg: DeepSpeedConfig, dotted: str, value: object, is_js
 
 
 def _fix_title(ds: DSConfig, m: Mismatch) -> str:
-    return f"Set {', '.join(k for k, _ in m.sets)} to \"auto\" in {ds.name}"
+    return f'Set {", ".join(k for k, _ in m.sets)} to "auto" in {ds.name}'
 
 
 def _configmap_fix(ds: DSConfig, m: Mismatch) -> Fix | None:
@@ -1493,16 +1643,21 @@ def deepspeed_args_mismatch(ctx, run):
         elif ds.how == "only":
             via = f" (--deepspeed {ref.resolved} matched to the only DeepSpeed config beside the script)"
         yield _report_ds(
-            ctx, ds, m, "DeepSpeed config",
+            ctx,
+            ds,
+            m,
+            "DeepSpeed config",
             f" disagrees with its launcher{via}: {m.message}{more}; {m.consequence}",
-            all(e[3] for e in entries))
+            all(e[3] for e in entries),
+        )
     for ds in _run_ds_configs(run):
         configs.setdefault(ds.ident, ds)
     for ds in configs.values():
         m = _config_only(ds)
         if m is not None:
-            yield _report_ds(ctx, ds, m, "DeepSpeed config", f" is inconsistent: {m.message}; DeepSpeed refuses to start",
-                             False)
+            yield _report_ds(
+                ctx, ds, m, "DeepSpeed config", f" is inconsistent: {m.message}; DeepSpeed refuses to start", False
+            )
 
 
 def _run_ds_configs(run) -> list[DSConfig]:
@@ -1540,8 +1695,10 @@ def _mount_for(c: Container, directory: str) -> tuple[int, dict] | None:
 
 
 def _shared_with_other_container(t: PodTemplate, c: Container, volume: str) -> bool:
-    return any(o is not c and any(m.get("name") == volume for _, m in o.volume_mounts)
-               for o in t.containers + t.init_containers)
+    return any(
+        o is not c and any(m.get("name") == volume for _, m in o.volume_mounts)
+        for o in t.containers + t.init_containers
+    )
 
 
 def _rank_containers(t: PodTemplate, c: Container) -> list[tuple[PodTemplate, Container]]:
@@ -1577,18 +1734,26 @@ def ephemeral_checkpoints(ctx, t: PodTemplate):
                 problems = [_ephemeral_problem(u, uc, directory) for u, uc in hosts]
                 if any(p is None for p in problems):
                     continue  # at least one pod that runs the ranks keeps it: stay silent
-                where = f"container {c.name!r}" if hosts == [(t, c)] else (
-                    f"the {fmt_list(sorted({u.role for u, _ in hosts}))} pods (container {hosts[0][1].name!r}), "
-                    "where mpirun starts the ranks,")
-                yield site.report(ctx, opt.value_position or opt.position, opt.raw,
-                                  f"{flag} {directory} of {where} {problems[0]}")
+                where = (
+                    f"container {c.name!r}"
+                    if hosts == [(t, c)]
+                    else (
+                        f"the {fmt_list(sorted({u.role for u, _ in hosts}))} pods (container {hosts[0][1].name!r}), "
+                        "where mpirun starts the ranks,"
+                    )
+                )
+                yield site.report(
+                    ctx, opt.value_position or opt.position, opt.raw, f"{flag} {directory} of {where} {problems[0]}"
+                )
 
 
 def _ephemeral_problem(t: PodTemplate, c: Container, directory: str) -> str | None:
     mount = _mount_for(c, directory)
     if mount is None:
-        return ("is on no volume: checkpoints go to the container's own filesystem and are lost when the "
-                "container restarts or the pod is rescheduled; mount a PersistentVolumeClaim there")
+        return (
+            "is on no volume: checkpoints go to the container's own filesystem and are lost when the "
+            "container restarts or the pod is rescheduled; mount a PersistentVolumeClaim there"
+        )
     _, m = mount
     vname = m.get("name")
     vol = t.volume(vname) if isinstance(vname, str) else None
@@ -1596,15 +1761,21 @@ def _ephemeral_problem(t: PodTemplate, c: Container, directory: str) -> str | No
         return None  # a dangling mount is EML703's business
     _, v = vol
     if "emptyDir" in v:
-        kind = "a memory-backed emptyDir" if isinstance(v.get("emptyDir"), dict) and v["emptyDir"].get("medium") == "Memory" else "an emptyDir"
+        kind = (
+            "a memory-backed emptyDir"
+            if isinstance(v.get("emptyDir"), dict) and v["emptyDir"].get("medium") == "Memory"
+            else "an emptyDir"
+        )
     elif "ephemeral" in v:
         kind = "a generic ephemeral volume"
     else:
         return None
     if _shared_with_other_container(t, c, vname):
         return None  # a sidecar mounting it too presumably uploads the checkpoints
-    return (f"is on {kind} (volume {vname!r} at {m.get('mountPath')}), which is deleted with the pod: a "
-            "rescheduled or retried pod cannot resume from its checkpoints; use a PersistentVolumeClaim")
+    return (
+        f"is on {kind} (volume {vname!r} at {m.get('mountPath')}), which is deleted with the pod: a "
+        "rescheduled or retried pod cannot resume from its checkpoints; use a PersistentVolumeClaim"
+    )
 
 
 # =============================================================================================
@@ -1678,15 +1849,15 @@ def launch_file_invalid(ctx, run):
         if isinstance(cfg, DeepSpeedConfig) or loader_rejects(f.path, f.text, f.kind):
             continue
         why = f" (named by --deepspeed {referenced[f.path]})" if f.path in referenced else ""
-        yield ctx.report_file(f, cfg.line or 1, cfg.col or 1,
-                              f"DeepSpeed config{why} cannot be loaded: {cfg.message}")
-    for cm, key, text, loose in _configmap_ds_candidates(run):
+        yield ctx.report_file(f, cfg.line or 1, cfg.col or 1, f"DeepSpeed config{why} cannot be loaded: {cfg.message}")
+    for cm, key, text, _loose in _configmap_ds_candidates(run):
         cfg = deepspeed_of(text, key)
         if isinstance(cfg, DeepSpeedConfig):
             continue
         at = f" (line {cfg.line} of the value)" if cfg.line else ""
-        yield ctx.report(cm, ("data", key),
-                         f"DeepSpeed config in ConfigMap key {key!r} cannot be loaded{at}: {cfg.message}")
+        yield ctx.report(
+            cm, ("data", key), f"DeepSpeed config in ConfigMap key {key!r} cannot be loaded{at}: {cfg.message}"
+        )
 
 
 def _error_col(src: SourceFile, line: int, msg: str) -> int:
@@ -1701,9 +1872,20 @@ def _error_col(src: SourceFile, line: int, msg: str) -> int:
 
 
 __all__ = [
-    "collective_restart_policy", "completion_index_not_indexed", "container_invocations", "deepspeed_args_mismatch",
-    "ephemeral_checkpoints", "image_mutability", "launch_file_invalid", "master_addr_self", "mutable_image",
-    "partition_shape", "rendezvous_missing", "resolve_file_ref", "slurm_gpu_task_mismatch",
-    "srun_launcher_multiplied", "text_edits_805", "visible_devices_override",
+    "collective_restart_policy",
+    "completion_index_not_indexed",
+    "container_invocations",
+    "deepspeed_args_mismatch",
+    "ephemeral_checkpoints",
+    "image_mutability",
+    "launch_file_invalid",
+    "master_addr_self",
+    "mutable_image",
+    "partition_shape",
+    "rendezvous_missing",
+    "resolve_file_ref",
+    "slurm_gpu_task_mismatch",
+    "srun_launcher_multiplied",
+    "text_edits_805",
+    "visible_devices_override",
 ]
-

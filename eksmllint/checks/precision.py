@@ -26,8 +26,8 @@ from __future__ import annotations
 import json
 import posixpath
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from eksmllint.analysis.commands import CommandWord as Word
 from eksmllint.analysis.commands import argument_words, word_location
@@ -68,11 +68,24 @@ _VALUE_PRECISION = {
     **dict.fromkeys(("no", "32", "32-true", "32_true", "fp32", "float32"), FP32),
 }
 #: Spelling-preserving value rewrites: accelerate / DeepSpeed-style names and Lightning-style ones.
-_TO_BF16 = {"fp16": "bf16", "16": "bf16", "16-mixed": "bf16-mixed", "16_mixed": "bf16_mixed",
-            "16-true": "bf16-true", "16_true": "bf16_true", "float16": "bfloat16"}
+_TO_BF16 = {
+    "fp16": "bf16",
+    "16": "bf16",
+    "16-mixed": "bf16-mixed",
+    "16_mixed": "bf16_mixed",
+    "16-true": "bf16-true",
+    "16_true": "bf16_true",
+    "float16": "bfloat16",
+}
 _TO_FP16_ACCELERATE = {"bf16": "fp16", "bfloat16": "float16", "bf16-mixed": "16-mixed", "bf16-true": "16-true"}
-_TO_FP16_LIGHTNING = {"bf16": "16", "bfloat16": "float16", "bf16-mixed": "16-mixed", "bf16_mixed": "16_mixed",
-                      "bf16-true": "16-true", "bf16_true": "16_true"}
+_TO_FP16_LIGHTNING = {
+    "bf16": "16",
+    "bfloat16": "float16",
+    "bf16-mixed": "16-mixed",
+    "bf16_mixed": "16_mixed",
+    "bf16-true": "16-true",
+    "bf16_true": "16_true",
+}
 _TRUE = frozenset({"true", "1", "yes", "y", "on"})
 _FALSE = frozenset({"false", "0", "no", "n", "off"})
 _PRECISION_ENV = ("ACCELERATE_MIXED_PRECISION", "XLA_USE_BF16", "XLA_DOWNCAST_BF16")
@@ -130,7 +143,7 @@ def _word_edit(w: Word, old: str, new: str) -> Edit | None:
     at = w.raw.rfind(old)
     if at < 0:
         return None
-    new_raw = w.raw[:at] + new + w.raw[at + len(old):]
+    new_raw = w.raw[:at] + new + w.raw[at + len(old) :]
     if w.start is None:
         return Edit(w.path, new_raw)
     return Edit(w.path, new_raw, w.start, w.raw)
@@ -181,14 +194,14 @@ def flag_uses(resource: Resource, words: list[Word]) -> list[Use]:
                 if prec is None:
                     continue
                 shown = w.text if eq else f"{w.text} {value}"
-                uses.append(Use(prec, FLAG, shown, resource, w.path, w, w.command,
-                                _value_edits(key, value_word, value)))
+                uses.append(
+                    Use(prec, FLAG, shown, resource, w.path, w, w.command, _value_edits(key, value_word, value))
+                )
         elif (m := _HYDRA.match(text)) is not None:
             key = m.group(1).replace("-", "_")
             prec = _VALUE_PRECISION.get(m.group(2).strip().lower())
             if prec is not None:
-                uses.append(Use(prec, FLAG, text, resource, w.path, w, w.command,
-                                _value_edits(key, w, m.group(2))))
+                uses.append(Use(prec, FLAG, text, resource, w.path, w, w.command, _value_edits(key, w, m.group(2))))
     return uses
 
 
@@ -260,8 +273,6 @@ def env_uses(c: Container, words: list[Word]) -> list[Use]:
 # --- configs held in mounted ConfigMaps --------------------------------------------------------
 
 
-
-
 def parse_config(text: str | None) -> dict | None:
     """A JSON (or YAML) mapping, or None; never raises."""
     if not text:
@@ -314,7 +325,11 @@ def _uses_deepspeed(words: list[Word]) -> bool:
         if posixpath.basename(w.text) == "deepspeed":
             return True
         if w.text.startswith("--") and w.text[2:].replace("-", "_").split("=")[0] in (
-                "deepspeed", "deepspeed_config", "deepspeed_config_file", "use_deepspeed"):
+            "deepspeed",
+            "deepspeed_config",
+            "deepspeed_config_file",
+            "use_deepspeed",
+        ):
             return True
     return False
 
@@ -331,8 +346,11 @@ def config_uses(run, c: Container, words: list[Word]) -> list[Use]:
         if (f := _resolve(ref, files, workdir)) is not None:
             chosen.append((f, "deepspeed"))
     if not ds_refs and _uses_deepspeed(words):
-        candidates = {(f.configmap.key, f.key): f for f in files.values()
-                      if (d := parse_config(f.text)) is not None and any(k in d for k in _DS_MARKERS)}
+        candidates = {
+            (f.configmap.key, f.key): f
+            for f in files.values()
+            if (d := parse_config(f.text)) is not None and any(k in d for k in _DS_MARKERS)
+        }
         if len(candidates) == 1:
             chosen.append((next(iter(candidates.values())), "deepspeed"))
     if any(posixpath.basename(w.text) == "accelerate" for w in words):
@@ -431,8 +449,11 @@ def _accelerators(run, t: PodTemplate) -> Accelerators:
         if neuron:
             types = placement(run, u).instance_types
             types = [it for it in types or () if it.is_neuron]
-            desc = _describe(types) if types else "Neuron devices (" + ", ".join(
-                f"{r}: {n}" for r, n in neuron.items()) + ")"
+            desc = (
+                _describe(types)
+                if types
+                else "Neuron devices (" + ", ".join(f"{r}: {n}" for r, n in neuron.items()) + ")"
+            )
             verdicts.append(Accelerators(True, desc))
         elif u.accelerators.get(GPU):
             types = [it for it in placement(run, u).instance_types or () if it.is_nvidia]
@@ -480,9 +501,9 @@ def combine_edits(edits: Iterable[Edit], template: PodTemplate) -> tuple[FixOp, 
             continue
         for e in sorted(group, key=lambda e: e.start or 0, reverse=True):
             assert e.start is not None
-            if text[e.start:e.start + len(e.old)] != e.old:
+            if text[e.start : e.start + len(e.old)] != e.old:
                 return ()
-            text = text[:e.start] + e.new + text[e.start + len(e.old):]
+            text = text[: e.start] + e.new + text[e.start + len(e.old) :]
         ops.append(SetValue(p, text))
     return tuple(ops)
 
@@ -515,8 +536,9 @@ def _who(c: Container, u: Use) -> str:
 # --- EML401 prefer-bf16 ------------------------------------------------------------------------
 
 
-def _unsupported_choice(ctx, t: PodTemplate, *, bf16_capable: bool, chosen: str, other: str,
-                        applicability: Applicability, why: str):
+def _unsupported_choice(
+    ctx, t: PodTemplate, *, bf16_capable: bool, chosen: str, other: str, applicability: Applicability, why: str
+):
     """EML401/EML402 in one place: containers that select ``chosen`` (and not ``other``) on
     accelerators whose bf16 support is ``bf16_capable``; the fix switches them to ``other``."""
     if not t.is_training:
@@ -530,15 +552,26 @@ def _unsupported_choice(ctx, t: PodTemplate, *, bf16_capable: bool, chosen: str,
         uses = p.of(chosen, req)
         if not uses or p.of(other, req):
             continue
-        yield report(ctx, uses[0], why.format(who=_who(c, uses[0]), texts=_texts(uses), acc=acc.description),
-                     fix=switch_fix(t, uses, other, applicability), related=uses[1:])
+        yield report(
+            ctx,
+            uses[0],
+            why.format(who=_who(c, uses[0]), texts=_texts(uses), acc=acc.description),
+            fix=switch_fix(t, uses, other, applicability),
+            related=uses[1:],
+        )
 
 
 def prefer_bf16(ctx, t: PodTemplate):
     yield from _unsupported_choice(
-        ctx, t, bf16_capable=True, chosen=FP16, other=BF16, applicability=Applicability.SAFE,
+        ctx,
+        t,
+        bf16_capable=True,
+        chosen=FP16,
+        other=BF16,
+        applicability=Applicability.SAFE,
         why="{who} trains in fp16 ({texts}) on {acc}, which support bf16: it keeps fp32's exponent "
-            "range, so it needs no loss scaling and does not overflow to inf/NaN")
+        "range, so it needs no loss scaling and does not overflow to inf/NaN",
+    )
 
 
 # --- EML402 bf16-unsupported -------------------------------------------------------------------
@@ -546,9 +579,15 @@ def prefer_bf16(ctx, t: PodTemplate):
 
 def bf16_unsupported(ctx, t: PodTemplate):
     yield from _unsupported_choice(
-        ctx, t, bf16_capable=False, chosen=BF16, other=FP16, applicability=Applicability.UNSAFE,
+        ctx,
+        t,
+        bf16_capable=False,
+        chosen=BF16,
+        other=FP16,
+        applicability=Applicability.UNSAFE,
         why="{who} requests bf16 ({texts}) but lands on {acc}, which have no bf16 support: "
-            "training fails to start or falls back to slow emulation")
+        "training fails to start or falls back to slow emulation",
+    )
 
 
 # --- EML403 precision-conflict -----------------------------------------------------------------
@@ -572,7 +611,8 @@ def precision_conflict(ctx, t: PodTemplate):
                 continue
             first, second = (fp16, bf16) if group.index(fp16[0]) <= group.index(bf16[0]) else (bf16, fp16)
             yield report(
-                ctx, second[0],
+                ctx,
+                second[0],
                 f"{_who(c, second[0])} enables both fp16 ({_texts(fp16)}) and bf16 ({_texts(bf16)}); only one "
                 "can take effect (HF Trainer and DeepSpeed reject the combination, other launchers silently pick one)",
                 related=first + second[1:],
@@ -606,10 +646,14 @@ def neuron_precision_env(ctx, t: PodTemplate):
             continue
         sdk = neuron_sdk_of_image(c.image)
         if sdk is None or sdk >= XLA_BF16_ENV_IGNORED_FROM:
-            basis = f"the image names Neuron SDK {sdk[0]}.{sdk[1]}" if sdk else \
-                "assumed: the image tag names no Neuron SDK version, so the current SDK is assumed"
+            basis = (
+                f"the image names Neuron SDK {sdk[0]}.{sdk[1]}"
+                if sdk
+                else "assumed: the image tag names no Neuron SDK version, so the current SDK is assumed"
+            )
             yield report(
-                ctx, xla[0],
+                ctx,
+                xla[0],
                 f"{_who(c, xla[0])} sets {_texts(xla)}, which Neuron SDK 2.25 and later ignore ({basis}): "
                 "torch-xla no longer casts to bf16, so the run uses whatever precision autocast, "
                 "model.to(torch.bfloat16) or its flags select; remove the variable and choose bf16 there",
@@ -628,7 +672,8 @@ def neuron_precision_env(ctx, t: PodTemplate):
         else:
             asked, consequence = "full fp32 precision", "the model trains in bf16 although fp32 was asked for"
         yield report(
-            ctx, u,
+            ctx,
+            u,
             f"{_who(c, u)} asks for {asked} ({u.text}) but {_texts(xla)} makes torch-xla cast fp32 "
             f"tensors to bf16 on the Neuron devices, so {consequence}",
             related=other[1:] + xla,

@@ -19,9 +19,10 @@ with the container's env, so ``$(VAR)`` resolves exactly as the kubelet resolves
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from eksmllint.analysis.placement import placement
 from eksmllint.catalogue import InstanceType, kubelet_allocatable
@@ -169,7 +170,7 @@ def cores_per_device(types: Iterable[InstanceType] | None, lnc: int | None = Non
     return per.pop() if len(per) == 1 and None not in per else None
 
 
-def container_lnc(c: Container) -> int | None | bool:
+def container_lnc(c: Container) -> int | bool | None:
     """The container's literal ``NEURON_LOGICAL_NC_CONFIG`` (None: unset, the type's default
     applies; False: set to something that is not a number, so the core count is unknown)."""
     value = c.env.get(LNC_ENV)
@@ -279,7 +280,7 @@ def replace_flag_value(text: str, canonical: str, old: str, new: str) -> str | N
     if len(matches) != 1:
         return None
     m = matches[0]
-    return text[: m.start()] + f"{m.group(1)}{m.group(2)}{m.group(3)}{new}{m.group(3)}" + text[m.end():]
+    return text[: m.start()] + f"{m.group(1)}{m.group(2)}{m.group(3)}{new}{m.group(3)}" + text[m.end() :]
 
 
 # =============================================================================================
@@ -293,11 +294,13 @@ def accelerator_limits(ctx, t: PodTemplate) -> Iterator:
                 continue
             req = c.requests[r]
             path = _resources_path(c, "requests", r)
-            fix = Fix(f"Set limits.{r} of container {c.name!r} to {req}",
-                      (SetValue(_resources_path(c, "limits", r), req),))
+            fix = Fix(
+                f"Set limits.{r} of container {c.name!r} to {req}", (SetValue(_resources_path(c, "limits", r), req),)
+            )
             if r not in c.limits:
                 yield ctx.report(
-                    t.resource, path,
+                    t.resource,
+                    path,
                     f"container {c.name!r} requests {req} {r} but sets no limit; extended resources "
                     "must be in limits (requests default to them), so the pod is rejected",
                     fix=fix,
@@ -308,7 +311,8 @@ def accelerator_limits(ctx, t: PodTemplate) -> Iterator:
             if rq is None or lq is None or rq == lq:
                 continue  # templated or equal: nothing to say
             yield ctx.report(
-                t.resource, path,
+                t.resource,
+                path,
                 f"container {c.name!r} requests {rq} {r} but limits it to {lq}; extended resources "
                 "cannot be overcommitted, requests must equal limits",
                 fix=fix,
@@ -333,7 +337,8 @@ def accelerator_exceeds_node(ctx, t: PodTemplate) -> Iterator:
         top = max((c for c in t.containers + t.init_containers), key=lambda c: c.count(r))
         biggest = [it for it in offering if it.resource_capacity()[r] == best]
         yield ctx.report(
-            t.resource, count_path(top, r),
+            t.resource,
+            count_path(top, r),
             f"the pod requests {n} {r} but the largest instance type it can land on "
             f"({_names(biggest)}) has {best}; it can never be scheduled",
         )
@@ -350,7 +355,8 @@ def _uncounted_gpu(ctx, t: PodTemplate, types: tuple[InstanceType, ...], r: str)
     top = max((c for c in t.containers + t.init_containers), key=lambda c: c.count(r))
     shares = fmt_list(sorted({f"{it.name} ({it.gpu_fraction:g} of an {it.accelerator})" for it in types}))
     yield ctx.report(
-        t.resource, count_path(top, r),
+        t.resource,
+        count_path(top, r),
         f"the pod requests {t.accelerators[r]} {r} but can only land on {shares}: a fractional GPU that "
         f"EC2 counts as 0 GPUs, so no node offers {r}, Karpenter never launches one for the pod and it "
         "never schedules",
@@ -387,7 +393,8 @@ def cpu_memory_exceeds_node(ctx, t: PodTemplate) -> Iterator:
         share = "" if alone else f" (largest share: container {req.container.name!r})"
         tuned = " (with the EC2NodeClass kubelet settings)" if any(kubelets) else ""
         yield ctx.report(
-            t.resource, request_path(req.container, r),
+            t.resource,
+            request_path(req.container, r),
             f"{whose} requests {asked} {r}{share} but at most {shown} is allocatable on {_names(biggest)} "
             f"after kubelet and system reserves{tuned}; the pod never schedules",
         )
@@ -415,8 +422,9 @@ def _kubelets_of(run, where) -> list[dict | None]:
     return found or [None]
 
 
-def _allocatable(memo: dict, types: Iterable[InstanceType], kubelets: list[dict | None],
-                 r: str) -> dict[str, Decimal] | None:
+def _allocatable(
+    memo: dict, types: Iterable[InstanceType], kubelets: list[dict | None], r: str
+) -> dict[str, Decimal] | None:
     """Largest allocatable ``r`` (cores or bytes) of each type over the pools' kubelet settings (an
     upper bound, so a pool that allows more never yields a wrong finding); None when unknown.
     ``memo`` (per run) holds each (type, kubelet block) answer: the blocks live as long as the run."""
@@ -450,8 +458,9 @@ def per_node_devices(ctx, t: PodTemplate, c: Container) -> tuple[int, str] | Non
         return None
     devices = c.count(NEURON) + c.count(NEURONDEVICE)
     if devices and cores != devices:
-        return cores, f"NeuronCores ({_neuron_summary(c)} x {cores // devices} cores per device)" \
-            if not c.count(NEURONCORE) else f"NeuronCores ({_neuron_summary(c)})"
+        return cores, f"NeuronCores ({_neuron_summary(c)} x {cores // devices} cores per device)" if not c.count(
+            NEURONCORE
+        ) else f"NeuronCores ({_neuron_summary(c)})"
     return cores, "NeuronCores"
 
 
@@ -493,7 +502,8 @@ def nproc_mismatch(ctx, resource: Resource) -> Iterator:
                     continue
                 flag = "--num_gpus" if inv.launcher == "deepspeed" else "--nproc_per_node"
                 yield ctx.report(
-                    resource, _option_path(c, opt),
+                    resource,
+                    _option_path(c, opt),
                     f"{inv.launcher} {flag}={n} in container {c.name!r} but the container has "
                     f"{have[0]} {have[1]}; each process drives one, so {_surplus(n, have[0])}",
                     fix=option_fix(c, opt, have[0], f"Set {flag} to {have[0]}"),
@@ -522,7 +532,8 @@ def _pytorchjob_nproc(ctx, w: Workload, explicit: set[int]) -> Iterator:
         value: Any = str(have) if path[-1] == "nprocPerNode" else have
         fix = Fix(f"Set {path[-1]} to {have}", (SetValue(path, value),)) if len(counts) == 1 else None
         yield ctx.report(
-            w.resource, path,
+            w.resource,
+            path,
             f"{path[-1]} is {n} but each {t.role} pod has {have} {what}; torchrun starts one "
             f"process per accelerator, so {_surplus(n, have)}",
             fix=fix,
@@ -554,7 +565,8 @@ def _trainjob_nproc(ctx, resource: Resource) -> Iterator:
         return
     value: Any = have if isinstance(resource.get(path), int) else str(have)
     yield ctx.report(
-        resource, path,
+        resource,
+        path,
         f"numProcPerNode is {n} but resourcesPerNode gives each node {have} {r}; "
         "torchrun starts one process per accelerator",
         fix=Fix(f"Set numProcPerNode to {have}", (SetValue(path, value),)),
@@ -572,8 +584,12 @@ def _replica_values(w: Workload) -> Iterator[Any]:
         holder = r.get(t.path[:-1]) if t.path and t.path[-1] == "template" else None
         if isinstance(holder, dict) and "replicas" in holder:
             yield holder["replicas"]
-    for path in (("spec", "parallelism"), ("spec", "completions"), ("spec", "leaderWorkerTemplate", "size"),
-                 ("spec", "replicas")):
+    for path in (
+        ("spec", "parallelism"),
+        ("spec", "completions"),
+        ("spec", "leaderWorkerTemplate", "size"),
+        ("spec", "replicas"),
+    ):
         if r.get(path) is not None:
             yield r.get(path)
     rjobs = r.get(("spec", "replicatedJobs"))
@@ -633,8 +649,11 @@ def nnodes_mismatch(ctx, w: Workload) -> Iterator:
     for t in w.templates:
         for c in t.containers:
             for inv in container_invocations(c):
-                opt = option(inv, "nnodes") if inv.launcher == "torchrun" else (
-                    option(inv, "num_nodes") if inv.launcher == "deepspeed" else None)
+                opt = (
+                    option(inv, "nnodes")
+                    if inv.launcher == "torchrun"
+                    else (option(inv, "num_nodes") if inv.launcher == "deepspeed" else None)
+                )
                 if opt is None or opt.resolved is None:
                     continue
                 text = opt.resolved.strip()
@@ -646,7 +665,8 @@ def nnodes_mismatch(ctx, w: Workload) -> Iterator:
                     if lo <= expected <= hi:
                         continue
                     yield ctx.report(
-                        w.resource, path,
+                        w.resource,
+                        path,
                         f"{flag}={text} in container {c.name!r} but the workload runs {expected} pods, "
                         "outside the elastic range; the rendezvous never completes",
                     )
@@ -658,7 +678,8 @@ def nnodes_mismatch(ctx, w: Workload) -> Iterator:
                     if elastic[0] <= n <= elastic[1]:
                         continue
                     yield ctx.report(
-                        w.resource, path,
+                        w.resource,
+                        path,
                         f"{flag}={n} in container {c.name!r} is outside the elastic range "
                         f"{elastic[0]}:{elastic[1]} of the PyTorchJob",
                     )
@@ -667,7 +688,8 @@ def nnodes_mismatch(ctx, w: Workload) -> Iterator:
                     continue
                 effect = "waits for nodes that never come" if n > expected else "closes before every pod joins"
                 yield ctx.report(
-                    w.resource, path,
+                    w.resource,
+                    path,
                     f"{flag}={n} in container {c.name!r} but the workload runs {expected} pods; "
                     f"the rendezvous {effect}",
                     fix=option_fix(c, opt, expected, f"Set {flag} to {expected}"),
@@ -703,7 +725,8 @@ def mpi_slots_mismatch(ctx, w: Workload) -> Iterator:
         where = ("spec", "slotsPerWorker") if raw_slots is not None else ("spec",)
         said = f"slotsPerWorker is {slots}" if raw_slots is not None else "slotsPerWorker is unset (default 1)"
         yield ctx.report(
-            r, where,
+            r,
+            where,
             f"{said} but each worker has {gpus} {GPU}; MPI starts one rank per slot, so "
             f"{abs(gpus - slots)} GPUs per worker {'sit idle' if slots < gpus else 'are oversubscribed'}",
             fix=Fix(f"Set slotsPerWorker to {gpus}", (SetValue(("spec", "slotsPerWorker"), gpus),)),
@@ -723,7 +746,8 @@ def mpi_slots_mismatch(ctx, w: Workload) -> Iterator:
         if intended != slots:
             how += ", once slotsPerWorker matches the GPUs"
         yield ctx.report(
-            r, _option_path(c, opt),
+            r,
+            _option_path(c, opt),
             f"mpirun -np {n} but the MPIJob offers {expected} slots ({how}); "
             f"{'mpirun fails with not enough slots' if n > expected else f'{expected - n} slots stay idle'}",
             fix=option_fix(c, opt, expected, f"Set mpirun -np to {expected}"),
@@ -788,7 +812,8 @@ def nodepool_limit_too_small(ctx, pool_resource: Resource) -> Iterator:
             continue
         need, w, how = worst
         yield ctx.report(
-            pool_resource, ("spec", "limits", r),
+            pool_resource,
+            ("spec", "limits", r),
             f"NodePool limits {r} to {_fmt_qty(r, cap)} but {w.resource.ref.display()} needs "
             f"{_fmt_qty(r, need)} ({how}) and can only land on this pool; it never fully starts",
             related=(w.resource.location(()),),
@@ -822,10 +847,12 @@ def neuron_cores_mismatch(ctx, t: PodTemplate) -> Iterator:
             if have is None or wanted <= have:
                 continue
             path = c.path + ("env", idx, "value")
-            fix = Fix(f"Set {name} to {have}", (SetValue(path, str(have)),)) \
-                if name == "NEURON_RT_NUM_CORES" else None  # visible cores: EML803 removes it
+            fix = (
+                Fix(f"Set {name} to {have}", (SetValue(path, str(have)),)) if name == "NEURON_RT_NUM_CORES" else None
+            )  # visible cores: EML803 removes it
             yield ctx.report(
-                t.resource, path,
+                t.resource,
+                path,
                 f"{name}={value} asks for {wanted} NeuronCores but container {c.name!r} is "
                 f"allocated {have} ({_neuron_summary(c)}{_lnc_note(ctx, t, c)}); the Neuron runtime fails to start",
                 fix=fix,
@@ -838,7 +865,7 @@ def _neuron_summary(c: Container) -> str:
 
 
 def _lnc_note(ctx, t: PodTemplate, c: Container) -> str:
-    """", N logical cores per device with NEURON_LOGICAL_NC_CONFIG=..." on LNC types, else ""."""
+    """ ", N logical cores per device with NEURON_LOGICAL_NC_CONFIG=..." on LNC types, else ""."""
     lnc_types = [it for it in _landing_types(ctx, t) or () if it.default_lnc]
     if not lnc_types:
         return ""
@@ -858,8 +885,10 @@ def partial_node_collective(ctx, t: PodTemplate) -> Iterator:
     if types is None:
         return
     for r, n in t.accelerators.items():
-        if any(_declared(c, r) is not None and parse_count(_declared(c, r)) is None
-               for c in t.containers + t.init_containers):
+        if any(
+            _declared(c, r) is not None and parse_count(_declared(c, r)) is None
+            for c in t.containers + t.init_containers
+        ):
             return  # templated count: unknown
         caps = {it.name: it.resource_capacity().get(r, 0) for it in types}
         offering = {k: v for k, v in caps.items() if v > 0}
@@ -871,7 +900,8 @@ def partial_node_collective(ctx, t: PodTemplate) -> Iterator:
             continue
         on = fmt_list(sorted(k for k, v in offering.items() if v == smallest))
         yield ctx.report(
-            t.resource, count_path(top, r),
+            t.resource,
+            count_path(top, r),
             f"each of the {t.replicas} {t.role} pods of this collective uses {n} of the {smallest}"
             f"{'+' if len(set(offering.values())) > 1 else ''} {r} of {on}; packing whole nodes keeps "
             "collective traffic on the intra-node fabric and avoids fragmentation",

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
 
 from eksmllint.analysis.placement import device_fit, placement, requirement_text, serves
 from eksmllint.core.finding import AppendItem, DocPath, Fix
@@ -31,7 +31,7 @@ from eksmllint.scheduling import (
     NodePoolView,
     Requirement,
     Taint,
-    compatible,  # noqa: PLC2701 - the core's label-compatibility test; see module docstring
+    compatible,
     tolerates,
 )
 from eksmllint.workload import PodTemplate
@@ -41,7 +41,12 @@ ZONE_KEYS = (ZONE, "failure-domain.beta.kubernetes.io/zone")
 VOLUME_ZONE_KEYS = ZONE_KEYS + ("topology.ebs.csi.aws.com/zone",)
 #: Label prefixes / keys that only non-Karpenter nodes carry (managed node groups, Fargate, eksctl)
 #: or that pin one existing node: pods selecting them are not meant for a NodePool.
-NON_KARPENTER_PREFIXES = ("eks.amazonaws.com/", "alpha.eksctl.io/", "sagemaker.amazonaws.com/", "kubernetes.io/hostname")
+NON_KARPENTER_PREFIXES = (
+    "eks.amazonaws.com/",
+    "alpha.eksctl.io/",
+    "sagemaker.amazonaws.com/",
+    "kubernetes.io/hostname",
+)
 #: Instance types Karpenter never launches: SageMaker HyperPod nodes (``ml.g5.8xlarge``).
 NON_KARPENTER_TYPE_PREFIXES = ("ml.",)
 #: Related locations listed per finding: a pod that fits 500 NodePools must not carry 500.
@@ -82,7 +87,9 @@ def requirement_terms(t: PodTemplate) -> list[list[Req]]:
                 if isinstance(e, dict) and isinstance(e.get("key"), str):
                     vals = e.get("values")
                     values = tuple(str(v) for v in vals) if isinstance(vals, list) else ()
-                    reqs.append(Req(e["key"], str(e.get("operator", "In")), values, aff_path + (i, "matchExpressions", j)))
+                    reqs.append(
+                        Req(e["key"], str(e.get("operator", "In")), values, aff_path + (i, "matchExpressions", j))
+                    )
         out.append(reqs)
     return out
 
@@ -117,13 +124,13 @@ def pod_zones(terms: list[list[Req]]) -> set[str] | None:
 
 def untolerated(t: PodTemplate, pool: NodePoolView) -> list[Taint]:
     """Every scheduling taint of ``pool`` the pod does not tolerate (startup taints need none)."""
-    return [x for x in pool.taints
-            if x.effect in ("NoSchedule", "NoExecute") and not tolerates(t.tolerations, x)]
+    return [x for x in pool.taints if x.effect in ("NoSchedule", "NoExecute") and not tolerates(t.tolerations, x)]
 
 
 # --- who is meant for Karpenter -----------------------------------------------------------------
-def targets_nodepools(t: PodTemplate, terms: list[list[Req]], pools: list[NodePoolView],
-                      offered: set[str] | None = None) -> bool:
+def targets_nodepools(
+    t: PodTemplate, terms: list[list[Req]], pools: list[NodePoolView], offered: set[str] | None = None
+) -> bool:
     """Whether the pod is clearly meant to run on the run's NodePools.
 
     True for pods that request accelerators or pin Karpenter-provisioned capacity (instance type /
@@ -144,8 +151,11 @@ def targets_nodepools(t: PodTemplate, terms: list[list[Req]], pools: list[NodePo
                 continue
             if r.key.startswith(NON_KARPENTER_PREFIXES):
                 return False
-            if r.key in (INSTANCE_TYPE, "beta.kubernetes.io/instance-type") and r.values and \
-                    all(v.startswith(NON_KARPENTER_TYPE_PREFIXES) for v in r.values):
+            if (
+                r.key in (INSTANCE_TYPE, "beta.kubernetes.io/instance-type")
+                and r.values
+                and all(v.startswith(NON_KARPENTER_TYPE_PREFIXES) for v in r.values)
+            ):
                 return False
             if not _is_well_known(r.key):
                 if r.key not in offered:
@@ -214,8 +224,12 @@ def analyse(ctx, t: PodTemplate) -> Verdict | None:
             stripped = [[r for r in term if r[0] not in ZONE_KEYS] for term in where.terms]
             zone_only = [p for p in pools if serves(p, stripped, where.accelerators)]
         zones[id(where)] = zone_only
-    out = Verdict(targeted=targets_nodepools(t, terms, pools, _offered_keys(run)),
-                  usable=where.usable, blocked=where.blocked, zone_only=zone_only)
+    out = Verdict(
+        targeted=targets_nodepools(t, terms, pools, _offered_keys(run)),
+        usable=where.usable,
+        blocked=where.blocked,
+        zone_only=zone_only,
+    )
     memo[id(t)] = out
     return out
 
@@ -266,8 +280,10 @@ def untolerated_taint(ctx, t: PodTemplate):
     pool, taints = best
     if len(blocked) == 1:
         taint_word = "taint" if len(taints) == 1 else "taints"
-        what = (f"{pods_of(t)} can only run on NodePool {pool.name}, whose {taint_word} "
-                f"{', '.join(_taint_text(x) for x in taints)} they do not tolerate")
+        what = (
+            f"{pods_of(t)} can only run on NodePool {pool.name}, whose {taint_word} "
+            f"{', '.join(_taint_text(x) for x in taints)} they do not tolerate"
+        )
     else:
         listed = "; ".join(f"{p.name} ({', '.join(_taint_text(x) for x in ts)})" for p, ts in blocked[:3])
         more = f" and {len(blocked) - 3} more" if len(blocked) > 3 else ""
@@ -278,8 +294,13 @@ def untolerated_taint(ctx, t: PodTemplate):
         tuple(AppendItem(tol_path, _toleration(x)) for x in taints),
     )
     related = [p.resource.location(_taint_path(x)) for p, ts in blocked[:RELATED_MAX] for x in ts]
-    yield ctx.report(t.resource, tol_path if t.spec.get("tolerations") is not None else t.spec_path,
-                     f"{what}, so they stay Pending", fix=fix, related=related)
+    yield ctx.report(
+        t.resource,
+        tol_path if t.spec.get("tolerations") is not None else t.spec_path,
+        f"{what}, so they stay Pending",
+        fix=fix,
+        related=related,
+    )
 
 
 def _requirement_text(r: Req) -> str:
@@ -329,7 +350,8 @@ def no_matching_nodepool(ctx, t: PodTemplate):
     shown = "; ".join(reasons[:3]) + (f"; and {len(pools) - 3} more" if len(pools) > 3 else "")
     path = culprit.path if culprit else _device_path(t)
     yield ctx.report(
-        t.resource, path,
+        t.resource,
+        path,
         f"no NodePool of the run can launch a node for {pods_of(t)} ({shown}), so Karpenter never provisions one",
         related=[p.resource.location(("spec", "template", "spec", "requirements")) for p in pools[:5]],
     )
@@ -373,8 +395,9 @@ def volume_zones(ctx, t: PodTemplate) -> Iterator[tuple[DocPath, str, set[str], 
             pv_name = pvc.get(("spec", "volumeName"))
             if isinstance(pv_name, str) and pv_name:
                 for pv in run.find("PersistentVolume", pv_name)[:1]:
-                    zones = _topology_zones(pv.get(("spec", "nodeAffinity", "required", "nodeSelectorTerms")),
-                                            "matchExpressions")
+                    zones = _topology_zones(
+                        pv.get(("spec", "nodeAffinity", "required", "nodeSelectorTerms")), "matchExpressions"
+                    )
                     if zones is not None:
                         yield path, f"PersistentVolume {pv_name} (bound to PVC {name})", zones, pv
                 continue
@@ -418,10 +441,13 @@ def zone_conflict(ctx, t: PodTemplate):
         req = _zone_req(terms)
         names = ", ".join(p.name for p in placement.zone_only[:3])
         yield ctx.report(
-            t.resource, req.path if req else t.spec_path,
+            t.resource,
+            req.path if req else t.spec_path,
             f"{pods_of(t)} must run in zone {_fmt(zones)}, but every NodePool that could serve them "
             f"({names}) launches only in {_fmt(pool_zones)}",
-            related=[p.resource.location(("spec", "template", "spec", "requirements")) for p in placement.zone_only[:5]],
+            related=[
+                p.resource.location(("spec", "template", "spec", "requirements")) for p in placement.zone_only[:5]
+            ],
         )
         return
     volumes = list(volume_zones(ctx, t))
@@ -437,7 +463,8 @@ def zone_conflict(ctx, t: PodTemplate):
     for path, what, vz, holder in volumes:
         if allowed is not None and not (allowed & vz):
             yield ctx.report(
-                t.resource, path,
+                t.resource,
+                path,
                 f"{what} is in zone {_fmt(vz)}, but {pods_of(t)} can only run in {_fmt(allowed)} "
                 f"({why}), so the volume can never be attached",
                 related=[holder.location(())],
@@ -448,19 +475,32 @@ def zone_conflict(ctx, t: PodTemplate):
 
 
 # --- EML703 / EML704: references ---------------------------------------------------------------
-REFERENCE_KINDS = ("PersistentVolumeClaim", "ConfigMap", "Secret", "ServiceAccount", "PriorityClass",
-                   "StorageClass", "EC2NodeClass")
+REFERENCE_KINDS = (
+    "PersistentVolumeClaim",
+    "ConfigMap",
+    "Secret",
+    "ServiceAccount",
+    "PriorityClass",
+    "StorageClass",
+    "EC2NodeClass",
+)
 NAMESPACED = frozenset({"PersistentVolumeClaim", "ConfigMap", "Secret", "ServiceAccount"})
-_KIND_NAMES = {k.lower(): k for k in REFERENCE_KINDS} | {"pvc": "PersistentVolumeClaim", "sa": "ServiceAccount",
-                                                         "sc": "StorageClass", "cm": "ConfigMap"}
+_KIND_NAMES = {k.lower(): k for k in REFERENCE_KINDS} | {
+    "pvc": "PersistentVolumeClaim",
+    "sa": "ServiceAccount",
+    "sc": "StorageClass",
+    "cm": "ConfigMap",
+}
 #: Objects every cluster has although no manifest defines them.
-BUILTIN = frozenset({
-    ("ServiceAccount", "default"),  # created in every namespace by the service-account controller
-    ("ConfigMap", "kube-root-ca.crt"),  # published in every namespace (root CA publisher, 1.21+)
-    ("PriorityClass", "system-node-critical"),
-    ("PriorityClass", "system-cluster-critical"),
-    ("StorageClass", "gp2"),  # created by EKS on every cluster (not default-annotated since 1.30)
-})
+BUILTIN = frozenset(
+    {
+        ("ServiceAccount", "default"),  # created in every namespace by the service-account controller
+        ("ConfigMap", "kube-root-ca.crt"),  # published in every namespace (root CA publisher, 1.21+)
+        ("PriorityClass", "system-node-critical"),
+        ("PriorityClass", "system-cluster-critical"),
+        ("StorageClass", "gp2"),  # created by EKS on every cluster (not default-annotated since 1.30)
+    }
+)
 
 
 def _kind_list(value: object) -> list[str]:
@@ -553,8 +593,9 @@ def workload_references(ctx) -> Iterator[Reference]:
         ref = pool.template_spec.get("nodeClassRef")
         kind = ref.get("kind", "EC2NodeClass") if isinstance(ref, dict) else None
         if kind == "EC2NodeClass" and (name := _literal_name(pool.node_class_name)) is not None:
-            yield Reference(pool.resource, "EC2NodeClass", name, None,
-                            ("spec", "template", "spec", "nodeClassRef", "name"))
+            yield Reference(
+                pool.resource, "EC2NodeClass", name, None, ("spec", "template", "spec", "nodeClassRef", "name")
+            )
 
 
 def _elsewhere(ctx, kind: str, name: str, namespace: str | None) -> list[Resource]:
@@ -609,12 +650,18 @@ def dangling_reference(ctx, run):
         if others:
             hint = f"; one exists in namespace {others[0].namespace}, which pods cannot use"
         else:
-            names = sorted({x.name for x in run.of_kind(ref.kind) if x.name
-                            and (ref.namespace is None or x.namespace in (None, ref.namespace))})
+            names = sorted(
+                {
+                    x.name
+                    for x in run.of_kind(ref.kind)
+                    if x.name and (ref.namespace is None or x.namespace in (None, ref.namespace))
+                }
+            )
             close = difflib.get_close_matches(ref.name, names, n=1, cutoff=0.75)
             hint = f"; did you mean {close[0]!r}?" if close else ""
         yield ctx.report(
-            ref.source, ref.path,
+            ref.source,
+            ref.path,
             f"{ref.kind} {ref.name!r} is referenced but no manifest in the run defines it{where}{hint}",
         )
 
@@ -635,7 +682,8 @@ def cross_namespace_reference(ctx, t: PodTemplate):
             continue
         spaces = ", ".join(sorted({x.namespace for x in others if x.namespace}))
         yield ctx.report(
-            t.resource, path,
+            t.resource,
+            path,
             f"{kind} {name!r} exists only in namespace {spaces}, but the pod runs in namespace {ns}: "
             f"pods can only use {kind}s of their own namespace",
             related=[x.location(("metadata", "namespace")) for x in others[:3]],

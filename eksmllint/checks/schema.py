@@ -16,7 +16,7 @@ Who answers what, so that one object gets at most one of the three "what is this
 from __future__ import annotations
 
 import os
-from functools import lru_cache
+from functools import cache
 
 from eksmllint.core.finding import Fix, SetValue, Severity
 from eksmllint.models import KNOWN_CRD_KINDS, model_for, validate_crd
@@ -24,8 +24,20 @@ from eksmllint.resource import Resource
 from eksmllint.schema import api_status, supported_versions, validate_core
 
 #: Pseudo-kinds of the OpenAPI documents (not objects anyone applies).
-_PSEUDO_KINDS = frozenset({"DeleteOptions", "WatchEvent", "Status", "APIGroup", "APIGroupList",
-                           "APIResourceList", "APIVersions", "Eviction", "Scale", "TokenRequest"})
+_PSEUDO_KINDS = frozenset(
+    {
+        "DeleteOptions",
+        "WatchEvent",
+        "Status",
+        "APIGroup",
+        "APIGroupList",
+        "APIResourceList",
+        "APIVersions",
+        "Eviction",
+        "Scale",
+        "TokenRequest",
+    }
+)
 
 
 def _group(api_version: str) -> str:
@@ -40,7 +52,7 @@ def _minor(v: str) -> tuple[int, int] | None:
         return None
 
 
-@lru_cache(maxsize=None)
+@cache
 def schema_version(k8s_version: str) -> str | None:
     """The bundled schema version for ``k8s_version``: itself, or the nearest bundled one (a target
     outside the bundled range is validated against its closest neighbour rather than not at all)."""
@@ -56,7 +68,7 @@ def schema_version(k8s_version: str) -> str | None:
     return min(versions, key=distance)
 
 
-@lru_cache(maxsize=None)
+@cache
 def core_kinds(version: str) -> frozenset[tuple[str, str]]:
     """(apiVersion, kind) pairs the core schemas of ``version`` define.
 
@@ -69,12 +81,12 @@ def core_kinds(version: str) -> frozenset[tuple[str, str]]:
     return frozenset(k for k in _kind_index(version) if k[1] not in _PSEUDO_KINDS and not k[1].endswith("List"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _groups_of(version: str) -> frozenset[str]:
     return frozenset(_group(api) for api, _ in core_kinds(version))
 
 
-@lru_cache(maxsize=None)
+@cache
 def is_core_group(group: str) -> bool:
     """Is ``group`` a Kubernetes API group in any bundled version? Newest first, stopping at the
     first hit: each version's index costs a JSON parse (~10 ms), so "core" is usually one read."""
@@ -105,8 +117,11 @@ def schema_invalid(ctx, r: Resource):
         yield ctx.report(r, ("kind",), f"kind must be a non-empty string, got {kind!r}")
         return
     if not isinstance(api, str) or not api.strip():
-        yield ctx.report(r, ("apiVersion",) if "apiVersion" in r.data else (),
-                         f"{kind} has no apiVersion (every Kubernetes object needs one, e.g. apps/v1)")
+        yield ctx.report(
+            r,
+            ("apiVersion",) if "apiVersion" in r.data else (),
+            f"{kind} has no apiVersion (every Kubernetes object needs one, e.g. apps/v1)",
+        )
         return
     target = ctx.run.settings.kubernetes_version
     version = schema_version(target)
@@ -126,7 +141,8 @@ def schema_invalid(ctx, r: Resource):
     served = served_in(api, kind)
     if served:
         yield ctx.report(
-            r, ("apiVersion",),
+            r,
+            ("apiVersion",),
             f"{api} {kind} is not served by Kubernetes {target} (it exists in {_span(served)}); "
             "set kubernetes-version if you target another release",
         )
@@ -180,7 +196,7 @@ def _raw_status(api: str, kind: str, target: str):
         return None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _modelled_kinds(group: str) -> frozenset[str]:
     return frozenset(k for a, k in KNOWN_CRD_KINDS if _group(a) == group)
 
@@ -249,9 +265,12 @@ def unknown_kind(ctx, r: Resource):
             notes.append(f"did you mean {close[0]}?")
         if deprecated is not None and deprecated.replacement:
             notes.append(f"{api} itself is {deprecated.state}, use {deprecated.replacement}")
-        message = (f"eksmllint has no model for {kind} in {api} ({'; '.join(notes)}), so this object is "
-                   "loaded into the graph but not validated")
+        message = (
+            f"eksmllint has no model for {kind} in {api} ({'; '.join(notes)}), so this object is "
+            "loaded into the graph but not validated"
+        )
     else:
-        message = (f"eksmllint has no model for {api} {kind}; it is loaded into the graph but its "
-                   "fields are not validated")
+        message = (
+            f"eksmllint has no model for {api} {kind}; it is loaded into the graph but its fields are not validated"
+        )
     yield ctx.report(r, ("kind",), message)

@@ -44,8 +44,10 @@ def shm_fix(t: PodTemplate, c: Container) -> Fix | None:
     volume = {"name": name, "emptyDir": {"medium": "Memory", "sizeLimit": format_mib(size)}}
     return Fix(
         f"Add a {format_mib(size)} memory-backed /dev/shm to container {c.name!r}",
-        (AppendItem(t.spec_path + ("volumes",), volume),
-         AppendItem(c.path + ("volumeMounts",), {"name": name, "mountPath": SHM_PATH})),
+        (
+            AppendItem(t.spec_path + ("volumes",), volume),
+            AppendItem(c.path + ("volumeMounts",), {"name": name, "mountPath": SHM_PATH}),
+        ),
     )
 
 
@@ -59,7 +61,8 @@ def shm_missing(ctx, t: PodTemplate):  # judged classes: rule YAML workload-clas
             continue
         why = f"{devices} accelerators" if devices > 1 else f"{workers} DataLoader workers"
         yield ctx.report(
-            t.resource, c.path + ("name",),
+            t.resource,
+            c.path + ("name",),
             f"container {c.name!r} ({why}) has no memory-backed /dev/shm; the 64 MiB default "
             "crashes NCCL and DataLoader workers with bus errors",
             fix=shm_fix(t, c),
@@ -172,10 +175,13 @@ def shm_unbounded(ctx, t: PodTemplate):
         size = computed_shm_mib(containers)
         fix = None
         if size is not None:
-            fix = Fix(f"Set sizeLimit {format_mib(size)} on the /dev/shm emptyDir {vol.get('name')!r}",
-                      (SetValue(ed_path + ("sizeLimit",), format_mib(size)),))
+            fix = Fix(
+                f"Set sizeLimit {format_mib(size)} on the /dev/shm emptyDir {vol.get('name')!r}",
+                (SetValue(ed_path + ("sizeLimit",), format_mib(size)),),
+            )
         yield ctx.report(
-            t.resource, ed_path,
+            t.resource,
+            ed_path,
             f"the /dev/shm emptyDir {vol.get('name')!r} has no sizeLimit, so the tmpfs {outcome}",
             fix=fix,
         )
@@ -186,7 +192,8 @@ def shm_unbounded(ctx, t: PodTemplate):
             continue
         res = c.path + ("resources",) if "resources" in c.data else c.path + ("name",)
         yield ctx.report(
-            t.resource, res,
+            t.resource,
+            res,
             f"Ray container {c.name!r} sets no memory limit or request, so the /dev/shm that "
             "KubeRay adds for the object store gets no sizeLimit and can grow to the node's memory",
         )
@@ -200,8 +207,11 @@ def shm_exceeds_memory(ctx, t: PodTemplate):
     if limit is None:
         return
     mounted = {m.get("name") for c in t.containers + t.init_containers for _, m in c.volume_mounts}
-    sized = [(i, v, s) for i, v in t.volumes
-             if is_memory_emptydir(v) and v.get("name") in mounted and (s := size_limit_mib(v)) is not None]
+    sized = [
+        (i, v, s)
+        for i, v in t.volumes
+        if is_memory_emptydir(v) and v.get("name") in mounted and (s := size_limit_mib(v)) is not None
+    ]
     total = sum(s for _, _, s in sized)
     if not sized or total <= limit:
         return
@@ -214,23 +224,33 @@ def shm_exceeds_memory(ctx, t: PodTemplate):
         fraction = DEFAULT_BUDGET_FRACTION
     budget = limit * fraction
     ops = []
-    for i, v, s in sized:
+    for i, _, s in sized:
         new = _floor_size(s * budget / total)
         if new < 1:
             ops = []
             break
         ops.append(SetValue(t.spec_path + ("volumes", i, "emptyDir", "sizeLimit"), format_mib(new)))
-    fix = Fix(f"Scale the memory-backed emptyDirs down to {int(fraction * 100)}% of the pod's "
-              f"{format_mib(limit)} memory limit", tuple(ops)) if ops else None
-    i0, v0, _ = max(sized, key=lambda x: x[2])
+    fix = (
+        Fix(
+            f"Scale the memory-backed emptyDirs down to {int(fraction * 100)}% of the pod's "
+            f"{format_mib(limit)} memory limit",
+            tuple(ops),
+        )
+        if ops
+        else None
+    )
+    i0, _, _ = max(sized, key=lambda x: x[2])
     parts = ", ".join(f"{v.get('name')!r} {format_mib(s)}" for _, v, s in sized)
-    related = [t.resource.location(t.spec_path + ("volumes", i, "emptyDir", "sizeLimit"))
-               for i, _, _ in sized if i != i0]
+    related = [
+        t.resource.location(t.spec_path + ("volumes", i, "emptyDir", "sizeLimit")) for i, _, _ in sized if i != i0
+    ]
     yield ctx.report(
-        t.resource, t.spec_path + ("volumes", i0, "emptyDir", "sizeLimit"),
+        t.resource,
+        t.spec_path + ("volumes", i0, "emptyDir", "sizeLimit"),
         f"memory-backed emptyDirs ({parts}) total {format_mib(total)}, more than the pod's "
         f"{format_mib(limit)} memory limit they are charged to; filling them OOM-kills the pod",
-        fix=fix, related=related,
+        fix=fix,
+        related=related,
     )
 
 
@@ -255,18 +275,25 @@ def shm_not_memory(ctx, t: PodTemplate):
         if key == "hostPath":
             hp = vol.get("hostPath")
             host = hp.get("path") if isinstance(hp, dict) else None
-            what = (f"mounts the node's {host} (hostPath volume {name!r}) at /dev/shm, sharing it with every "
-                    "pod on the node outside the pod's memory accounting")
+            what = (
+                f"mounts the node's {host} (hostPath volume {name!r}) at /dev/shm, sharing it with every "
+                "pod on the node outside the pod's memory accounting"
+            )
         elif key == "emptyDir":
-            what = (f"mounts the disk-backed emptyDir {name!r} at /dev/shm (no medium: Memory): shared memory "
-                    "then goes through the node's disk and counts against ephemeral storage")
+            what = (
+                f"mounts the disk-backed emptyDir {name!r} at /dev/shm (no medium: Memory): shared memory "
+                "then goes through the node's disk and counts against ephemeral storage"
+            )
         else:
             what = f"mounts the {key} volume {name!r} at /dev/shm instead of a memory-backed emptyDir"
         size = computed_shm_mib(containers)
         fix = None
         if size is not None:
             new = {"medium": "Memory", "sizeLimit": format_mib(size)}
-            ops = (SetValue(vpath + ("emptyDir",), new),) if key == "emptyDir" else (
-                RemovePath(vpath + (key,)), SetValue(vpath + ("emptyDir",), new))
+            ops = (
+                (SetValue(vpath + ("emptyDir",), new),)
+                if key == "emptyDir"
+                else (RemovePath(vpath + (key,)), SetValue(vpath + ("emptyDir",), new))
+            )
             fix = Fix(f"Replace volume {name!r} with a {format_mib(size)} memory-backed emptyDir", ops)
         yield ctx.report(t.resource, vpath + (key,), f"container {who} {what}", fix=fix)

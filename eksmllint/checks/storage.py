@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from eksmllint.core.finding import Applicability, DocPath, Fix, SetValue
 from eksmllint.quantity import DIGITS, parse_int, parse_quantity
@@ -87,6 +87,7 @@ def capacity_increment_ok(gib: int, deployment: str, storage: str, throughput: i
 
 def round_up_capacity(size_bytes: int, deployment: str, storage: str, throughput: int | None) -> int:
     """GiB the CSI driver provisions for a request of ``size_bytes`` (``RoundUpVolumeSize``)."""
+
     def up(unit: int) -> int:
         return math.ceil(size_bytes / (unit * GIB)) * unit
 
@@ -132,12 +133,19 @@ def _settings_of(r: Resource) -> LustreSettings | None:
         base = ("parameters",)
         storage = p.get("storageType")
         return LustreSettings(
-            fsx_deployment_type(r), base + ("deploymentType",),
-            "SSD" if storage is None else _str(storage), base + ("storageType",),
-            p.get("perUnitStorageThroughput"), base + ("perUnitStorageThroughput",),
-            p.get("throughputCapacity"), base + ("throughputCapacity",),
-            p.get("kmsKeyId"), base + ("kmsKeyId",),
-            p.get("driveCacheType"), base + ("driveCacheType",), base,
+            fsx_deployment_type(r),
+            base + ("deploymentType",),
+            "SSD" if storage is None else _str(storage),
+            base + ("storageType",),
+            p.get("perUnitStorageThroughput"),
+            base + ("perUnitStorageThroughput",),
+            p.get("throughputCapacity"),
+            base + ("throughputCapacity",),
+            p.get("kmsKeyId"),
+            base + ("kmsKeyId",),
+            p.get("driveCacheType"),
+            base + ("driveCacheType",),
+            base,
         )
     if r.kind == "FileSystem" and r.group == ACK_FSX_GROUP:
         fs_type = r.get(("spec", "fileSystemType"))
@@ -148,12 +156,18 @@ def _settings_of(r: Resource) -> LustreSettings | None:
         base = ("spec", "lustreConfiguration")
         dt, storage = lc.get("deploymentType"), r.get(("spec", "storageType"))
         return LustreSettings(
-            DEFAULT_DEPLOYMENT if dt is None else _str(dt), base + ("deploymentType",),
-            "SSD" if storage is None else _str(storage), ("spec", "storageType"),
-            lc.get("perUnitStorageThroughput"), base + ("perUnitStorageThroughput",),
-            lc.get("throughputCapacity"), base + ("throughputCapacity",),
-            r.get(("spec", "kmsKeyID")), ("spec", "kmsKeyID"),
-            lc.get("driveCacheType"), base + ("driveCacheType",),
+            DEFAULT_DEPLOYMENT if dt is None else _str(dt),
+            base + ("deploymentType",),
+            "SSD" if storage is None else _str(storage),
+            ("spec", "storageType"),
+            lc.get("perUnitStorageThroughput"),
+            base + ("perUnitStorageThroughput",),
+            lc.get("throughputCapacity"),
+            base + ("throughputCapacity",),
+            r.get(("spec", "kmsKeyID")),
+            ("spec", "kmsKeyID"),
+            lc.get("driveCacheType"),
+            base + ("driveCacheType",),
             base if isinstance(r.get(base), dict) else ("spec",),
         )
     return None
@@ -181,15 +195,28 @@ def _lustre_problems(r: Resource, s: LustreSettings, api: bool) -> Iterator[tupl
     if s.throughput is not None:
         value = _int(s.throughput)
         if dt in SCRATCH:
-            yield s.throughput_path, (f"perUnitStorageThroughput {_str(s.throughput)!r} is only valid for "
-                                      f"PERSISTENT_1/PERSISTENT_2; a {dt} file system does not accept it "
-                                      "and creating it fails")
+            yield (
+                s.throughput_path,
+                (
+                    f"perUnitStorageThroughput {_str(s.throughput)!r} is only valid for "
+                    f"PERSISTENT_1/PERSISTENT_2; a {dt} file system does not accept it "
+                    "and creating it fails"
+                ),
+            )
         elif value is None:
-            yield s.throughput_path, f"perUnitStorageThroughput {_str(s.throughput)!r} is not a whole number of MB/s/TiB"
+            yield (
+                s.throughput_path,
+                f"perUnitStorageThroughput {_str(s.throughput)!r} is not a whole number of MB/s/TiB",
+            )
         elif value not in THROUGHPUT[(dt, storage)]:
             allowed = ", ".join(str(v) for v in THROUGHPUT[(dt, storage)])
-            yield s.throughput_path, (f"perUnitStorageThroughput {value} is not allowed for {dt} {storage}; "
-                                      f"allowed values are {allowed} MB/s/TiB")
+            yield (
+                s.throughput_path,
+                (
+                    f"perUnitStorageThroughput {value} is not allowed for {dt} {storage}; "
+                    f"allowed values are {allowed} MB/s/TiB"
+                ),
+            )
     elif api and dt in PERSISTENT:
         allowed = ", ".join(str(v) for v in THROUGHPUT[(dt, storage)])
         yield s.parent_path, f"a {dt} file system requires perUnitStorageThroughput ({allowed} MB/s/TiB for {storage})"
@@ -208,14 +235,23 @@ def _intelligent_tiering_problems(s: LustreSettings, api: bool) -> Iterator[tupl
         return
     if s.capacity_throughput is None:
         if api:
-            yield s.parent_path, (f"an INTELLIGENT_TIERING file system requires throughputCapacity "
-                                  f"(multiples of {IT_THROUGHPUT_STEP} MB/s)")
+            yield (
+                s.parent_path,
+                (
+                    f"an INTELLIGENT_TIERING file system requires throughputCapacity "
+                    f"(multiples of {IT_THROUGHPUT_STEP} MB/s)"
+                ),
+            )
         return
     value = _int(s.capacity_throughput)
     if value is None or value == 0 or value % IT_THROUGHPUT_STEP or value > IT_THROUGHPUT_MAX:
-        yield s.capacity_throughput_path, (
-            f"throughputCapacity {_str(s.capacity_throughput)!r} is not valid for INTELLIGENT_TIERING: use "
-            f"{IT_THROUGHPUT_STEP} MB/s or a multiple of it, up to {IT_THROUGHPUT_MAX}")
+        yield (
+            s.capacity_throughput_path,
+            (
+                f"throughputCapacity {_str(s.capacity_throughput)!r} is not valid for INTELLIGENT_TIERING: use "
+                f"{IT_THROUGHPUT_STEP} MB/s or a multiple of it, up to {IT_THROUGHPUT_MAX}"
+            ),
+        )
 
 
 _ENUMS = {
@@ -237,8 +273,10 @@ def _storage_class_extras(sc: Resource, dt: str | None) -> Iterator[tuple[DocPat
     if "automaticBackupRetentionDays" in p:
         days = _int(p["automaticBackupRetentionDays"])
         if days is None or days > 35:
-            yield base + ("automaticBackupRetentionDays",), (
-                f"automaticBackupRetentionDays {_str(p['automaticBackupRetentionDays'])!r} must be 0-35")
+            yield (
+                base + ("automaticBackupRetentionDays",),
+                (f"automaticBackupRetentionDays {_str(p['automaticBackupRetentionDays'])!r} must be 0-35"),
+            )
 
 
 def _pvc_capacity(ctx, pvc: Resource) -> Iterator[tuple[DocPath, str]]:
@@ -253,14 +291,18 @@ def _pvc_capacity(ctx, pvc: Resource) -> Iterator[tuple[DocPath, str]]:
         if size is None or size <= 0:
             return
         dt, storage, tp = settings.deployment, settings.storage, _int(settings.throughput)
-        size_bytes = int(math.ceil(size))
+        size_bytes = math.ceil(size)
         rounded = round_up_capacity(size_bytes, dt, storage, tp)
         if size_bytes == rounded * GIB:
             return
-        yield ("spec", "resources", "requests", "storage"), (
-            f"requests {pvc.get(('spec', 'resources', 'requests', 'storage'))} from FSx StorageClass {sc_name} "
-            f"({dt} {storage}), whose capacity comes in {increment_text(dt, storage, tp)}: the driver "
-            f"creates (and bills) a {rounded} GiB file system")
+        yield (
+            ("spec", "resources", "requests", "storage"),
+            (
+                f"requests {pvc.get(('spec', 'resources', 'requests', 'storage'))} from FSx StorageClass {sc_name} "
+                f"({dt} {storage}), whose capacity comes in {increment_text(dt, storage, tp)}: the driver "
+                f"creates (and bills) a {rounded} GiB file system"
+            ),
+        )
 
 
 def fsx_parameters_check(ctx, r: Resource):
@@ -280,9 +322,15 @@ def fsx_parameters_check(ctx, r: Resource):
         cap = _int(r.get(("spec", "storageCapacity")))
         tp = _int(settings.throughput)
         if cap is not None and not capacity_increment_ok(cap, settings.deployment, settings.storage, tp):
-            problems.append((("spec", "storageCapacity"), (
-                f"storageCapacity {cap} GiB is not valid for {settings.deployment} {settings.storage}: "
-                f"use {increment_text(settings.deployment, settings.storage, tp)}")))
+            problems.append(
+                (
+                    ("spec", "storageCapacity"),
+                    (
+                        f"storageCapacity {cap} GiB is not valid for {settings.deployment} {settings.storage}: "
+                        f"use {increment_text(settings.deployment, settings.storage, tp)}"
+                    ),
+                )
+            )
     for path, message in problems:
         yield ctx.report(r, path, message)
 
@@ -290,9 +338,11 @@ def fsx_parameters_check(ctx, r: Resource):
 # --- EML902: checkpoints on SCRATCH -----------------------------------------------------------
 _CKPT_FLAG = re.compile(
     r"--(?:output[_-]dir|checkpoint[_-]?(?:dir|path)|ckpt[_-]?(?:dir|path)|save[_-]dir|save)"
-    r"(?:=|\s+)[\"']?(/[^\s\"';]*)")
+    r"(?:=|\s+)[\"']?(/[^\s\"';]*)"
+)
 _CKPT_FLAG_ONLY = re.compile(
-    r"^--(?:output[_-]dir|checkpoint[_-]?(?:dir|path)|ckpt[_-]?(?:dir|path)|save[_-]dir|save)$")
+    r"^--(?:output[_-]dir|checkpoint[_-]?(?:dir|path)|ckpt[_-]?(?:dir|path)|save[_-]dir|save)$"
+)
 _CKPT_ENV = re.compile(r"^(?:[A-Z0-9_]*_)?(?:CHECKPOINT|CKPT)S?_?(?:DIR|PATH|ROOT)$")
 _CKPT_MOUNT = re.compile(r"checkpoint|ckpt", re.IGNORECASE)
 
@@ -362,7 +412,8 @@ def scratch_for_checkpoints(ctx, t: PodTemplate):
                 continue
             pvc, sc, dt = scratch
             yield ctx.report(
-                t.resource, path,
+                t.resource,
+                path,
                 f"checkpoints in {directory} go to PVC {pvc} of StorageClass {sc}, an FSx for Lustre {dt} "
                 "file system whose data is not replicated and is lost when a file server fails",
             )
@@ -409,16 +460,27 @@ def ami_family_unsupported(ctx, r: Resource):
                 ops.append(SetValue(path, AL2023_ALIAS))
     if first is None:
         return
-    what = " and ".join(filter(None, ["amiFamily AL2" if first == ("spec", "amiFamily") else "",
-                                      f"alias {', '.join(aliases)}" if aliases else ""]))
+    what = " and ".join(
+        filter(
+            None,
+            [
+                "amiFamily AL2" if first == ("spec", "amiFamily") else "",
+                f"alias {', '.join(aliases)}" if aliases else "",
+            ],
+        )
+    )
     target = ".".join(str(v) for v in version)
     yield ctx.report(
-        r, first,
+        r,
+        first,
         f"{what} selects Amazon Linux 2, but EKS publishes no AL2 AMIs for Kubernetes {target} "
         "(1.32 was the last; AL2 support ended 2025-11-26): nodes cannot be launched",
-        fix=Fix("Switch to AL2023 (alias al2023@latest: pin a release that exists for your Kubernetes "
-                "version afterwards; review userData: AL2023 bootstraps with nodeadm, not bootstrap.sh)",
-                tuple(ops), Applicability.UNSAFE),
+        fix=Fix(
+            "Switch to AL2023 (alias al2023@latest: pin a release that exists for your Kubernetes "
+            "version afterwards; review userData: AL2023 bootstraps with nodeadm, not bootstrap.sh)",
+            tuple(ops),
+            Applicability.UNSAFE,
+        ),
     )
 
 
@@ -440,7 +502,8 @@ def ebs_unencrypted(ctx, r: Resource):
         ebs_path = ("spec", "blockDeviceMappings", i, "ebs")
         state = "has encrypted: false" if "encrypted" in ebs else "does not set encrypted: true"
         yield ctx.report(
-            r, ebs_path + (("encrypted",) if "encrypted" in ebs else ()),
+            r,
+            ebs_path + (("encrypted",) if "encrypted" in ebs else ()),
             f"EBS volume {device} {state}: the node's disk (container images, logs, emptyDir "
             "and local checkpoint data) is stored unencrypted at rest",
             fix=Fix(f"Set encrypted: true on block device {device}", (SetValue(ebs_path + ("encrypted",), True),)),

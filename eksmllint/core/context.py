@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 from eksmllint.analysis.workload_class import classification_of, classify
 from eksmllint.core.finding import DocPath, Finding, Fix, Location, Severity
@@ -65,15 +66,16 @@ class LintRun:
     def find(self, kind: str, name: str, namespace: str | None = None, group: str | None = None) -> list[Resource]:
         """Resources of ``kind`` named ``name``; with a namespace, those in it or with none given."""
         return [
-            r for r in self._by_kind_name.get((kind, name), ())
+            r
+            for r in self._by_kind_name.get((kind, name), ())
             if (group is None or r.group == group) and (namespace is None or r.namespace in (None, namespace))
         ]
 
     @cached_property
-    def _nodepool_by_resource(self) -> dict[int, "NodePoolView"]:
+    def _nodepool_by_resource(self) -> dict[int, NodePoolView]:
         return {id(p.resource): p for p in self.nodepools}
 
-    def nodepool_of(self, resource: Resource) -> "NodePoolView | None":
+    def nodepool_of(self, resource: Resource) -> NodePoolView | None:
         """The NodePool view of a NodePool resource of this run (None for anything else)."""
         return self._nodepool_by_resource.get(id(resource))
 
@@ -89,7 +91,7 @@ class LintRun:
         """A dict that lives as long as the run: for rules' own caches (keys are the rule's business)."""
         return self.__dict__.setdefault("_memo_" + name, {})
 
-    def once(self, name: str, obj: object, compute: Callable[["LintRun", Any], Any]) -> Any:
+    def once(self, name: str, obj: object, compute: Callable[[LintRun, Any], Any]) -> Any:
         """``compute(run, obj)``, computed once per run and object. For answers that depend on the
         run (its ConfigMaps, NodePools): the webhook shares workload views between requests' runs,
         so such answers must not be stored on the views themselves."""
@@ -100,20 +102,20 @@ class LintRun:
         return found
 
     @cached_property
-    def nodepools(self) -> list["NodePoolView"]:
+    def nodepools(self) -> list[NodePoolView]:
         from eksmllint.scheduling import NodePoolView
 
         return [NodePoolView(r) for r in self.of_kind("NodePool", KARPENTER_GROUP)]
 
     @cached_property
-    def _landing_cache(self) -> dict[int, "Landing"]:
+    def _landing_cache(self) -> dict[int, Landing]:
         return {}
 
     @cached_property
-    def _landing_by_key(self) -> dict[tuple, "Landing"]:
+    def _landing_by_key(self) -> dict[tuple, Landing]:
         return {}
 
-    def landing(self, template: PodTemplate) -> "Landing":
+    def landing(self, template: PodTemplate) -> Landing:
         """Where ``template`` can land (NodePools, instance types). Computed once per placement key
         (requirement terms + tolerations): templates that agree on those share one Landing, so
         placing N templates on P pools costs (distinct keys) x P, not N x P."""
@@ -131,7 +133,7 @@ class LintRun:
         return found
 
     @cached_property
-    def graph(self) -> "nx.MultiDiGraph":
+    def graph(self) -> nx.MultiDiGraph:
         from eksmllint.graph import build_graph
 
         return build_graph(self)
@@ -139,7 +141,7 @@ class LintRun:
 
 @dataclass(frozen=True)
 class RuleContext:
-    rule: "Rule"
+    rule: Rule
     run: LintRun
 
     @property
@@ -182,8 +184,17 @@ class RuleContext:
             workload_evidence=found.evidence if found else (),
         )
 
-    def report_file(self, file: SourceFile | str, line: int, col: int, message: str, *,
-                    fix: Fix | None = None, severity: Severity | None = None, extra: Any = ()) -> Finding:
+    def report_file(
+        self,
+        file: SourceFile | str,
+        line: int,
+        col: int,
+        message: str,
+        *,
+        fix: Fix | None = None,
+        severity: Severity | None = None,
+        extra: Any = (),
+    ) -> Finding:
         path = file.path if isinstance(file, SourceFile) else file
         return Finding(
             code=self.rule.code,

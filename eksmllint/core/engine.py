@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import gc
 import traceback
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Sequence
 
 from eksmllint.config import Config, ConfigError
 from eksmllint.core import suppression
@@ -47,6 +47,7 @@ class LintResult:
 
 def select_rules(registry: Registry, cfg: Config) -> list[Rule]:
     """The enabled rules, with config options and severity overrides applied."""
+
     def expand(selectors: Iterable[str], what: str) -> set[str]:
         codes: set[str] = set()
         for sel in selectors:
@@ -135,7 +136,7 @@ def build_workloads(run: LintRun) -> list[Finding]:
     for resource in run.resources:
         try:
             workload = workload_of(resource)
-        except Exception as exc:  # noqa: BLE001 - one resource's view must not end the run
+        except Exception as exc:
             crashes.append(internal_error(None, resource, resource, exc))
             continue
         if workload is not None:
@@ -149,8 +150,14 @@ def _load_problem(p: LoadProblem) -> Finding:
     return Finding(p.code, slug, severity, p.message, Location(p.file, p.line, p.col))
 
 
-def lint_loaded(loaded: LoadResult, cfg: Config, registry: Registry | None = None,
-                context: LoadResult | None = None, mode: str = "cli", rule_jobs: int = 1) -> LintResult:
+def lint_loaded(
+    loaded: LoadResult,
+    cfg: Config,
+    registry: Registry | None = None,
+    context: LoadResult | None = None,
+    mode: str = "cli",
+    rule_jobs: int = 1,
+) -> LintResult:
     """Run the enabled rules over what was loaded. ``rule_jobs`` > 1 spreads the rules over
     forked processes for large runs (:func:`eksmllint.parallel.run_rules_forked`); the findings
     are the same."""
@@ -184,9 +191,12 @@ def lint_loaded(loaded: LoadResult, cfg: Config, registry: Registry | None = Non
             overrides[rule.code] = Severity.parse(sev)
     if overrides:
         findings = [f.with_(severity=overrides[f.code]) if f.code in overrides else f for f in findings]
-    scope = suppression.collect(registry, [r for r in resources if not r.doc.file.context_only],
-                                [f for f in files if not f.context_only],
-                                {k: list(v) for k, v in cfg.per_path_ignores.items()})
+    scope = suppression.collect(
+        registry,
+        [r for r in resources if not r.doc.file.context_only],
+        [f for f in files if not f.context_only],
+        {k: list(v) for k, v in cfg.per_path_ignores.items()},
+    )
     mandatory = frozenset(r.code for r in registry if r.spec.mandatory)
     findings = suppression.apply(findings, scope, mandatory)
     if suppression.UNUSED_CODE in enabled:
@@ -195,8 +205,15 @@ def lint_loaded(loaded: LoadResult, cfg: Config, registry: Registry | None = Non
     return LintResult(findings, run, rules, loaded.missing, loaded.skipped)
 
 
-def lint_paths(paths: list[str], cfg: Config, registry: Registry | None = None, *,
-               jobs: int = 1, cache_dir: str | None = None, follow_symlinks: bool = False) -> LintResult:
+def lint_paths(
+    paths: list[str],
+    cfg: Config,
+    registry: Registry | None = None,
+    *,
+    jobs: int = 1,
+    cache_dir: str | None = None,
+    follow_symlinks: bool = False,
+) -> LintResult:
     """Lint files and directories.
 
     ``jobs``: parse in up to that many worker processes (0 = automatic, one per CPU from 4 CPUs on;
@@ -217,10 +234,27 @@ def lint_paths(paths: list[str], cfg: Config, registry: Registry | None = None, 
 
         jobs, checking_jobs = resolve_jobs(jobs), rule_jobs(jobs)
     with gc_paused():
-        loaded = load(paths, exclude=cfg.path_filter(), max_bytes=cfg.max_file_size, jobs=jobs, cache=cache,
-                      follow_symlinks=follow_symlinks)
-        context = load(list(cfg.context), exclude=cfg.path_filter(), max_bytes=cfg.max_file_size,
-                       context_only=True, jobs=jobs, cache=cache, follow_symlinks=follow_symlinks) if cfg.context else None
+        loaded = load(
+            paths,
+            exclude=cfg.path_filter(),
+            max_bytes=cfg.max_file_size,
+            jobs=jobs,
+            cache=cache,
+            follow_symlinks=follow_symlinks,
+        )
+        context = (
+            load(
+                list(cfg.context),
+                exclude=cfg.path_filter(),
+                max_bytes=cfg.max_file_size,
+                context_only=True,
+                jobs=jobs,
+                cache=cache,
+                follow_symlinks=follow_symlinks,
+            )
+            if cfg.context
+            else None
+        )
         gc.freeze()
     try:
         return lint_loaded(loaded, cfg, registry, context, rule_jobs=checking_jobs)
@@ -236,8 +270,9 @@ def lint_paths(paths: list[str], cfg: Config, registry: Registry | None = None, 
 # object allocated during it (0.5 s at 10,000 documents), and so did a gc.collect(0) here.
 
 
-def lint_text(text: str, cfg: Config | None = None, name: str = "<text>",
-              registry: Registry | None = None) -> LintResult:
+def lint_text(
+    text: str, cfg: Config | None = None, name: str = "<text>", registry: Registry | None = None
+) -> LintResult:
     """Lint a manifest held in memory (tests, the webhook)."""
     from eksmllint.loader import _file_kind, parse_source
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field, replace
-from typing import Any, Union
+from typing import Any
 
-PathElem = Union[str, int]
+PathElem = str | int
 DocPath = tuple[PathElem, ...]
 
 
@@ -23,7 +23,7 @@ class Severity(enum.IntEnum):
     ERROR = 3
 
     @classmethod
-    def parse(cls, text: str) -> "Severity":
+    def parse(cls, text: str) -> Severity:
         try:
             return cls[text.strip().upper()]
         except KeyError:
@@ -109,7 +109,7 @@ class ReplaceText:
     new: str
 
 
-FixOp = Union[SetValue, AppendItem, RemovePath, ReplaceText]
+FixOp = SetValue | AppendItem | RemovePath | ReplaceText
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,5 +146,5 @@ class Finding:
         loc = self.location
         return (loc.file, loc.line, loc.col, self.code, self.message)
 
-    def with_(self, **changes: Any) -> "Finding":
+    def with_(self, **changes: Any) -> Finding:
         return replace(self, **changes)

@@ -8,10 +8,10 @@ package exposes an entry point in the group ``eksmllint.rules`` whose object is 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from eksmllint.core.rule import FAMILIES, Rule, RuleSpec
 from eksmllint.paths import builtin_rules_dir

@@ -8,8 +8,9 @@ bad/good examples live in ``fixtures/rules/<code>-<slug>/`` — linked by that o
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -19,8 +20,16 @@ if TYPE_CHECKING:
     from eksmllint.core.context import RuleContext
 
 FAMILIES = {
-    0: "input", 1: "efa", 2: "gang", 3: "shm", 4: "precision",
-    5: "disruption", 6: "resources", 7: "scheduling", 8: "launch", 9: "storage",
+    0: "input",
+    1: "efa",
+    2: "gang",
+    3: "shm",
+    4: "precision",
+    5: "disruption",
+    6: "resources",
+    7: "scheduling",
+    8: "launch",
+    9: "storage",
 }
 CODE_RE = re.compile(r"^EML\d{3}$")
 SLUG_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -77,7 +86,7 @@ class RuleSpec(BaseModel):
         return v
 
     @model_validator(mode="after")
-    def _fix_text(self) -> "RuleSpec":
+    def _fix_text(self) -> RuleSpec:
         if self.fix != "no" and not self.fix_description:
             raise ValueError(f"{self.code}: a fixable rule needs 'fix-description'")
         return self
@@ -87,7 +96,7 @@ class Rule:
     """A registered rule: immutable metadata plus its check function. Stateless by design
     (the webhook runs rules concurrently), so options live in a read-only mapping."""
 
-    __slots__ = ("spec", "check", "source", "options", "severity")
+    __slots__ = ("check", "options", "severity", "source", "spec")
 
     def __init__(self, spec: RuleSpec, check: CheckFn, source: str = "builtin") -> None:
         self.spec = spec
@@ -112,7 +121,7 @@ class Rule:
     def fixable(self) -> bool:
         return self.spec.fix != "no"
 
-    def with_options(self, options: Mapping[str, Any]) -> "Rule":
+    def with_options(self, options: Mapping[str, Any]) -> Rule:
         rule = Rule.__new__(Rule)
         rule.spec, rule.check, rule.source, rule.severity = self.spec, self.check, self.source, self.severity
         merged = dict(self.spec.options)
@@ -131,7 +140,7 @@ def _judging(spec: RuleSpec, check: CheckFn) -> CheckFn:
     if not spec.workload_classes or spec.target not in ("templates", "workloads"):
         return check
 
-    def judged(ctx: "RuleContext", target: Any) -> Iterable[Any]:
+    def judged(ctx: RuleContext, target: Any) -> Iterable[Any]:
         return check(ctx, target) if ctx.judges(target) else ()
 
     judged.__wrapped__ = check  # type: ignore[attr-defined]

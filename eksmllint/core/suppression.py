@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from eksmllint.core.finding import Finding, Location, Severity
 from eksmllint.core.registry import Registry
@@ -56,8 +56,9 @@ def _codes(registry: Registry, text: str) -> tuple[frozenset[str], tuple[str, ..
     return frozenset(codes), tuple(unknown)
 
 
-def collect(registry: Registry, resources: Iterable[Resource], files: Iterable[SourceFile],
-            per_path: dict[str, list[str]]) -> _Scope:
+def collect(
+    registry: Registry, resources: Iterable[Resource], files: Iterable[SourceFile], per_path: dict[str, list[str]]
+) -> _Scope:
     scope = _Scope()
     for res in resources:
         raw = res.annotations.get(ANNOTATION)
@@ -83,8 +84,14 @@ def collect(registry: Registry, resources: Iterable[Resource], files: Iterable[S
                 scope.line_supps.setdefault((src.path, no + 1), []).append(supp)
     for glob, selectors in per_path.items():
         codes, unknown = _codes(registry, ",".join(selectors))
-        scope.path_supps.append((glob, Suppression(f"config per-path-ignores {glob!r}", codes,
-                                                    Location("<config>"), unknown, reportable=False)))
+        scope.path_supps.append(
+            (
+                glob,
+                Suppression(
+                    f"config per-path-ignores {glob!r}", codes, Location("<config>"), unknown, reportable=False
+                ),
+            )
+        )
     return scope
 
 

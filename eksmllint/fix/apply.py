@@ -49,8 +49,11 @@ def _expand_set(path: DocPath, node, current, value) -> list[FixOp] | None:
     """Finer ops that turn ``current`` into ``value`` while keeping the comments and layout of
     the parts that stay (None: replace the node as a whole)."""
     if isinstance(node, MappingNode) and isinstance(current, dict) and isinstance(value, dict) and current and value:
-        ops: list[FixOp] = [SetValue(path + (k,), v) for k, v in value.items()
-                            if model.get(current, (k,)) is model._MISSING or not model.same(current[k], v)]
+        ops: list[FixOp] = [
+            SetValue(path + (k,), v)
+            for k, v in value.items()
+            if model.get(current, (k,)) is model._MISSING or not model.same(current[k], v)
+        ]
         ops += [RemovePath(path + (k,)) for k in current if model.get(value, (k,)) is model._MISSING]
         return ops
     if isinstance(node, SequenceNode) and isinstance(current, list) and isinstance(value, list) and current and value:
@@ -71,8 +74,9 @@ def _expand_set(path: DocPath, node, current, value) -> list[FixOp] | None:
     return None
 
 
-def _apply_one(st: Stream, doc_index: int, op: FixOp, json_file: bool,
-               base_style: Style | None = None) -> str | list[FixOp]:
+def _apply_one(
+    st: Stream, doc_index: int, op: FixOp, json_file: bool, base_style: Style | None = None
+) -> str | list[FixOp]:
     """One op on parsed text: the new text, or finer ops to run instead."""
     style = detect_style(st, json_file, base_style)
     steps, rest = locate(st, doc_index, op.path)
@@ -112,8 +116,9 @@ def _apply_one(st: Stream, doc_index: int, op: FixOp, json_file: bool,
     raise FixError(f"cannot set {_fmt(op.path)}: {_fmt(op.path[: len(op.path) - len(rest)])} is a scalar")
 
 
-def apply_ops_text(text: str, doc_index: int, ops: Iterable[FixOp], *, json_file: bool = False,
-                   base_style: Style | None = None) -> str:
+def apply_ops_text(
+    text: str, doc_index: int, ops: Iterable[FixOp], *, json_file: bool = False, base_style: Style | None = None
+) -> str:
     """``text`` with ``ops`` (full document paths) spliced in; unverified (see :func:`apply_fix`)."""
     queue: deque[FixOp] = deque(ops)
     steps = 0
@@ -153,8 +158,15 @@ def full_ops(fix: Fix, base_path: DocPath = ()) -> tuple[FixOp, ...]:
     return tuple(out)
 
 
-def apply_fix(text: str, fix: Fix, doc_index: int = 0, base_path: DocPath = (), *, json_file: bool = False,
-              base_style: Style | None = None) -> str:
+def apply_fix(
+    text: str,
+    fix: Fix,
+    doc_index: int = 0,
+    base_path: DocPath = (),
+    *,
+    json_file: bool = False,
+    base_style: Style | None = None,
+) -> str:
     """``text`` with ``fix`` applied to document ``doc_index``, verified; raises :class:`FixError`.
     ``base_style``: layout to use where ``text`` itself shows none (see :func:`detect_style`)."""
     ops = full_ops(fix, base_path)
@@ -173,8 +185,9 @@ def apply_fix(text: str, fix: Fix, doc_index: int = 0, base_path: DocPath = (), 
     return new_text
 
 
-def apply_findings(text: str, findings: Iterable[Finding], *, json_file: bool = False
-                   ) -> tuple[str, list[Finding], list[tuple[Finding, str]]]:
+def apply_findings(
+    text: str, findings: Iterable[Finding], *, json_file: bool = False
+) -> tuple[str, list[Finding], list[tuple[Finding, str]]]:
     """Apply the fixes of ``findings`` (chosen not to conflict): (new text, applied, refused).
 
     Each document is edited as its own slice of the stream, so a pass over a long Helm render
@@ -200,7 +213,7 @@ def apply_findings(text: str, findings: Iterable[Finding], *, json_file: bool = 
         if not 0 <= d < len(spans):
             failed.append((f, f"document {d} does not exist"))
             continue
-        chunk = chunks.get(d, text[spans[d][0]:spans[d][1]])
+        chunk = chunks.get(d, text[spans[d][0] : spans[d][1]])
         try:
             new = apply_fix(chunk, f.fix, 0, getattr(f, "base_path", ()), json_file=json_file, base_style=file_style)
             if new == chunk:
@@ -218,7 +231,8 @@ def apply_findings(text: str, findings: Iterable[Finding], *, json_file: bool = 
         after = _load(new_text, "the fixed file")
         ok = len(after) == len(before) and all(
             model.same(a, _load(chunks[i], "a fixed document")[0] if i in chunks else b)
-            for i, (b, a) in enumerate(zip(before, after)))
+            for i, (b, a) in enumerate(zip(before, after))
+        )
     except FixError:
         ok = False
     if not ok:
@@ -229,14 +243,16 @@ def apply_findings(text: str, findings: Iterable[Finding], *, json_file: bool = 
 NO_CHANGE = "the fix changes nothing, but the rule still reports the problem"
 
 
-def _apply_each(text: str, findings: list[Finding], json_file: bool, style: Style | None
-                ) -> tuple[str, list[Finding], list[tuple[Finding, str]]]:
+def _apply_each(
+    text: str, findings: list[Finding], json_file: bool, style: Style | None
+) -> tuple[str, list[Finding], list[tuple[Finding, str]]]:
     applied: list[Finding] = []
     failed: list[tuple[Finding, str]] = []
     for f in findings:
         try:
-            new = apply_fix(text, f.fix, f.location.doc_index, getattr(f, "base_path", ()),
-                            json_file=json_file, base_style=style)
+            new = apply_fix(
+                text, f.fix, f.location.doc_index, getattr(f, "base_path", ()), json_file=json_file, base_style=style
+            )
             if new == text:
                 raise FixError(NO_CHANGE)
         except FixError as err:
@@ -277,8 +293,13 @@ def _path_key(path: DocPath) -> tuple:
 
 def fix_order(finding: Finding) -> tuple:
     """Deterministic priority: lower code first, then document, then op paths."""
-    return (finding.code, finding.location.doc_index,
-            tuple(_path_key(p) for _, p in _claims(finding)), finding.location.line, finding.message)
+    return (
+        finding.code,
+        finding.location.doc_index,
+        tuple(_path_key(p) for _, p in _claims(finding)),
+        finding.location.line,
+        finding.message,
+    )
 
 
 def select_fixes(findings: Iterable[Finding]) -> tuple[list[Finding], list[Finding]]:

@@ -77,8 +77,9 @@ class FixRun:
         return bool(self.refused or self.problems or self.invalid or any(f.error for f in self.report.files))
 
 
-def read_sources(paths: list[str], cfg: Config, follow_symlinks: bool = False
-                 ) -> tuple[list[FixSource], dict[str, bytes], list[LoadProblem], list[str]]:
+def read_sources(
+    paths: list[str], cfg: Config, follow_symlinks: bool = False
+) -> tuple[list[FixSource], dict[str, bytes], list[LoadProblem], list[str]]:
     """Read every file under ``paths`` as bytes (kept for the BOM and the changed-on-disk check)."""
     problems: list[LoadProblem] = []
     files, missing = discover(paths, exclude=cfg.path_filter(), follow_symlinks=follow_symlinks, problems=problems)
@@ -99,14 +100,30 @@ def read_sources(paths: list[str], cfg: Config, follow_symlinks: bool = False
     return sources, raw, problems, missing
 
 
-def run_fix(paths: list[str], cfg: Config, registry: Registry, *, unsafe: bool | None = None,
-            write: bool = True, follow_symlinks: bool = False) -> FixRun:
+def run_fix(
+    paths: list[str],
+    cfg: Config,
+    registry: Registry,
+    *,
+    unsafe: bool | None = None,
+    write: bool = True,
+    follow_symlinks: bool = False,
+) -> FixRun:
     """Read, fix in memory and (``write``) write back. Nothing is printed, except when a
     termination signal arrives while files are written: then what was written is said on stderr
     and the process exits (128 + signal number) without leaving a temporary file."""
     sources, raw, problems, missing = read_sources(paths, cfg, follow_symlinks)
-    context = load(list(cfg.context), exclude=cfg.path_filter(), max_bytes=cfg.max_file_size,
-                   context_only=True, follow_symlinks=follow_symlinks) if cfg.context else None
+    context = (
+        load(
+            list(cfg.context),
+            exclude=cfg.path_filter(),
+            max_bytes=cfg.max_file_size,
+            context_only=True,
+            follow_symlinks=follow_symlinks,
+        )
+        if cfg.context
+        else None
+    )
     report = fix_sources(sources, cfg, registry, unsafe=unsafe, context=context)
     run = FixRun(report, raw, problems, missing)
     invalid = {f.location.file for f in run.invalid}
@@ -157,7 +174,9 @@ def report_lines(run: FixRun, *, verb: str = "fixed", unsafe: bool = False) -> l
     for p in run.problems:
         lines.append(f"eksmllint: error: {p.file}: {p.message}")
     for f in run.invalid:
-        lines.append(f"eksmllint: error: {f.location.file}:{f.location.line}:{f.location.col}: {f.code} {f.message}; not fixed")
+        lines.append(
+            f"eksmllint: error: {f.location.file}:{f.location.line}:{f.location.col}: {f.code} {f.message}; not fixed"
+        )
     for m in run.missing:
         lines.append(f"eksmllint: error: path does not exist: {m}")
     fixed_findings = 0
@@ -175,13 +194,19 @@ def report_lines(run: FixRun, *, verb: str = "fixed", unsafe: bool = False) -> l
             fixed_files += 1
             lines.append(f"{verb} {out.path}: {_codes(out.applied)}")
     if fixed_findings:
-        lines.append(f"{verb.capitalize()} {fixed_findings} finding{'s' * (fixed_findings != 1)} in "
-                     f"{fixed_files} file{'s' * (fixed_files != 1)}.")
+        lines.append(
+            f"{verb.capitalize()} {fixed_findings} finding{'s' * (fixed_findings != 1)} in "
+            f"{fixed_files} file{'s' * (fixed_files != 1)}."
+        )
     else:
         lines.append("No fixes to apply.")
     if not unsafe:
-        hidden = sum(1 for out in run.report.files for f in out.remaining
-                     if f.fix and f.fix.applicability == Applicability.UNSAFE)
+        hidden = sum(
+            1
+            for out in run.report.files
+            for f in out.remaining
+            if f.fix and f.fix.applicability == Applicability.UNSAFE
+        )
         if hidden:
             lines.append(f"{hidden} more fix{'es' * (hidden != 1)} available with --unsafe-fixes.")
     from eksmllint.formatters.safe import one_line
@@ -190,8 +215,15 @@ def report_lines(run: FixRun, *, verb: str = "fixed", unsafe: bool = False) -> l
 
 
 # -- lint --fix ---------------------------------------------------------------------------------
-def fix_then_lint(paths: list[str], cfg: Config, registry: Registry, *, unsafe: bool | None = None,
-                  echo: Echo | None = None, follow_symlinks: bool = False) -> LintResult:
+def fix_then_lint(
+    paths: list[str],
+    cfg: Config,
+    registry: Registry,
+    *,
+    unsafe: bool | None = None,
+    echo: Echo | None = None,
+    follow_symlinks: bool = False,
+) -> LintResult:
     """``eksmllint lint --fix``: apply the fixes (writing files; reporting on ``echo``, default
     stderr), then lint what is now on disk. For ``-`` the fixed stream is linted (not printed)."""
     echo = echo or (lambda line: click.echo(line, err=True))
@@ -200,8 +232,11 @@ def fix_then_lint(paths: list[str], cfg: Config, registry: Registry, *, unsafe: 
     for line in report_lines(run, unsafe=unsafe):
         echo(line)
     disk = [p for p in paths if p != STDIN]
-    loaded = load(disk, exclude=cfg.path_filter(), max_bytes=cfg.max_file_size,
-                  follow_symlinks=follow_symlinks) if disk else LoadResult()
+    loaded = (
+        load(disk, exclude=cfg.path_filter(), max_bytes=cfg.max_file_size, follow_symlinks=follow_symlinks)
+        if disk
+        else LoadResult()
+    )
     stdin_text = next((out.fixed for out in run.report.files if out.path == STDIN_NAME), None)
     if stdin_text is not None:  # the fixed stream, or the original when it could not be fixed
         src = SourceFile(STDIN_NAME, stdin_text, _file_kind(STDIN_NAME, stdin_text) or "yaml")
@@ -209,8 +244,17 @@ def fix_then_lint(paths: list[str], cfg: Config, registry: Registry, *, unsafe: 
         loaded.files.append(src)
         loaded.resources.extend(resources)
         loaded.problems.extend(problems)
-    context = load(list(cfg.context), exclude=cfg.path_filter(), max_bytes=cfg.max_file_size,
-                   context_only=True, follow_symlinks=follow_symlinks) if cfg.context else None
+    context = (
+        load(
+            list(cfg.context),
+            exclude=cfg.path_filter(),
+            max_bytes=cfg.max_file_size,
+            context_only=True,
+            follow_symlinks=follow_symlinks,
+        )
+        if cfg.context
+        else None
+    )
     result = lint_loaded(loaded, cfg, registry, context)
     result.missing = list(loaded.missing)
     return result
@@ -222,8 +266,13 @@ def fix_then_lint(paths: list[str], cfg: Config, registry: Registry, *, unsafe: 
 @common_options
 @click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff of the fixes to stdout; write nothing.")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 when fixes are pending (for CI).")
-@click.option("--unsafe-fixes", "unsafe", is_flag=True, default=None,
-              help="Also apply unsafe fixes (they need a judgement; review the result).")
+@click.option(
+    "--unsafe-fixes",
+    "unsafe",
+    is_flag=True,
+    default=None,
+    help="Also apply unsafe fixes (they need a judgement; review the result).",
+)
 @follow_symlinks_option
 def fix_command(paths, config, select, ignore, k8s_version, context, show_diff, check, unsafe, follow_symlinks):
     """Apply safe fixes in place ('-' reads stdin and writes the fixed stream to stdout).
@@ -239,8 +288,9 @@ def fix_command(paths, config, select, ignore, k8s_version, context, show_diff, 
     registry = _registry()
     dry = show_diff or check
     try:
-        run = run_fix(list(paths), cfg, registry, unsafe=cfg.unsafe_fixes, write=not dry,
-                      follow_symlinks=follow_symlinks)
+        run = run_fix(
+            list(paths), cfg, registry, unsafe=cfg.unsafe_fixes, write=not dry, follow_symlinks=follow_symlinks
+        )
     except ConfigError as err:
         raise click.UsageError(str(err)) from None
     stdout = getattr(sys.stdout, "buffer", None)

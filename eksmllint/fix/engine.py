@@ -109,8 +109,14 @@ class _Parsed:
         return self._cache[key]
 
 
-def _lint(states: list[_State], extra: list[LoadProblem], parsed: _Parsed, cfg: Config,
-          registry: Registry, context: LoadResult | None) -> LintResult:
+def _lint(
+    states: list[_State],
+    extra: list[LoadProblem],
+    parsed: _Parsed,
+    cfg: Config,
+    registry: Registry,
+    context: LoadResult | None,
+) -> LintResult:
     loaded = LoadResult(problems=list(extra))
     for s in states:
         src, resources, problems = parsed.get(s.out.path, s.text, s.out.kind)
@@ -146,9 +152,16 @@ def _prepare(src: FixSource, parsed: _Parsed) -> _State:
     return state
 
 
-def fix_sources(sources: list[FixSource], cfg: Config | None = None, registry: Registry | None = None, *,
-                unsafe: bool | None = None, context: LoadResult | None = None,
-                problems: list[LoadProblem] | None = None, max_passes: int = MAX_PASSES) -> FixReport:
+def fix_sources(
+    sources: list[FixSource],
+    cfg: Config | None = None,
+    registry: Registry | None = None,
+    *,
+    unsafe: bool | None = None,
+    context: LoadResult | None = None,
+    problems: list[LoadProblem] | None = None,
+    max_passes: int = MAX_PASSES,
+) -> FixReport:
     """Fix ``sources`` in memory (nothing is written). ``unsafe`` defaults to ``cfg.unsafe_fixes``."""
     cfg = cfg or Config()
     registry = registry or default_registry()
@@ -235,8 +248,15 @@ def _give_up(s: _State, why: str) -> None:
     s.frozen = True
 
 
-def fix_text(text: str, cfg: Config | None = None, *, name: str = "<text>", unsafe: bool | None = None,
-             registry: Registry | None = None, max_passes: int = MAX_PASSES) -> FileOutcome:
+def fix_text(
+    text: str,
+    cfg: Config | None = None,
+    *,
+    name: str = "<text>",
+    unsafe: bool | None = None,
+    registry: Registry | None = None,
+    max_passes: int = MAX_PASSES,
+) -> FileOutcome:
     """Fix one manifest held in memory (tests, editors, the webhook's dry run)."""
     from eksmllint.loader import _file_kind
 

@@ -74,9 +74,14 @@ def main(argv: list[str]) -> int:
                 continue
             status = 1
             print(f"{case.code} {target}: {'differs' if old is not None else 'missing'}")
-            sys.stdout.writelines(difflib.unified_diff(
-                (old if old is not None else path.read_text(encoding="utf-8")).splitlines(True),
-                out.fixed.splitlines(True), str(target if old is not None else path), "fixed"))
+            sys.stdout.writelines(
+                difflib.unified_diff(
+                    (old if old is not None else path.read_text(encoding="utf-8")).splitlines(True),
+                    out.fixed.splitlines(True),
+                    str(target if old is not None else path),
+                    "fixed",
+                )
+            )
             if write:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(out.fixed, encoding="utf-8")

@@ -76,7 +76,7 @@ def _set(doc: Any, path: DocPath, value: Any) -> list[dict]:
         nxt = model.get(cur, (elem,))
         here = path[: i + 1]
         if nxt is model._MISSING:
-            rest = model.nest(path[i + 1:], value)
+            rest = model.nest(path[i + 1 :], value)
             if isinstance(cur, list):
                 if not (model.is_index(elem) and elem == len(cur)):
                     raise FixError(f"cannot set {pointer(path)}: index {elem!r} is out of range")
@@ -85,7 +85,7 @@ def _set(doc: Any, path: DocPath, value: Any) -> list[dict]:
                 raise FixError(f"cannot set {pointer(path)}: {pointer(path[:i])} is a scalar")
             return [{"op": "add", "path": pointer(here), "value": rest}]
         if last or nxt is None:
-            new = value if last else model.nest(path[i + 1:], value)
+            new = value if last else model.nest(path[i + 1 :], value)
             if last and model.same(nxt, new):
                 return []
             return [{"op": "replace", "path": pointer(here), "value": new}]

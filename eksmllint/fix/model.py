@@ -43,7 +43,9 @@ def get(data: Any, path: DocPath) -> Any:
     """The value at ``path`` or ``_MISSING``."""
     cur = data
     for elem in path:
-        if isinstance(cur, dict) and not isinstance(cur, list) and elem in cur and _key_match(cur, elem) or isinstance(cur, list) and is_index(elem) and 0 <= elem < len(cur):
+        if (isinstance(cur, dict) and not isinstance(cur, list) and elem in cur and _key_match(cur, elem)) or (
+            isinstance(cur, list) and is_index(elem) and 0 <= elem < len(cur)
+        ):
             cur = cur[elem]
         else:
             return _MISSING
@@ -71,7 +73,9 @@ def apply_op(doc: Any, op: FixOp) -> Any:
             raise FixError("cannot remove a whole document")
         parent = get(doc, op.path[:-1])
         last = op.path[-1]
-        if isinstance(parent, list) and is_index(last) and 0 <= last < len(parent) or isinstance(parent, dict) and last in parent and _key_match(parent, last):
+        if (isinstance(parent, list) and is_index(last) and 0 <= last < len(parent)) or (
+            isinstance(parent, dict) and last in parent and _key_match(parent, last)
+        ):
             del parent[last]
         return doc
     value = copy.deepcopy(op.value)
@@ -96,20 +100,20 @@ def _set(doc: Any, path: DocPath, value: Any) -> Any:
         nxt = get(cur, (elem,))
         if nxt is _MISSING or nxt is None:
             if isinstance(cur, dict):
-                cur[elem] = nest(path[i + 1:], value)
+                cur[elem] = nest(path[i + 1 :], value)
                 return doc
             if isinstance(cur, list) and is_index(elem) and 0 <= elem < len(cur):
-                cur[elem] = nest(path[i + 1:], value)
+                cur[elem] = nest(path[i + 1 :], value)
                 return doc
             if isinstance(cur, list) and is_index(elem) and elem == len(cur):
-                cur.append(nest(path[i + 1:], value))
+                cur.append(nest(path[i + 1 :], value))
                 return doc
             raise FixError(f"cannot set {'/'.join(map(str, path))}: {elem!r} does not exist")
         if not isinstance(nxt, (dict, list)):
             raise FixError(f"cannot set {'/'.join(map(str, path))}: {elem!r} is a scalar")
         cur = nxt
     last = path[-1]
-    if isinstance(cur, dict) or isinstance(cur, list) and is_index(last) and 0 <= last < len(cur):
+    if isinstance(cur, dict) or (isinstance(cur, list) and is_index(last) and 0 <= last < len(cur)):
         cur[last] = value
     elif isinstance(cur, list) and is_index(last) and last == len(cur):
         cur.append(value)

@@ -56,7 +56,9 @@ def detect_style(stream: Stream, json_file: bool = False, fallback: Style | None
                             continue
                         col = v.start_mark.column
                         if isinstance(v, SequenceNode):
-                            seq_indents[stream.column(stream.dash_before(v.value[0].start_mark.index)) - k.start_mark.column] += 1
+                            seq_indents[
+                                stream.column(stream.dash_before(v.value[0].start_mark.index)) - k.start_mark.column
+                            ] += 1
                         else:
                             indents[col - k.start_mark.column] += 1
             elif isinstance(node, SequenceNode) and not is_flow(node):
@@ -136,7 +138,9 @@ def literal_block(text: str, col: int, style: Style) -> str | None:
         return None
     body = text.removesuffix("\n")
     lines = body.split("\n")
-    if any(not line.isprintable() for line in lines) or any(line != line.rstrip(" \t") and not line.strip() for line in lines):
+    if any(not line.isprintable() for line in lines) or any(
+        line != line.rstrip(" \t") and not line.strip() for line in lines
+    ):
         return None
     header = "|" if text.endswith("\n") else "|-"
     pad = " " * col

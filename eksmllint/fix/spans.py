@@ -86,7 +86,7 @@ class Stream:
         """
         if isinstance(node, ScalarNode):
             if node.style in ("|", ">"):
-                raw = self.text[node.start_mark.index:node.end_mark.index]
+                raw = self.text[node.start_mark.index : node.end_mark.index]
                 stripped = node.start_mark.index + len(raw.rstrip())
                 if _KEEP.search(raw.split("\n", 1)[0].split("#", 1)[0]):
                     # "|+" keeps its trailing blank lines: they are content, up to the last break

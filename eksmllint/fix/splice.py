@@ -56,7 +56,7 @@ def _delete_lines(st: Stream, first: int, last_pos: int) -> str:
     if end < len(st.text):
         return _splice(st.text, start, end + 1, "")
     if start > 0:  # unterminated last line: drop the preceding break instead, keep "no final newline"
-        brk = 2 if st.text[start - 2:start] == "\r\n" else 1
+        brk = 2 if st.text[start - 2 : start] == "\r\n" else 1
         return _splice(st.text, start - brk, end, "")
     return _splice(st.text, start, end, "")
 
@@ -73,7 +73,7 @@ def _flow_item(st: Stream, coll: Node, last_start: int, value: Any, style: Style
         return ", " + head + flow_text(value, style)
     col = st.column(last_start)
     if style.json and isinstance(value, (dict, list)) and value:
-        line = st.text[st.line_start(coll.start_mark.index):]
+        line = st.text[st.line_start(coll.start_mark.index) :]
         step = col - (len(line) - len(line.lstrip(" ")))
         body = json.dumps(value, indent=step if step > 0 else 2, ensure_ascii=False)
         body = body.replace("\n", style.newline + " " * col)
@@ -106,7 +106,7 @@ def replace_value(st: Stream, step: Step, value: Any, style: Style) -> str:
                 if lit is not None:
                     header, _, body = lit.partition(style.newline)
                     m = _HEADER.match(text, content)
-                    comment = text[m.end():st.line_end(content)].rstrip("\r") if m else ""
+                    comment = text[m.end() : st.line_end(content)].rstrip("\r") if m else ""
                     if comment.strip().startswith("#"):  # keep "|  # note" on the header line
                         lit = header + comment + style.newline + body
                     return _splice(text, start, end, anchor + lit)
@@ -154,7 +154,7 @@ def replace_value(st: Stream, step: Step, value: Any, style: Style) -> str:
 
 
 def _through_comment(st: Stream, end: int) -> int:
-    tail = st.text[end:st.line_end(end)].rstrip("\r")
+    tail = st.text[end : st.line_end(end)].rstrip("\r")
     return end + len(tail) if tail.strip().startswith("#") else end
 
 
@@ -169,7 +169,7 @@ def _uniform_quote(node: Node) -> str | None:
 
 
 def _block_scalar_indent(st: Stream, node: ScalarNode, step: Step, style: Style) -> int:
-    raw = st.text[node.start_mark.index:node.end_mark.index]
+    raw = st.text[node.start_mark.index : node.end_mark.index]
     for line in raw.split("\n")[1:]:
         if line.strip():
             return len(line) - len(line.lstrip(" "))
@@ -198,7 +198,7 @@ def insert_key(st: Stream, step: Step, key: Any, value: Any, style: Style) -> st
         # The mapping ends the file with a block scalar and no final newline: a key after it
         # would add a line break to that scalar's value. Put the key first if that is clean.
         at = first.start_mark.index
-        if not st.text[st.line_start(at):at].strip():
+        if not st.text[st.line_start(at) : at].strip():
             at = st.line_start(at)
             return _splice(st.text, at, at, style.newline.join(lines) + style.newline)
     return _insert_after_line(st, end, lines, style)
@@ -258,7 +258,7 @@ def remove(st: Stream, steps: list[Step], style: Style) -> str:
         if i + 1 < len(siblings):
             return _splice(text, start, starts[i + 1], "")
         return _splice(text, prev_end, item_end, "")
-    if not text[st.line_start(start):start].strip():
+    if not text[st.line_start(start) : start].strip():
         return _delete_lines(st, start, item_end)
     if i + 1 < len(siblings):  # first key/item sharing its line with a "- ": pull the next one up
         return _splice(text, start, starts[i + 1], "")

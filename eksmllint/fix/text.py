@@ -56,7 +56,7 @@ def _edited(lines: list[str], ops: Iterable[ReplaceText]) -> dict[int, str]:
         index = op.line - 1
         line = changed.get(index, lines[index])
         start = op.col - 1
-        if line[start:start + len(op.old)] != op.old:
+        if line[start : start + len(op.old)] != op.old:
             raise FixError(f"line {op.line} no longer has {op.old!r} at column {op.col}")
-        changed[index] = line[:start] + op.new + line[start + len(op.old):]
+        changed[index] = line[:start] + op.new + line[start + len(op.old) :]
     return changed

@@ -47,8 +47,10 @@ def refusal(path: str, outcome: FileOutcome | None = None) -> str | None:
     if os.path.islink(path):
         return "is a symlink; not written (run the fix on the file it points to)"
     if outcome is not None and outcome.helm:
-        return ("is rendered Helm output ('# Source:' headers); not written, fix the chart's "
-                "templates or values instead (--diff shows the changes)")
+        return (
+            "is rendered Helm output ('# Source:' headers); not written, fix the chart's "
+            "templates or values instead (--diff shows the changes)"
+        )
     try:
         st = os.stat(path)
     except OSError as err:
@@ -56,8 +58,10 @@ def refusal(path: str, outcome: FileOutcome | None = None) -> str | None:
     if not stat.S_ISREG(st.st_mode):
         return "is not a regular file; not written"
     if st.st_nlink > 1:
-        return (f"has {st.st_nlink} hard links; not written (replacing it would split them: "
-                "fix the file without the other links, or apply --diff to it)")
+        return (
+            f"has {st.st_nlink} hard links; not written (replacing it would split them: "
+            "fix the file without the other links, or apply --diff to it)"
+        )
     if not os.access(path, os.W_OK) or not st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
         return "is read-only; not written"
     return None
@@ -116,8 +120,10 @@ def _copy_owner_and_mode(tmp: str, original: os.stat_result) -> None:
         try:
             os.chown(tmp, original.st_uid, original.st_gid)
         except OSError:
-            raise WriteError(f"belongs to another owner or group (uid {original.st_uid}, gid {original.st_gid}) "
-                             "that this user cannot give to the rewritten file; not written") from None
+            raise WriteError(
+                f"belongs to another owner or group (uid {original.st_uid}, gid {original.st_gid}) "
+                "that this user cannot give to the rewritten file; not written"
+            ) from None
     os.chmod(tmp, stat.S_IMODE(original.st_mode))
 
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the CLI imports this package at start-up: no engine import for that
     from eksmllint.core.engine import LintResult

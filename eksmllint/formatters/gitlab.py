@@ -21,13 +21,15 @@ def render(result, registry, options) -> str:
         description = f"{f.code} {f.message}" + (f" ({f.resource.display()})" if f.resource else "")
         if place.note:
             description += f" [{place.note}]"
-        issues.append({
-            "type": "issue",
-            "check_name": f"{f.code} {f.slug}",
-            "description": description,
-            "categories": ["Bug Risk"],
-            "severity": _SEVERITY[f.severity],
-            "fingerprint": fp,
-            "location": {"path": place.path, "lines": {"begin": max(place.line, 1)}},
-        })
+        issues.append(
+            {
+                "type": "issue",
+                "check_name": f"{f.code} {f.slug}",
+                "description": description,
+                "categories": ["Bug Risk"],
+                "severity": _SEVERITY[f.severity],
+                "fingerprint": fp,
+                "location": {"path": place.path, "lines": {"begin": max(place.line, 1)}},
+            }
+        )
     return json.dumps(issues, indent=2) + "\n"

@@ -23,7 +23,9 @@ def finding_dict(f: Finding) -> dict:
         "document": loc.doc_index,
         "path": list(loc.path),
         "template": loc.template,
-        "resource": None if f.resource is None else {
+        "resource": None
+        if f.resource is None
+        else {
             "apiVersion": f.resource.api_version,
             "kind": f.resource.kind,
             "namespace": f.resource.namespace,
@@ -31,8 +33,9 @@ def finding_dict(f: Finding) -> dict:
         },
         "fix": None if f.fix is None else {"title": f.fix.title, "applicability": f.fix.applicability.value},
         "suppressed": f.suppressed_by,
-        "workload_class": None if f.workload_class is None else {
-            "class": f.workload_class, "evidence": list(f.workload_evidence)},
+        "workload_class": None
+        if f.workload_class is None
+        else {"class": f.workload_class, "evidence": list(f.workload_evidence)},
     }
 
 
@@ -44,9 +47,14 @@ def render(result, registry, options) -> str:
     doc = {
         "version": SCHEMA_VERSION,
         "tool": {"name": "eksmllint", "version": __version__},
-        "summary": {"total": len(active), "error": counts.get("error", 0),
-                    "warning": counts.get("warning", 0), "info": counts.get("info", 0),
-                    "suppressed": len(result.suppressed), "skipped": len(result.skipped)},
+        "summary": {
+            "total": len(active),
+            "error": counts.get("error", 0),
+            "warning": counts.get("warning", 0),
+            "info": counts.get("info", 0),
+            "suppressed": len(result.suppressed),
+            "skipped": len(result.skipped),
+        },
         # files the run found but did not lint (shell scripts without #SBATCH, chart templates ...)
         "skipped": [{"file": s.file, "reason": s.reason} for s in result.skipped],
         "findings": [finding_dict(f) for f in result.findings],

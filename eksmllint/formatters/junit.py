@@ -30,8 +30,14 @@ def render(result, registry, options) -> str:
             text += f" ({f.resource.display()})"
         if place.note:
             text += f" [{place.note}]"
-        cases.append((place.path, f"{f.code} {f.slug}: {what} ({where})",
-                      {"type": f"{f.code} {f.slug}", "message": f"[{f.severity}] {f.message}"}, text))
+        cases.append(
+            (
+                place.path,
+                f"{f.code} {f.slug}: {what} ({where})",
+                {"type": f"{f.code} {f.slug}", "message": f"[{f.severity}] {f.message}"},
+                text,
+            )
+        )
     for src in result.run.files:
         path = paths.path(src.path)
         if not src.context_only and path not in has_case:
@@ -44,8 +50,7 @@ def render(result, registry, options) -> str:
             node.text = one_line(text)
     failures = str(len(result.active))
     suite.attrib.update(tests=str(len(cases)), failures=failures, errors="0", skipped="0", time="0")
-    root = ET.Element("testsuites", name="eksmllint", tests=str(len(cases)), failures=failures,
-                      errors="0", time="0")
+    root = ET.Element("testsuites", name="eksmllint", tests=str(len(cases)), failures=failures, errors="0", time="0")
     root.append(suite)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"

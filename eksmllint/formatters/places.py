@@ -19,9 +19,9 @@ import hashlib
 import os
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 from eksmllint.core.finding import Finding, Location
 from eksmllint.loader import SKIP_DIRS
@@ -173,8 +173,7 @@ def identity(f: Finding, path: str | None) -> str:
     return hashlib.sha256("|".join(key).encode()).hexdigest()[:32]
 
 
-def fingerprints(findings: Iterable[Finding], paths: ReportPaths | None, *,
-                 legacy: bool = False) -> list[str]:
+def fingerprints(findings: Iterable[Finding], paths: ReportPaths | None, *, legacy: bool = False) -> list[str]:
     """One fingerprint per finding, distinct within the run: findings that share an identity (the
     same rule twice on one field) are numbered in report order, which is deterministic. Pass every
     finding of the run, suppressed ones included, so the numbers do not depend on suppressions.

@@ -90,9 +90,11 @@ def render(result, registry, options) -> str:
     doc = {
         "$schema": SCHEMA,
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": "eksmllint", "version": __version__, "rules": [_rule(r) for r in rules]}},
-            "results": results,
-        }],
+        "runs": [
+            {
+                "tool": {"driver": {"name": "eksmllint", "version": __version__, "rules": [_rule(r) for r in rules]}},
+                "results": results,
+            }
+        ],
     }
     return json.dumps(doc, indent=2) + "\n"

@@ -33,8 +33,10 @@ def format_finding(f: Finding, color: bool = False, source: str | None = None) -
 def summary(findings: list[Finding], suppressed: int = 0) -> str:
     counts = Counter(f.severity for f in findings)
     fixable = sum(1 for f in findings if f.fix is not None)
-    parts = [f"{counts.get(s, 0)} {s}" + ("s" if counts.get(s, 0) != 1 else "") for s in
-             (Severity.ERROR, Severity.WARNING, Severity.INFO)]
+    parts = [
+        f"{counts.get(s, 0)} {s}" + ("s" if counts.get(s, 0) != 1 else "")
+        for s in (Severity.ERROR, Severity.WARNING, Severity.INFO)
+    ]
     text = f"Found {len(findings)} finding{'s' if len(findings) != 1 else ''} ({', '.join(parts)})"
     if fixable:
         text += f"; {fixable} fixable with `eksmllint fix`"

@@ -21,7 +21,7 @@ from . import slurmopts
 from .model import Arg, ArgPosition, Invocation, Option, Source, SrunInfo, canonical_name
 from .shell import ExpansionBudget, Known, ShellState, Unknown, walk_script
 
-__all__ = ["analyse_container", "analyse_argv", "expand_k8s_vars", "k8s_env", "AnalysisContext"]
+__all__ = ["AnalysisContext", "analyse_argv", "analyse_container", "expand_k8s_vars", "k8s_env"]
 
 _MAX_DEPTH = 4
 
@@ -55,7 +55,7 @@ def _expand_k8s(s: str, env: Mapping[str, str | None], budget: ExpansionBudget |
                     out.append("$(")
                     advance = 1
                 else:
-                    name = s[cursor + 2:close]
+                    name = s[cursor + 2 : close]
                     if name in env and env[name] is not None:
                         value = str(env[name])
                         size += len(value)
@@ -160,9 +160,20 @@ _MPIRUN = _Spec(
     ),
     pairs=frozenset("mca gmca pmixmca prtemca genv env".split()),
     aliases={
-        "n": "np", "c": "np", "N": "npernode", "ppn": "npernode", "H": "host", "hosts": "host",
-        "machinefile": "hostfile", "f": "hostfile", "rf": "rankfile", "wd": "wdir",
-        "v": "verbose", "q": "quiet", "h": "help", "V": "version",
+        "n": "np",
+        "c": "np",
+        "N": "npernode",
+        "ppn": "npernode",
+        "H": "host",
+        "hosts": "host",
+        "machinefile": "hostfile",
+        "f": "hostfile",
+        "rf": "rankfile",
+        "wd": "wdir",
+        "v": "verbose",
+        "q": "quiet",
+        "h": "help",
+        "V": "version",
     },
     attached_short=False,
 )
@@ -209,7 +220,22 @@ _TORCHRUN_MODULES = frozenset({"torch.distributed.run", "torch.distributed.launc
 _DEEPSPEED_MODULES = frozenset({"deepspeed.launcher.runner", "deepspeed"})
 _ACCELERATE_MODULES = frozenset({"accelerate.commands.launch"})
 # ``python -m MODULE`` tools that are not training programs
-_TOOL_MODULES = frozenset({"pip", "venv", "ensurepip", "virtualenv", "http.server", "json.tool", "site", "pydoc", "compileall", "zipfile", "tarfile", "timeit"})
+_TOOL_MODULES = frozenset(
+    {
+        "pip",
+        "venv",
+        "ensurepip",
+        "virtualenv",
+        "http.server",
+        "json.tool",
+        "site",
+        "pydoc",
+        "compileall",
+        "zipfile",
+        "tarfile",
+        "timeit",
+    }
+)
 _MPI4PY = frozenset({"mpi4py", "mpi4py.futures"})  # ``python -m mpi4py script.py`` runs the script
 _MPIRUN_NAMES = frozenset({"mpirun", "mpiexec", "orterun", "mpiexec.hydra", "prterun", "oshrun"})
 _PROGRAMS = frozenset({"torchrun", "deepspeed", "accelerate", "srun", "mpirun", "mpiexec", "env"}) | SHELLS
@@ -267,8 +293,12 @@ def _parse_launcher_options(
         canon = spec.canon(written)
         kind = spec.kind(canon)
         if (
-            kind is None and not eq and spec.attached_short and len(written) > 2
-            and written[1] != "-" and spec.kind(spec.canon(written[:2])) == "value"
+            kind is None
+            and not eq
+            and spec.attached_short
+            and len(written) > 2
+            and written[1] != "-"
+            and spec.kind(spec.canon(written[:2])) == "value"
         ):
             # attached short value (argparse): ``-r3``
             short = spec.canon(written[:2])
@@ -292,7 +322,9 @@ def _parse_launcher_options(
         if kind == "pair":
             if i + 2 < n:
                 key, val = args[i + 1], args[i + 2]
-                opt = Option(key.text, val.value, f"{a.raw} {key.raw} {val.raw}", a.position, val.resolved, val.position)
+                opt = Option(
+                    key.text, val.value, f"{a.raw} {key.raw} {val.raw}", a.position, val.resolved, val.position
+                )
                 if canon in ("genv", "env"):
                     env[key.text] = opt
                 else:
@@ -337,7 +369,7 @@ def parse_script_args(args: Sequence[Arg]) -> tuple[dict[str, Option], tuple[str
             continue
         t = a.text
         if t == "--":
-            positionals.extend(x.value for x in args[i + 1:])
+            positionals.extend(x.value for x in args[i + 1 :])
             break
         if not a.opaque and t.startswith("-") and len(t) > 1 and not _is_number(t):
             written, eq, _ = t.partition("=")
@@ -353,7 +385,9 @@ def parse_script_args(args: Sequence[Arg]) -> tuple[dict[str, Option], tuple[str
             if i + 1 < n:
                 b = args[i + 1]
                 bt = b.text
-                if not (b.opaque and b.option_like) and (b.opaque or not bt.startswith("-") or _is_number(bt) or bt == "-"):
+                if not (b.opaque and b.option_like) and (
+                    b.opaque or not bt.startswith("-") or _is_number(bt) or bt == "-"
+                ):
                     opts[canon] = _pair_option(canon, a, b)
                     i += 2
                     continue
@@ -406,7 +440,7 @@ def _python_opts(args: Sequence[Arg], i: int) -> tuple[str, int, Arg | None]:
         if t.startswith("-") and len(t) > 1:
             for j, ch in enumerate(t[1:], start=1):
                 if ch in "mcWX":
-                    rest = t[j + 1:]
+                    rest = t[j + 1 :]
                     if ch in "mc":
                         if rest:
                             mod = replace(a, value=rest, resolved=rest if a.resolved is not None else None)
@@ -450,7 +484,9 @@ def _program_of(args: Sequence[Arg], i: int) -> tuple[str | None, bool, ArgPosit
     return a.text, False, a.position, i + 1
 
 
-def _skip_wrapper_options(args: Sequence[Arg], i: int, with_value: frozenset[str], long_with_value: frozenset[str] = frozenset()) -> int:
+def _skip_wrapper_options(
+    args: Sequence[Arg], i: int, with_value: frozenset[str], long_with_value: frozenset[str] = frozenset()
+) -> int:
     """Step over ``-x [value]`` options of a simple wrapper (stdbuf, numactl, timeout...)."""
     n = len(args)
     while i < n:
@@ -543,8 +579,20 @@ class _Analyser:
             if base == "numactl":
                 st.wrappers.append("numactl")
                 i = _skip_wrapper_options(
-                    args, i + 1, frozenset("NmiCpPwb"),
-                    frozenset({"cpunodebind", "membind", "interleave", "physcpubind", "preferred", "preferred-many", "weighted-interleave"}),
+                    args,
+                    i + 1,
+                    frozenset("NmiCpPwb"),
+                    frozenset(
+                        {
+                            "cpunodebind",
+                            "membind",
+                            "interleave",
+                            "physcpubind",
+                            "preferred",
+                            "preferred-many",
+                            "weighted-interleave",
+                        }
+                    ),
                 )
                 continue
             if base == "taskset":
@@ -647,11 +695,29 @@ class _Analyser:
 
     @staticmethod
     def _skip_uv_run(args: Sequence[Arg], i: int) -> int:
-        with_value = frozenset({
-            "with", "with-editable", "with-requirements", "python", "project", "directory", "extra",
-            "group", "only-group", "no-group", "env-file", "package", "index", "index-url",
-            "extra-index-url", "find-links", "config-file", "cache-dir", "script-from",
-        })
+        with_value = frozenset(
+            {
+                "with",
+                "with-editable",
+                "with-requirements",
+                "python",
+                "project",
+                "directory",
+                "extra",
+                "group",
+                "only-group",
+                "no-group",
+                "env-file",
+                "package",
+                "index",
+                "index-url",
+                "extra-index-url",
+                "find-links",
+                "config-file",
+                "cache-dir",
+                "script-from",
+            }
+        )
         n = len(args)
         while i < n:
             t = args[i].text
@@ -668,7 +734,7 @@ class _Analyser:
 
     @staticmethod
     def _has_c(args: Sequence[Arg], i: int) -> bool:
-        for a in args[i + 1:]:
+        for a in args[i + 1 :]:
             t = a.text
             if a.opaque or not t.startswith(("-", "+")) or len(t) < 2 or t == "--":
                 return False
@@ -761,7 +827,9 @@ class _Analyser:
                 st.wrappers.append(f"python -m {module}")
                 k = _skip_wrapper_options(args, j, frozenset())
                 if k < len(args):
-                    return [self.make("python", head, written, {}, (args[k].text, False, args[k].position, k + 1), args, st)]
+                    return [
+                        self.make("python", head, written, {}, (args[k].text, False, args[k].position, k + 1), args, st)
+                    ]
                 return []
             if module in _TOOL_MODULES:
                 return []
@@ -771,8 +839,7 @@ class _Analyser:
             return [self.make("python", head, written, {}, (args[j].text, False, args[j].position, j + 1), args, st)]
         return []
 
-    def _per_node(self, launcher: str, args: Sequence[Arg], i: int, st: _Launch, head: Arg,
-                  written: str) -> Invocation:
+    def _per_node(self, launcher: str, args: Sequence[Arg], i: int, st: _Launch, head: Arg, written: str) -> Invocation:
         """torchrun, deepspeed and accelerate: launcher options, then the script (or, with
         ``--no-python``, a program) and its arguments."""
         opts, j = _parse_launcher_options(args, i, _PER_NODE_SPECS[launcher], st.env)
@@ -799,7 +866,9 @@ class _Analyser:
 # --------------------------------------------------------------------------- entry
 
 
-def analyse_argv(args: Sequence[Arg], ctx: AnalysisContext, env: Mapping[str, Option] | None = None) -> list[Invocation]:
+def analyse_argv(
+    args: Sequence[Arg], ctx: AnalysisContext, env: Mapping[str, Option] | None = None
+) -> list[Invocation]:
     """Analyse already-expanded arguments (a container's argv or a script's command)."""
     try:
         return _Analyser(ctx).analyse(list(args), _Launch(env=dict(env or {})))

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
 
 from eksmllint.yamlpos import DuplicateJSONKey, duplicate_json_key_line, unique_json_pairs
 
-__all__ = ["DeepSpeedConfig", "DeepSpeedError", "parse_deepspeed", "looks_like_deepspeed"]
+__all__ = ["DeepSpeedConfig", "DeepSpeedError", "looks_like_deepspeed", "parse_deepspeed"]
 
 Auto = Literal["auto"]
 
@@ -301,7 +301,11 @@ def parse_deepspeed(text: str, filename: str = "") -> DeepSpeedConfig | DeepSpee
         cfg = DeepSpeedConfig.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
-        loc = [str(p) for p in err.get("loc", ()) if not str(p).startswith(("int", "float", "bool", "literal", "str", "function"))]
+        loc = [
+            str(p)
+            for p in err.get("loc", ())
+            if not str(p).startswith(("int", "float", "bool", "literal", "str", "function"))
+        ]
         path = _known_path(loc, lines)
         return DeepSpeedError(
             filename,
@@ -324,11 +328,20 @@ def _known_path(loc: list[str], lines: dict[str, int]) -> str | None:
     return None
 
 
-_STRONG_KEYS = frozenset({
-    "zero_optimization", "train_micro_batch_size_per_gpu", "zero_allow_untested_optimizer",
-    "zero_force_ds_cpu_optimizer", "steps_per_print", "wall_clock_breakdown",
-    "activation_checkpointing", "flops_profiler", "communication_data_type", "prescale_gradients",
-})
+_STRONG_KEYS = frozenset(
+    {
+        "zero_optimization",
+        "train_micro_batch_size_per_gpu",
+        "zero_allow_untested_optimizer",
+        "zero_force_ds_cpu_optimizer",
+        "steps_per_print",
+        "wall_clock_breakdown",
+        "activation_checkpointing",
+        "flops_profiler",
+        "communication_data_type",
+        "prescale_gradients",
+    }
+)
 
 
 def looks_like_deepspeed(obj: object) -> bool:

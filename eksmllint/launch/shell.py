@@ -41,9 +41,29 @@ _ASSIGN_RE = re.compile(rf"({_NAME})(\[[^\]]*\])?(\+?)=")
 _SPECIAL_PARAMS = "@*#?$!-0123456789"
 _METACHARS = " \t\r\n;&|()<>"
 _OPERATORS = (
-    ";;&", "&>>", "<<<", "<<-",
-    "&&", "||", ";;", ";&", "|&", "<<", ">>", "<&", ">&", "<>", ">|", "&>",
-    "|", "&", ";", "(", ")", "<", ">",
+    ";;&",
+    "&>>",
+    "<<<",
+    "<<-",
+    "&&",
+    "||",
+    ";;",
+    ";&",
+    "|&",
+    "<<",
+    ">>",
+    "<&",
+    ">&",
+    "<>",
+    ">|",
+    "&>",
+    "|",
+    "&",
+    ";",
+    "(",
+    ")",
+    "<",
+    ">",
 )
 _REDIRECTIONS = frozenset({"<<<", "<<-", "<<", ">>", "<&", ">&", "<>", ">|", "&>", "&>>", "<", ">"})
 _SEPARATORS = frozenset({"\n", ";", "&", "&&", "||", "|", "|&", ";;", ";&", ";;&"})
@@ -165,7 +185,7 @@ class _Lexer:
             while self.i < self.n:
                 j = s.find("\n", self.i)
                 end = self.n if j < 0 else j
-                line = s[self.i:end]
+                line = s[self.i : end]
                 self.i = end + 1 if j >= 0 else self.n
                 if (line.lstrip("\t") if strip_tabs else line) == delim:
                     break
@@ -214,7 +234,7 @@ class _Lexer:
                 if c in "<>" and s.startswith("(", self.i + 1):
                     flush()
                     end = self._find_close(self.i + 2, 1)
-                    parts.append(Part("cmd", s[self.i + 2:end - 1], False, s[self.i:end]))
+                    parts.append(Part("cmd", s[self.i + 2 : end - 1], False, s[self.i : end]))
                     self.i = end
                     continue
                 if c == "(" and not parts and _ASSIGN_RE.fullmatch("".join(lit)) and not lit_quoted:
@@ -234,7 +254,7 @@ class _Lexer:
                 if j < 0:
                     self.errors.append((self.i, "unterminated single quote"))
                     j = self.n
-                add_lit(s[self.i + 1:j], True)
+                add_lit(s[self.i + 1 : j], True)
                 self.i = j + 1
             elif c == '"':
                 flush()
@@ -262,7 +282,7 @@ class _Lexer:
                 self.i += 1
         flush()
         self.i = min(self.i, self.n)
-        return Word(s[start:self.i], tuple(parts), start, self.line_of(start), array)
+        return Word(s[start : self.i], tuple(parts), start, self.line_of(start), array)
 
     def _read_array(self) -> tuple[Word, ...]:
         s = self.s
@@ -360,7 +380,7 @@ class _Lexer:
             self.errors.append((open_at, "unterminated backquote"))
             j = self.n
         self.i = min(j + 1, self.n)
-        return Part("cmd", s[open_at + 1:j], quoted, s[open_at:self.i])
+        return Part("cmd", s[open_at + 1 : j], quoted, s[open_at : self.i])
 
     def _skip_quoted(self, j: int) -> int:
         """From an opening quote at j, return the index after its closing quote."""
@@ -429,25 +449,25 @@ class _Lexer:
             src = s[i:end]
             if src.endswith("))"):
                 self.i = end
-                return Part("arith", s[i + 3:end - 2], quoted, src)
+                return Part("arith", s[i + 3 : end - 2], quoted, src)
             self.i = end
-            return Part("cmd", s[i + 2:end - 1], quoted, src)
+            return Part("cmd", s[i + 2 : end - 1], quoted, src)
         if s.startswith("$(", i):
             end = self._find_close(i + 2, 1)
             self.i = end
-            return Part("cmd", s[i + 2:end - 1], quoted, s[i:end])
+            return Part("cmd", s[i + 2 : end - 1], quoted, s[i:end])
         if s.startswith("${", i):
             end = self._find_brace(i + 2)
             self.i = end
-            inner = s[i + 2:end - 1] if s[end - 1:end] == "}" else s[i + 2:end]
+            inner = s[i + 2 : end - 1] if s[end - 1 : end] == "}" else s[i + 2 : end]
             return _parse_braced(inner, quoted, s[i:end])
         m = _NAME_RE.match(s, i + 1)
         if m is not None:
             self.i = m.end()
-            return Part("var", m.group(0), quoted, s[i:m.end()])
+            return Part("var", m.group(0), quoted, s[i : m.end()])
         if i + 1 < self.n and s[i + 1] in _SPECIAL_PARAMS:
             self.i = i + 2
-            return Part("var", s[i + 1], quoted, s[i:i + 2], special=True)
+            return Part("var", s[i + 1], quoted, s[i : i + 2], special=True)
         self.i = i + 1
         return None
 
@@ -462,19 +482,19 @@ def _parse_braced(inner: str, quoted: bool, source: str) -> Part:
             return Part("var", inner[:1], quoted, source, special=True)
         return Part("var", inner, quoted, source, special=True)
     name = m.group(0)
-    rest = inner[m.end():]
+    rest = inner[m.end() :]
     subscript = None
     if rest.startswith("["):
         close = rest.find("]")
         if close < 0:
             return Part("var", name, quoted, source, special=True)
         subscript = rest[1:close]
-        rest = rest[close + 1:]
+        rest = rest[close + 1 :]
     if not rest:
         return Part("var", name, quoted, source, subscript=subscript)
     for op in _PARAM_OPS:
         if rest.startswith(op):
-            return Part("var", name, quoted, source, op=op, arg=rest[len(op):], subscript=subscript)
+            return Part("var", name, quoted, source, op=op, arg=rest[len(op) :], subscript=subscript)
     return Part("var", name, quoted, source, special=True)
 
 
@@ -735,7 +755,9 @@ class ShellState:
 
 # arithmetic ----------------------------------------------------------------
 
-_ARITH_TOKEN = re.compile(r"\s*(?:(0[xX][0-9a-fA-F]+|\d+)|(\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|[A-Za-z_][A-Za-z0-9_]*)|(\*\*|[-+*/%()]))")
+_ARITH_TOKEN = re.compile(
+    r"\s*(?:(0[xX][0-9a-fA-F]+|\d+)|(\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|[A-Za-z_][A-Za-z0-9_]*)|(\*\*|[-+*/%()]))"
+)
 _ARITH_LIMIT = 2**63
 
 
@@ -783,7 +805,13 @@ def eval_arith(expr: str, state: ShellState) -> int | None:
             raise _Fail
         kind, text = take()
         if kind == "num":
-            return check(int(text, 16) if text[:2].lower() == "0x" else int(text, 8) if len(text) > 1 and text[0] == "0" else int(text))
+            return check(
+                int(text, 16)
+                if text[:2].lower() == "0x"
+                else int(text, 8)
+                if len(text) > 1 and text[0] == "0"
+                else int(text)
+            )
         if kind == "name":
             v = state.get(text)
             if isinstance(v, KnownArray):
@@ -907,7 +935,11 @@ def _resolve_part(p: Part, state: ShellState) -> str | None:
                 base = _scalar_of(v)
         elif p.subscript.isdigit() and isinstance(v, KnownArray):
             k = int(p.subscript)
-            base = v.items[k].resolved if k < len(v.items) and not v.items[k].opaque else ("" if k >= len(v.items) else None)
+            base = (
+                v.items[k].resolved
+                if k < len(v.items) and not v.items[k].opaque
+                else ("" if k >= len(v.items) else None)
+            )
         elif p.subscript == "0":
             base = _scalar_of(v)
         else:
@@ -933,7 +965,7 @@ def _resolve_part(p: Part, state: ShellState) -> str | None:
         if pat is None or any(ch in pat for ch in "*?["):
             return None
         if op.startswith("#"):
-            return base[len(pat):] if base.startswith(pat) else base
+            return base[len(pat) :] if base.startswith(pat) else base
         return base[: len(base) - len(pat)] if pat and base.endswith(pat) else base
     return None
 
@@ -963,7 +995,9 @@ def expand_word(word: Word, state: ShellState, pos: Callable[[int], ArgPosition]
             if p.quoted and p.subscript == "@":
                 return list(v.items)
             if not p.quoted:
-                split = [(item, None if item.resolved is None or item.opaque else item.resolved.split()) for item in v.items]
+                split = [
+                    (item, None if item.resolved is None or item.opaque else item.resolved.split()) for item in v.items
+                ]
                 if not state.budget.allow(sum(len(pieces) for _, pieces in split if pieces) * _ITEM_COST):
                     return [Arg(display, None, word.raw, position, opaque=True)]
                 out: list[Arg] = []
@@ -975,7 +1009,9 @@ def expand_word(word: Word, state: ShellState, pos: Callable[[int], ArgPosition]
                 return out
         if isinstance(v, Unknown) or (p.subscript in ("@", "*") and not isinstance(v, (Known, KnownArray))):
             opt_like = _value_option_like(v)
-            return [Arg(display, None, word.raw, position, opaque=not p.quoted or p.subscript == "@", option_like=opt_like)]
+            return [
+                Arg(display, None, word.raw, position, opaque=not p.quoted or p.subscript == "@", option_like=opt_like)
+            ]
         text = resolve_part(p, state)
         if text is None:
             return [Arg(display, None, word.raw, position, opaque=not p.quoted, option_like=False)]
@@ -1039,7 +1075,7 @@ def split_assignment(word: Word) -> tuple[str, str | None, bool, tuple[Part, ...
     m = _ASSIGN_RE.match(first)
     if m is None:
         return None
-    rest = first[m.end():]
+    rest = first[m.end() :]
     value_parts = ((Part("lit", rest, False),) if rest else ()) + word.parts[1:]
     sub = m.group(2)[1:-1] if m.group(2) else None
     return m.group(1), sub, m.group(3) == "+", value_parts
@@ -1102,7 +1138,7 @@ def _apply_assignment(
         if isinstance(value, KnownArray) and not state.budget.allow(_items_cost(value.items)):
             value = Unknown(False)
         state.assign(name, value, conditional, is_array=True)
-        log.append(Assignment(name, word.raw[len(name) + 1:], None, word.line, exported, conditional))
+        log.append(Assignment(name, word.raw[len(name) + 1 :], None, word.line, exported, conditional))
     else:
         display, value = assignment_value(value_parts, state)
         if integer and isinstance(value, Known):
@@ -1112,7 +1148,11 @@ def _apply_assignment(
             value = Unknown(False)
         elif append:
             old = state.vars.get(name)
-            if isinstance(old, Known) and isinstance(value, Known) and state.budget.allow(len(old.text) + len(value.text)):
+            if (
+                isinstance(old, Known)
+                and isinstance(value, Known)
+                and state.budget.allow(len(old.text) + len(value.text))
+            ):
                 value = Known(old.text + value.text)
             else:
                 value = Unknown(False)
@@ -1124,7 +1164,13 @@ def _apply_assignment(
     return True
 
 
-def _apply_builtin(words: tuple[Word, ...], state: ShellState, cmd: SimpleCommand, pos: Callable[[int], ArgPosition], log: list[Assignment]) -> bool:
+def _apply_builtin(
+    words: tuple[Word, ...],
+    state: ShellState,
+    cmd: SimpleCommand,
+    pos: Callable[[int], ArgPosition],
+    log: list[Assignment],
+) -> bool:
     """Apply variable-changing builtins; True when the command was one of them."""
     head = words[0].literal()
     if head is None:
@@ -1234,7 +1280,7 @@ def walk_script(
             args.extend(expand_word(w, state, make_pos))
         if index_args:
             args = [replace(a, position=replace(a.position, index=i)) for i, a in enumerate(args)]
-        cmd_text = text[words[0].offset: rest[-1].offset + len(rest[-1].raw)]
+        cmd_text = text[words[0].offset : rest[-1].offset + len(rest[-1].raw)]
         out.append(CommandLine(tuple(args), env, tmp, cmd.line, cmd_text))
     return out, errors
 

@@ -23,7 +23,7 @@ from .command import AnalysisContext, analyse_argv
 from .model import Arg, ArgPosition, Invocation, SrunInfo, parse_int
 from .shell import Assignment, Known, ShellState, walk_script
 
-__all__ = ["Directive", "SlurmScript", "is_slurm_script", "parse_sbatch", "parse_slurm_time", "parse_slurm_memory_mb"]
+__all__ = ["Directive", "SlurmScript", "is_slurm_script", "parse_sbatch", "parse_slurm_memory_mb", "parse_slurm_time"]
 
 _SUFFIXES = (".sbatch", ".slurm")
 _DIRECTIVE_RE = re.compile(r"#SBATCH(?=\s|$)")
@@ -82,11 +82,21 @@ def parse_slurm_memory_mb(text: str) -> int:
 
 
 _COUNT_RE = re.compile(r"(?:[A-Za-z0-9_.-]+:)?(\d+)")
-_INT_OPTIONS = frozenset({
-    "ntasks", "ntasks_per_node", "cpus_per_task", "ntasks_per_core", "ntasks_per_gpu",
-    "ntasks_per_socket", "mincpus", "cores_per_socket", "sockets_per_node", "threads_per_core",
-    "cpus_per_gpu",
-})
+_INT_OPTIONS = frozenset(
+    {
+        "ntasks",
+        "ntasks_per_node",
+        "cpus_per_task",
+        "ntasks_per_core",
+        "ntasks_per_gpu",
+        "ntasks_per_socket",
+        "mincpus",
+        "cores_per_socket",
+        "sockets_per_node",
+        "threads_per_core",
+        "cpus_per_gpu",
+    }
+)
 
 
 def _count(spec: str | None) -> int | None:
@@ -288,7 +298,7 @@ def is_slurm_script(path: str, text: str) -> bool:
 
 
 def _parse_directive_line(line: str, lineno: int) -> tuple[list[Directive], list[tuple[int, str]]]:
-    rest = line[len("#SBATCH"):]
+    rest = line[len("#SBATCH") :]
     errors: list[tuple[int, str]] = []
     try:
         lexer = shlex.shlex(rest, posix=True)
@@ -299,7 +309,7 @@ def _parse_directive_line(line: str, lineno: int) -> tuple[list[Directive], list
         return [], [(lineno, f"#SBATCH directive: {exc}")]
     args = [Arg(t, t, t, ArgPosition("script", k, lineno)) for k, t in enumerate(tokens)]
     _, order, end, errs = slurmopts.parse_getopt(args, 0, slurmopts.SBATCH_LONG, slurmopts.SBATCH_SHORT)
-    for a, msg in errs:
+    for _, msg in errs:
         errors.append((lineno, f"#SBATCH {msg}"))
     directives = [Directive(o.name, o.value, lineno, o.raw) for o in order]
     if end < len(args):

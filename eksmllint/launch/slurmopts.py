@@ -299,10 +299,19 @@ def parse_getopt(
                     add(Option(spec.canonical, None, a.raw, a.position, None))
                     j += 1
                     continue
-                rest = t[j + 1:]
+                rest = t[j + 1 :]
                 if rest:
-                    shown = a.value[j + 1:] if a.value[: j + 1] == t[: j + 1] else rest
-                    add(Option(spec.canonical, shown, a.raw, a.position, rest if a.resolved is not None else None, a.position))
+                    shown = a.value[j + 1 :] if a.value[: j + 1] == t[: j + 1] else rest
+                    add(
+                        Option(
+                            spec.canonical,
+                            shown,
+                            a.raw,
+                            a.position,
+                            rest if a.resolved is not None else None,
+                            a.position,
+                        )
+                    )
                 elif spec.arg == REQ:
                     if i + 1 < n:
                         b = args[i + 1]

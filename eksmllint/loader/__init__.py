@@ -13,12 +13,14 @@ import re
 import stat
 import sys
 import threading
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from eksmllint.loader import templates
+from eksmllint.resource import Document, Resource, SourceFile
 from eksmllint.yamlpos import (
     MAX_DEPTH,
     DuplicateJSONKey,
@@ -30,7 +32,6 @@ from eksmllint.yamlpos import (
     load_yaml_stream,
     unique_json_pairs,
 )
-from eksmllint.resource import Document, Resource, SourceFile
 
 if TYPE_CHECKING:
     from eksmllint.cache import ParseCache
@@ -78,8 +79,13 @@ class LoadResult:
     skipped: list[Skipped] = field(default_factory=list)
 
 
-def discover(paths: Iterable[str], exclude: "Iterable[str] | PathFilter" = (), *, follow_symlinks: bool = False,
-             problems: list[LoadProblem] | None = None) -> tuple[list[str], list[str]]:
+def discover(
+    paths: Iterable[str],
+    exclude: Iterable[str] | PathFilter = (),
+    *,
+    follow_symlinks: bool = False,
+    problems: list[LoadProblem] | None = None,
+) -> tuple[list[str], list[str]]:
     """Expand directories (recursively, sorted) into candidate files; returns (files, missing).
     ``exclude``: the config's :class:`~eksmllint.config.PathFilter`, or gitignore-style patterns
     relative to the working directory.
@@ -113,12 +119,19 @@ def discover(paths: Iterable[str], exclude: "Iterable[str] | PathFilter" = (), *
         if os.path.isdir(raw):
             inside = _Tree(raw, follow_symlinks)
             for root, dirs, files in os.walk(raw, onerror=unreadable, followlinks=follow_symlinks):
-                dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not excluded(os.path.join(root, d), True)
-                                 and inside.enter(os.path.join(root, d)))
+                dirs[:] = sorted(
+                    d
+                    for d in dirs
+                    if d not in SKIP_DIRS
+                    and not excluded(os.path.join(root, d), True)
+                    and inside.enter(os.path.join(root, d))
+                )
                 for name in sorted(files):
                     full = os.path.join(root, name)
-                    if not (name.endswith(MANIFEST_SUFFIXES + SLURM_SUFFIXES + MAYBE_SLURM_SUFFIXES)
-                            or templates.is_template_name(name.lower())) or excluded(full):  # fsdp.yaml-template
+                    if not (
+                        name.endswith(MANIFEST_SUFFIXES + SLURM_SUFFIXES + MAYBE_SLURM_SUFFIXES)
+                        or templates.is_template_name(name.lower())
+                    ) or excluded(full):  # fsdp.yaml-template
                         continue
                     if inside.regular_file(full):
                         add(full)
@@ -184,7 +197,9 @@ def read_bytes(path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[bytes | N
 def decode(display: str, raw: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[str | None, LoadProblem | None]:
     """The text of a file's bytes, or (None, why not): too large, binary, not UTF-8."""
     if len(raw) > max_bytes:
-        return None, LoadProblem(display, f"file is larger than the {max_bytes // (1024 * 1024)} MiB limit (max-file-size)")
+        return None, LoadProblem(
+            display, f"file is larger than the {max_bytes // (1024 * 1024)} MiB limit (max-file-size)"
+        )
     if b"\x00" in raw[:8192]:
         return None, LoadProblem(display, "binary file (contains NUL bytes), not YAML/JSON")
     try:
@@ -248,8 +263,9 @@ def parse_text(text: str, kind: str) -> ParsedText:
     if err is not None:
         message = _describe_text(err.message, text, err.line, err.col)
         if templates.template_syntax_at(text, err.line):  # {{ }} syntax is the renderer's, not broken YAML
-            problems.append((templates.template_parse_message(message, err.line), err.line, err.col,
-                             templates.TEMPLATE_CODE))
+            problems.append(
+                (templates.template_parse_message(message, err.line), err.line, err.col, templates.TEMPLATE_CODE)
+            )
         else:
             problems.append((message, err.line, err.col, "EML001"))
     sources = _helm_sources(text) if "# Source:" in text else []
@@ -361,11 +377,7 @@ def _resources_of(doc: Document) -> list[Resource]:
     if not isinstance(data, YMap) or "kind" not in data:
         return []  # not a Kubernetes object (values files, plain config): not ours to judge
     if data.get("kind") == "List" and isinstance(data.get("items"), list):
-        return [
-            Resource(doc, item, ("items", i))
-            for i, item in enumerate(data["items"])
-            if isinstance(item, YMap)
-        ]
+        return [Resource(doc, item, ("items", i)) for i, item in enumerate(data["items"]) if isinstance(item, YMap)]
     return [Resource(doc, data)]
 
 
@@ -430,7 +442,7 @@ class FileLoad:
     chart: str | None = None  # the Helm chart it is a template of (skipped: render first)
 
 
-def load_file(path: str, max_bytes: int = DEFAULT_MAX_BYTES, cache: "ParseCache | None" = None) -> FileLoad:
+def load_file(path: str, max_bytes: int = DEFAULT_MAX_BYTES, cache: ParseCache | None = None) -> FileLoad:
     """Read and parse one file; the unit of work of both the serial and the parallel loader."""
     src, problem = read_source(path, max_bytes)
     if src is None and problem is None:  # not ours (a shell script, _helpers.tpl): say why
@@ -448,7 +460,7 @@ def load_file(path: str, max_bytes: int = DEFAULT_MAX_BYTES, cache: "ParseCache 
     if parsed is None:
         try:
             parsed = parse_text(src.text, src.kind)
-        except Exception as exc:  # noqa: BLE001 - a parser bug ends this file, never the run
+        except Exception as exc:
             message = f"internal error while parsing: {type(exc).__name__}: {exc}"
             return FileLoad(path, src, LoadProblem(src.path, message, code="EML000"))
         if cache is not None:
@@ -456,9 +468,16 @@ def load_file(path: str, max_bytes: int = DEFAULT_MAX_BYTES, cache: "ParseCache 
     return FileLoad(path, src, problem, parsed)
 
 
-def load(paths: Iterable[str], *, exclude: "Iterable[str] | PathFilter" = (), max_bytes: int = DEFAULT_MAX_BYTES,
-         context_only: bool = False, jobs: int = 1, cache: "ParseCache | None" = None,
-         follow_symlinks: bool = False) -> LoadResult:
+def load(
+    paths: Iterable[str],
+    *,
+    exclude: Iterable[str] | PathFilter = (),
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    context_only: bool = False,
+    jobs: int = 1,
+    cache: ParseCache | None = None,
+    follow_symlinks: bool = False,
+) -> LoadResult:
     """Discover (:func:`discover`), read and parse everything under ``paths``.
 
     ``jobs`` > 1 parses in that many worker processes when the input is big enough to pay for
@@ -493,8 +512,9 @@ def load(paths: Iterable[str], *, exclude: "Iterable[str] | PathFilter" = (), ma
                 continue
             over = budget.spend(src, item.parsed)
             if over:
-                result.problems.append(LoadProblem(src.path, f"{over}; this file and the {len(files) - done} "
-                                                             "after it are not linted"))
+                result.problems.append(
+                    LoadProblem(src.path, f"{over}; this file and the {len(files) - done} after it are not linted")
+                )
                 break
             src.context_only = context_only
             result.files.append(src)
@@ -504,9 +524,26 @@ def load(paths: Iterable[str], *, exclude: "Iterable[str] | PathFilter" = (), ma
                 result.problems.extend(problems)
     result.problems.extend(  # one "render first" per chart, not one error per template file
         LoadProblem(templates.chart_file(chart), templates.chart_message(chart, count), 1, 1, templates.TEMPLATE_CODE)
-        for chart, count in charts.items())
+        for chart, count in charts.items()
+    )
     return result
 
 
-__all__ = ["FileLoad", "LoadProblem", "LoadResult", "ParsedText", "Skipped", "attach", "decode", "discover", "gc_paused",
-           "load", "load_file", "parse_source", "parse_text", "read_bytes", "read_source", "Path"]
+__all__ = [
+    "FileLoad",
+    "LoadProblem",
+    "LoadResult",
+    "ParsedText",
+    "Path",
+    "Skipped",
+    "attach",
+    "decode",
+    "discover",
+    "gc_paused",
+    "load",
+    "load_file",
+    "parse_source",
+    "parse_text",
+    "read_bytes",
+    "read_source",
+]

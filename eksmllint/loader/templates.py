@@ -63,7 +63,7 @@ def template_syntax_at(text: str, line: int) -> bool:
     Workflow, a CI file) stays EML001."""
     if line < 1 or "{" not in text:
         return False
-    lines = text.split("\n", line)[max(line - 2, 0):line]
+    lines = text.split("\n", line)[max(line - 2, 0) : line]
     return any("{{" in ln or "{%" in ln for ln in lines)
 
 
@@ -84,8 +84,7 @@ def chart_of(path: str) -> str | None:
     Not cached: a long-running server may see a Chart.yaml appear; only paths with a
     ``templates`` folder cost a few stat calls."""
     directory = os.path.dirname(path)
-    if CHART_TEMPLATES_DIR not in directory or \
-            CHART_TEMPLATES_DIR not in directory.replace(os.sep, "/").split("/"):
+    if CHART_TEMPLATES_DIR not in directory or CHART_TEMPLATES_DIR not in directory.replace(os.sep, "/").split("/"):
         return None
     return _chart_of_templates_dir(directory)
 
@@ -106,15 +105,19 @@ def chart_skip_reason(chart: str) -> str:
 
 
 def chart_message(chart: str, count: int) -> str:
-    return (f"Helm chart: {count} template file(s) under {os.path.join(chart, CHART_TEMPLATES_DIR)} hold "
-            f"{{{{ }}}} expressions and were not linted; render first: "
-            f"helm template {chart} | eksmllint lint -")
+    return (
+        f"Helm chart: {count} template file(s) under {os.path.join(chart, CHART_TEMPLATES_DIR)} hold "
+        f"{{{{ }}}} expressions and were not linted; render first: "
+        f"helm template {chart} | eksmllint lint -"
+    )
 
 
 def template_parse_message(error: str, line: int) -> str:
     where = f"the YAML parser stops at line {line}: {error}" if line else f"the YAML parser stops: {error}"
-    return ("template source, not YAML until rendered: it holds {{ }} / {% %} template expressions "
-            f"({where}); render it, then lint the output (e.g. helm template CHART | eksmllint lint -)")
+    return (
+        "template source, not YAML until rendered: it holds {{ }} / {% %} template expressions "
+        f"({where}); render it, then lint the output (e.g. helm template CHART | eksmllint lint -)"
+    )
 
 
 def script_template_line(name: str, text: str) -> int | None:
@@ -128,8 +131,10 @@ def script_template_line(name: str, text: str) -> int | None:
 
 
 def script_template_message() -> str:
-    return ("batch script template: it holds {{ }} / {% %} template expressions, so it is judged once "
-            "rendered; render it, then lint the output")
+    return (
+        "batch script template: it holds {{ }} / {% %} template expressions, so it is judged once "
+        "rendered; render it, then lint the output"
+    )
 
 
 def skip_reason(lower_name: str) -> str:
@@ -141,7 +146,20 @@ def skip_reason(lower_name: str) -> str:
 
 
 __all__ = [
-    "BARE_TEMPLATE_SUFFIXES", "TEMPLATE_CODE", "chart_file", "chart_message", "chart_of", "chart_skip_reason", "chart_source",
-    "has_template_expressions", "is_template_name", "looks_like_manifest", "script_template_line",
-    "script_template_message", "skip_reason", "template_parse_message", "template_syntax_at", "untemplated_name",
+    "BARE_TEMPLATE_SUFFIXES",
+    "TEMPLATE_CODE",
+    "chart_file",
+    "chart_message",
+    "chart_of",
+    "chart_skip_reason",
+    "chart_source",
+    "has_template_expressions",
+    "is_template_name",
+    "looks_like_manifest",
+    "script_template_line",
+    "script_template_message",
+    "skip_reason",
+    "template_parse_message",
+    "template_syntax_at",
+    "untemplated_name",
 ]

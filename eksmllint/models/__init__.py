@@ -30,48 +30,48 @@ if TYPE_CHECKING:
 
 #: (apiVersion, kind) -> (module in this package, model class).
 _MODEL_TABLE: dict[tuple[str, str], tuple[str, str]] = {
-    ('karpenter.sh/v1', 'NodePool'): ('karpenter', 'NodePool'),
-    ('karpenter.k8s.aws/v1', 'EC2NodeClass'): ('karpenter', 'EC2NodeClass'),
-    ('karpenter.sh/v1beta1', 'NodePool'): ('karpenter', 'NodePoolV1beta1'),
-    ('karpenter.k8s.aws/v1beta1', 'EC2NodeClass'): ('karpenter', 'EC2NodeClassV1beta1'),
-    ('kubeflow.org/v1', 'PyTorchJob'): ('kubeflow', 'PyTorchJob'),
-    ('kubeflow.org/v1', 'TFJob'): ('kubeflow', 'TFJob'),
-    ('kubeflow.org/v1', 'MPIJob'): ('kubeflow', 'MPIJobV1'),
-    ('kubeflow.org/v1', 'XGBoostJob'): ('kubeflow', 'XGBoostJob'),
-    ('kubeflow.org/v1', 'PaddleJob'): ('kubeflow', 'PaddleJob'),
-    ('kubeflow.org/v1', 'JAXJob'): ('kubeflow', 'JAXJob'),
-    ('kubeflow.org/v2beta1', 'MPIJob'): ('kubeflow', 'MPIJobV2'),
-    ('trainer.kubeflow.org/v1alpha1', 'TrainJob'): ('kubeflow', 'TrainJob'),
-    ('trainer.kubeflow.org/v1alpha1', 'TrainingRuntime'): ('kubeflow', 'TrainingRuntime'),
-    ('trainer.kubeflow.org/v1alpha1', 'ClusterTrainingRuntime'): ('kubeflow', 'TrainingRuntime'),
-    ('batch.volcano.sh/v1alpha1', 'Job'): ('volcano', 'VolcanoJob'),
-    ('scheduling.volcano.sh/v1beta1', 'Queue'): ('volcano', 'VolcanoQueue'),
-    ('scheduling.volcano.sh/v1beta1', 'PodGroup'): ('volcano', 'VolcanoPodGroup'),
-    ('scheduling.x-k8s.io/v1alpha1', 'PodGroup'): ('volcano', 'CoschedulingPodGroup'),
-    ('ray.io/v1', 'RayCluster'): ('ray', 'RayCluster'),
-    ('ray.io/v1', 'RayJob'): ('ray', 'RayJob'),
-    ('ray.io/v1', 'RayService'): ('ray', 'RayService'),
-    ('jobset.x-k8s.io/v1alpha2', 'JobSet'): ('jobset', 'JobSet'),
-    ('leaderworkerset.x-k8s.io/v1', 'LeaderWorkerSet'): ('lws', 'LeaderWorkerSet'),
-    ('kueue.x-k8s.io/v1beta1', 'ClusterQueue'): ('kueue', 'ClusterQueueV1beta1'),
-    ('kueue.x-k8s.io/v1beta2', 'ClusterQueue'): ('kueue', 'ClusterQueue'),
-    ('kueue.x-k8s.io/v1beta1', 'LocalQueue'): ('kueue', 'LocalQueue'),
-    ('kueue.x-k8s.io/v1beta2', 'LocalQueue'): ('kueue', 'LocalQueue'),
-    ('kueue.x-k8s.io/v1beta1', 'ResourceFlavor'): ('kueue', 'ResourceFlavor'),
-    ('kueue.x-k8s.io/v1beta2', 'ResourceFlavor'): ('kueue', 'ResourceFlavor'),
-    ('slinky.slurm.net/v1beta1', 'Controller'): ('slinky', 'SlinkyObject'),
-    ('slinky.slurm.net/v1beta1', 'NodeSet'): ('slinky', 'SlinkyObject'),
-    ('slinky.slurm.net/v1beta1', 'LoginSet'): ('slinky', 'SlinkyObject'),
-    ('slinky.slurm.net/v1beta1', 'Accounting'): ('slinky', 'SlinkyObject'),
-    ('slinky.slurm.net/v1beta1', 'RestApi'): ('slinky', 'SlinkyObject'),
-    ('slinky.slurm.net/v1beta1', 'Token'): ('slinky', 'SlinkyObject'),
-    ('slinky.slurm.net/v1alpha1', 'Controller'): ('slinky', 'SlinkyObject'),
-    ('slinky.slurm.net/v1alpha1', 'NodeSet'): ('slinky', 'SlinkyObject'),
-    ('slinky.slurm.net/v1alpha1', 'LoginSet'): ('slinky', 'SlinkyObject'),
-    ('slinky.slurm.net/v1alpha1', 'Accounting'): ('slinky', 'SlinkyObject'),
-    ('slinky.slurm.net/v1alpha1', 'RestApi'): ('slinky', 'SlinkyObject'),
-    ('slinky.slurm.net/v1alpha1', 'Token'): ('slinky', 'SlinkyObject'),
-    ('slinky.slurm.net/v1alpha1', 'Cluster'): ('slinky', 'SlinkyObject'),
+    ("karpenter.sh/v1", "NodePool"): ("karpenter", "NodePool"),
+    ("karpenter.k8s.aws/v1", "EC2NodeClass"): ("karpenter", "EC2NodeClass"),
+    ("karpenter.sh/v1beta1", "NodePool"): ("karpenter", "NodePoolV1beta1"),
+    ("karpenter.k8s.aws/v1beta1", "EC2NodeClass"): ("karpenter", "EC2NodeClassV1beta1"),
+    ("kubeflow.org/v1", "PyTorchJob"): ("kubeflow", "PyTorchJob"),
+    ("kubeflow.org/v1", "TFJob"): ("kubeflow", "TFJob"),
+    ("kubeflow.org/v1", "MPIJob"): ("kubeflow", "MPIJobV1"),
+    ("kubeflow.org/v1", "XGBoostJob"): ("kubeflow", "XGBoostJob"),
+    ("kubeflow.org/v1", "PaddleJob"): ("kubeflow", "PaddleJob"),
+    ("kubeflow.org/v1", "JAXJob"): ("kubeflow", "JAXJob"),
+    ("kubeflow.org/v2beta1", "MPIJob"): ("kubeflow", "MPIJobV2"),
+    ("trainer.kubeflow.org/v1alpha1", "TrainJob"): ("kubeflow", "TrainJob"),
+    ("trainer.kubeflow.org/v1alpha1", "TrainingRuntime"): ("kubeflow", "TrainingRuntime"),
+    ("trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime"): ("kubeflow", "TrainingRuntime"),
+    ("batch.volcano.sh/v1alpha1", "Job"): ("volcano", "VolcanoJob"),
+    ("scheduling.volcano.sh/v1beta1", "Queue"): ("volcano", "VolcanoQueue"),
+    ("scheduling.volcano.sh/v1beta1", "PodGroup"): ("volcano", "VolcanoPodGroup"),
+    ("scheduling.x-k8s.io/v1alpha1", "PodGroup"): ("volcano", "CoschedulingPodGroup"),
+    ("ray.io/v1", "RayCluster"): ("ray", "RayCluster"),
+    ("ray.io/v1", "RayJob"): ("ray", "RayJob"),
+    ("ray.io/v1", "RayService"): ("ray", "RayService"),
+    ("jobset.x-k8s.io/v1alpha2", "JobSet"): ("jobset", "JobSet"),
+    ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"): ("lws", "LeaderWorkerSet"),
+    ("kueue.x-k8s.io/v1beta1", "ClusterQueue"): ("kueue", "ClusterQueueV1beta1"),
+    ("kueue.x-k8s.io/v1beta2", "ClusterQueue"): ("kueue", "ClusterQueue"),
+    ("kueue.x-k8s.io/v1beta1", "LocalQueue"): ("kueue", "LocalQueue"),
+    ("kueue.x-k8s.io/v1beta2", "LocalQueue"): ("kueue", "LocalQueue"),
+    ("kueue.x-k8s.io/v1beta1", "ResourceFlavor"): ("kueue", "ResourceFlavor"),
+    ("kueue.x-k8s.io/v1beta2", "ResourceFlavor"): ("kueue", "ResourceFlavor"),
+    ("slinky.slurm.net/v1beta1", "Controller"): ("slinky", "SlinkyObject"),
+    ("slinky.slurm.net/v1beta1", "NodeSet"): ("slinky", "SlinkyObject"),
+    ("slinky.slurm.net/v1beta1", "LoginSet"): ("slinky", "SlinkyObject"),
+    ("slinky.slurm.net/v1beta1", "Accounting"): ("slinky", "SlinkyObject"),
+    ("slinky.slurm.net/v1beta1", "RestApi"): ("slinky", "SlinkyObject"),
+    ("slinky.slurm.net/v1beta1", "Token"): ("slinky", "SlinkyObject"),
+    ("slinky.slurm.net/v1alpha1", "Controller"): ("slinky", "SlinkyObject"),
+    ("slinky.slurm.net/v1alpha1", "NodeSet"): ("slinky", "SlinkyObject"),
+    ("slinky.slurm.net/v1alpha1", "LoginSet"): ("slinky", "SlinkyObject"),
+    ("slinky.slurm.net/v1alpha1", "Accounting"): ("slinky", "SlinkyObject"),
+    ("slinky.slurm.net/v1alpha1", "RestApi"): ("slinky", "SlinkyObject"),
+    ("slinky.slurm.net/v1alpha1", "Token"): ("slinky", "SlinkyObject"),
+    ("slinky.slurm.net/v1alpha1", "Cluster"): ("slinky", "SlinkyObject"),
 }
 
 #: (apiVersion, kind) pairs that have a model.
@@ -80,8 +80,15 @@ KNOWN_CRD_KINDS: frozenset[tuple[str, str]] = frozenset(_MODEL_TABLE)
 #: Public model class name -> its module (``from eksmllint.models import NodePool`` stays valid).
 _CLASS_MODULE: dict[str, str] = {cls: module for module, cls in _MODEL_TABLE.values()}
 
-__all__ = ["KNOWN_CRD_KINDS", "KubeObject", "ModelIssue", "format_path", "model_for", "validate_crd",
-           *sorted(_CLASS_MODULE)]
+__all__ = [
+    "KNOWN_CRD_KINDS",
+    "KubeObject",
+    "ModelIssue",
+    "format_path",
+    "model_for",
+    "validate_crd",
+    *sorted(_CLASS_MODULE),
+]
 
 
 @functools.cache
@@ -120,6 +127,7 @@ def validate_crd(obj: dict[str, Any]) -> list[ModelIssue] | None:
         from pydantic import ValidationError
 
         from .common import issues_from_validation_error
+
         issues: list[ModelIssue] = []
         try:
             model.model_validate(obj)
@@ -131,5 +139,5 @@ def validate_crd(obj: dict[str, Any]) -> list[ModelIssue] | None:
                 if (extra.path, extra.message) not in known:
                     issues.append(extra)
         return issues[:MAX_ISSUES]
-    except Exception as exc:  # noqa: BLE001 - the contract is "never raises"
+    except Exception as exc:
         return [ModelIssue((), f"internal error while validating against the CRD model: {type(exc).__name__}: {exc}")]

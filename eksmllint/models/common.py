@@ -40,6 +40,7 @@ from pydantic_core import PydanticCustomError
 from eksmllint.placeholders import is_placeholder
 
 __all__ = [
+    "MAX_ISSUES",
     "Bool",
     "CRDModel",
     "Duration",
@@ -48,7 +49,6 @@ __all__ = [
     "IntOrString",
     "KubeObject",
     "LooseModel",
-    "MAX_ISSUES",
     "ModelIssue",
     "Obj",
     "ObjList",
@@ -95,16 +95,12 @@ Bool = StrictBool
 Float = StrictFloat  # accepts ints too, like a JSON "number"
 Str = Annotated[StrictStr, BeforeValidator(_yaml_scalar_to_str)]
 
-_QUANTITY_RE = re.compile(
-    r"^[+-]?(\d+(\.\d*)?|\.\d+)(([KMGTPE]i)|[numkMGTPE]|([eE][+-]?(\d+(\.\d*)?|\.\d+)))?$"
-)
+_QUANTITY_RE = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)(([KMGTPE]i)|[numkMGTPE]|([eE][+-]?(\d+(\.\d*)?|\.\d+)))?$")
 
 
 def _check_int_or_string(value: Any) -> Any:
     if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise PydanticCustomError(
-            "int_or_string", "expected integer or string{got}", {"got": describe_input(value)}
-        )
+        raise PydanticCustomError("int_or_string", "expected integer or string{got}", {"got": describe_input(value)})
     return value
 
 
@@ -113,13 +109,13 @@ def _check_quantity(value: Any) -> Any:
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise PydanticCustomError(
             "quantity",
-            "expected a quantity such as 8, \"500m\" or \"16Gi\"{got}",
+            'expected a quantity such as 8, "500m" or "16Gi"{got}',
             {"got": describe_input(value)},
         )
     if isinstance(value, str) and not _QUANTITY_RE.match(value.strip()):
         raise PydanticCustomError(
             "quantity",
-            "expected a quantity such as 8, \"500m\" or \"16Gi\"{got}",
+            'expected a quantity such as 8, "500m" or "16Gi"{got}',
             {"got": describe_input(value)},
         )
     return value
@@ -169,9 +165,7 @@ def pattern(regex: str, hint: str) -> Any:
         value = _yaml_scalar_to_str(value)
         if isinstance(value, str) and compiled.match(value):
             return value
-        raise PydanticCustomError(
-            "pattern_value", "must be {hint}{got}", {"hint": hint, "got": describe_input(value)}
-        )
+        raise PydanticCustomError("pattern_value", "must be {hint}{got}", {"hint": hint, "got": describe_input(value)})
 
     return Annotated[str, BeforeValidator(_check)]
 

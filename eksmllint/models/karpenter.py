@@ -73,9 +73,7 @@ class NodeClaimTemplateSpec(CRDModel):
     taints: list[Taint] | None = None
     startup_taints: list[Taint] | None = None
     expire_after: Duration | None = None
-    termination_grace_period: pattern(
-        r"^([0-9]+(s|m|h))+$", 'a duration such as "30s", "10m" or "48h"'
-    ) | None = None
+    termination_grace_period: pattern(r"^([0-9]+(s|m|h))+$", 'a duration such as "30s", "10m" or "48h"') | None = None
 
 
 class NodeClaimTemplate(CRDModel):
@@ -85,11 +83,14 @@ class NodeClaimTemplate(CRDModel):
 
 class Budget(CRDModel):
     # CRD type is string (pattern "10%" or "5"); the API server rejects a bare integer.
-    nodes: pattern(r"^((100|[0-9]{1,2})%|[0-9]+)$", 'a node count or percentage string such as "0" or "10%"') | None = None
+    nodes: pattern(r"^((100|[0-9]{1,2})%|[0-9]+)$", 'a node count or percentage string such as "0" or "10%"') | None = (
+        None
+    )
     schedule: Str | None = None
-    duration: pattern(
-        r"^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$", 'a duration in hours/minutes such as "10m" or "1h30m"'
-    ) | None = None
+    duration: (
+        pattern(r"^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$", 'a duration in hours/minutes such as "10m" or "1h30m"')
+        | None
+    ) = None
     reasons: list[one_of("Underutilized", "Empty", "Drifted")] | None = None
 
 
@@ -158,12 +159,8 @@ class KubeletConfiguration(CRDModel):
     eviction_soft: StrMap | None = None
     eviction_soft_grace_period: StrMap | None = None
     eviction_max_pod_grace_period: Int | None = None
-    image_gc_high_threshold_percent: Int | None = Field(
-        default=None, ge=0, le=100, alias="imageGCHighThresholdPercent"
-    )
-    image_gc_low_threshold_percent: Int | None = Field(
-        default=None, ge=0, le=100, alias="imageGCLowThresholdPercent"
-    )
+    image_gc_high_threshold_percent: Int | None = Field(default=None, ge=0, le=100, alias="imageGCHighThresholdPercent")
+    image_gc_low_threshold_percent: Int | None = Field(default=None, ge=0, le=100, alias="imageGCLowThresholdPercent")
     cpu_cfs_quota: Bool | None = Field(default=None, alias="cpuCFSQuota")
 
 

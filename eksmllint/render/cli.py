@@ -25,12 +25,24 @@ FORMATS = ("dot", "mermaid", "json", "html")
 @click.command("graph")
 @click.argument("paths", nargs=-1)
 @common_options
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="dot", show_default=True,
-              help="dot (Graphviz), mermaid (Markdown), json (nodes and edges), html (a page with the drawing).")
-@click.option("--focus", "focus_on", metavar="KIND/NAME",
-              help="Only this resource's neighbourhood (KIND/NAME or KIND/NAMESPACE/NAME), e.g. PyTorchJob/llama3-pretrain.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="dot",
+    show_default=True,
+    help="dot (Graphviz), mermaid (Markdown), json (nodes and edges), html (a page with the drawing).",
+)
+@click.option(
+    "--focus",
+    "focus_on",
+    metavar="KIND/NAME",
+    help="Only this resource's neighbourhood (KIND/NAME or KIND/NAMESPACE/NAME), e.g. PyTorchJob/llama3-pretrain.",
+)
 @click.option("--output", "output", type=click.Path(dir_okay=False), help="Write to FILE instead of stdout.")
-@click.option("--instance-types", is_flag=True, help="Also draw the instance types each device-plugin DaemonSet covers.")
+@click.option(
+    "--instance-types", is_flag=True, help="Also draw the instance types each device-plugin DaemonSet covers."
+)
 def graph_command(paths, config, select, ignore, k8s_version, context, fmt, focus_on, output, instance_types):
     """Export the resource graph: workloads, pod templates, NodePools, EC2NodeClasses, queues,
     volumes and config, with typed edges; nodes with findings are coloured by worst severity."""

@@ -10,8 +10,9 @@ whose ``resource`` is it; a pod template also gets those whose path lies inside 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from eksmllint.core.finding import Finding, Severity
 
@@ -41,11 +42,18 @@ EDGE_TYPES: dict[str, str] = {
 CATEGORY_OF_KIND: dict[str, str] = {
     "NodePool": "nodepool",
     "EC2NodeClass": "nodeclass",
-    "Queue": "queue", "LocalQueue": "queue", "ClusterQueue": "queue", "PodGroup": "queue",
+    "Queue": "queue",
+    "LocalQueue": "queue",
+    "ClusterQueue": "queue",
+    "PodGroup": "queue",
     "ResourceFlavor": "queue",
-    "PersistentVolumeClaim": "storage", "PersistentVolume": "storage", "StorageClass": "storage",
+    "PersistentVolumeClaim": "storage",
+    "PersistentVolume": "storage",
+    "StorageClass": "storage",
     "FileSystem": "storage",
-    "ConfigMap": "config", "Secret": "config", "ServiceAccount": "config",
+    "ConfigMap": "config",
+    "Secret": "config",
+    "ServiceAccount": "config",
     "PriorityClass": "scheduling",
 }
 #: Category names in legend order, with a human label.
@@ -130,18 +138,19 @@ class ExportGraph:
     edges: list[ExportEdge]
     focus: str | None = None
 
-    def to_networkx(self) -> "nx.MultiDiGraph":
+    def to_networkx(self) -> nx.MultiDiGraph:
         import networkx as nx
 
         g = nx.MultiDiGraph()
         for n in self.nodes.values():
-            g.add_node(n.id, type=n.type, kind=n.kind, category=n.category,
-                       severity=str(n.severity) if n.severity else None)
+            g.add_node(
+                n.id, type=n.type, kind=n.kind, category=n.category, severity=str(n.severity) if n.severity else None
+            )
         for e in self.edges:
             g.add_edge(e.source, e.target, type=e.type)
         return g
 
-    def with_nodes(self, keep: Iterable[str], focus: str | None = None) -> "ExportGraph":
+    def with_nodes(self, keep: Iterable[str], focus: str | None = None) -> ExportGraph:
         ids = set(keep)
         nodes = {k: v for k, v in self.nodes.items() if k in ids}
         edges = [e for e in self.edges if e.source in ids and e.target in ids]
@@ -155,7 +164,11 @@ def node_id(key: tuple) -> str:
     """Stable, readable id of a graph key: ``Kind/ns/name``, ``Kind/ns/name:role``, ``instance/x``."""
     if key[0] == "res":
         _, kind, ns, name = key
-        base = f"{kind or '<no kind>'}/{ns}/{name or '<unnamed>'}" if ns else f"{kind or '<no kind>'}/{name or '<unnamed>'}"
+        base = (
+            f"{kind or '<no kind>'}/{ns}/{name or '<unnamed>'}"
+            if ns
+            else f"{kind or '<no kind>'}/{name or '<unnamed>'}"
+        )
         return base
     if key[0] == "tpl":
         _, kind, ns, name, role = key
@@ -165,8 +178,9 @@ def node_id(key: tuple) -> str:
     return "/".join(str(k) for k in key)
 
 
-def export_graph(result: "LintResult", *, include_instance_types: bool = False,
-                 show_suppressed: bool = False) -> ExportGraph:
+def export_graph(
+    result: LintResult, *, include_instance_types: bool = False, show_suppressed: bool = False
+) -> ExportGraph:
     """The run's resource graph with findings attached (active ones, or all with ``show_suppressed``).
 
     Instance-type nodes (``covers`` edges of device-plugin DaemonSets) are left out by default:
@@ -202,33 +216,54 @@ def _make_node(key: tuple, data: dict, workload_keys: dict) -> ExportNode | None
         if key in workload_keys:
             category = "daemonset" if r.kind == "DaemonSet" else "workload"
         line = r.location(()).line
-        return ExportNode(nid, "resource", r.kind, r.name or "<unnamed>", r.namespace, r.api_version,
-                          category=category, file=r.doc.file.path, line=line)
+        return ExportNode(
+            nid,
+            "resource",
+            r.kind,
+            r.name or "<unnamed>",
+            r.namespace,
+            r.api_version,
+            category=category,
+            file=r.doc.file.path,
+            line=line,
+        )
     if typ == "template":
         t = data["template"]
         r = t.resource
-        return ExportNode(nid, "template", r.kind, r.name or "<unnamed>", r.namespace, r.api_version,
-                          role=t.role, category="template", file=r.doc.file.path,
-                          line=r.location(t.path).line, owner=node_id(r.key))
+        return ExportNode(
+            nid,
+            "template",
+            r.kind,
+            r.name or "<unnamed>",
+            r.namespace,
+            r.api_version,
+            role=t.role,
+            category="template",
+            file=r.doc.file.path,
+            line=r.location(t.path).line,
+            owner=node_id(r.key),
+        )
     if typ == "instance-type":
         return ExportNode(nid, "instance-type", "InstanceType", str(key[1]), category="instance")
     return None
 
 
-def _attach_findings(nodes: dict[str, ExportNode], findings: list[Finding], result: "LintResult") -> None:
+def _attach_findings(nodes: dict[str, ExportNode], findings: list[Finding], result: LintResult) -> None:
     by_resource: dict[str, list[ExportNode]] = {}
     for n in nodes.values():
         if n.type == "template" and n.owner:
             by_resource.setdefault(n.owner, []).append(n)
-    template_paths = {node_id(("tpl", t.resource.kind, t.resource.namespace, t.resource.name, t.role)): t.path
-                      for t in result.run.templates}
+    template_paths = {
+        node_id(("tpl", t.resource.kind, t.resource.namespace, t.resource.name, t.role)): t.path
+        for t in result.run.templates
+    }
     for f in findings:
         if f.resource is None:
             continue
         rid = node_id(("res", f.resource.kind, f.resource.namespace, f.resource.name))
         if rid in nodes:
             nodes[rid].findings.append(f)
-        rel = f.location.path[len(f.base_path):]
+        rel = f.location.path[len(f.base_path) :]
         for tnode in by_resource.get(rid, ()):
             tpath = template_paths.get(tnode.id)
             if tpath is not None and rel[: len(tpath)] == tuple(tpath):
@@ -250,15 +285,23 @@ def focus(graph: ExportGraph, selector: str) -> ExportGraph:
 
     parts = selector.strip().split("/")
     if len(parts) not in (2, 3) or not all(parts):
-        raise FocusError(f"--focus {selector!r}: use KIND/NAME or KIND/NAMESPACE/NAME (e.g. PyTorchJob/llama3-pretrain)")
+        raise FocusError(
+            f"--focus {selector!r}: use KIND/NAME or KIND/NAMESPACE/NAME (e.g. PyTorchJob/llama3-pretrain)"
+        )
     kind, name = parts[0].lower(), parts[-1]
     namespace = parts[1] if len(parts) == 3 else None
-    roots = [n.id for n in graph.nodes.values()
-             if n.type == "resource" and n.kind.lower() == kind and n.name == name
-             and (namespace is None or n.namespace == namespace)]
+    roots = [
+        n.id
+        for n in graph.nodes.values()
+        if n.type == "resource"
+        and n.kind.lower() == kind
+        and n.name == name
+        and (namespace is None or n.namespace == namespace)
+    ]
     if not roots:
-        same_kind = sorted(f"{n.kind}/{n.title}" for n in graph.nodes.values()
-                           if n.type == "resource" and n.kind.lower() == kind)
+        same_kind = sorted(
+            f"{n.kind}/{n.title}" for n in graph.nodes.values() if n.type == "resource" and n.kind.lower() == kind
+        )
         hint = f"; {parts[0]} resources: {', '.join(same_kind[:10])}" if same_kind else ""
         raise FocusError(f"--focus {selector!r}: no such resource in the graph{hint}")
     g = nx.DiGraph()
@@ -342,8 +385,13 @@ def to_dot(graph: ExportGraph) -> str:
             label_lines.append(_finding_line(n))
         label = "\\n".join(_dot_string(x)[1:-1] for x in label_lines)
         tooltip = "; ".join(f"{f.code} {f.message}" for f in n.findings[:5]) or n.id
-        attrs = [f'label="{label}"', f"fillcolor={_dot_string(fill)}", f"color={_dot_string(stroke)}",
-                 f"tooltip={_dot_string(tooltip)}", f"class={_dot_string('sev-' + (_sev(n) or 'none'))}"]
+        attrs = [
+            f'label="{label}"',
+            f"fillcolor={_dot_string(fill)}",
+            f"color={_dot_string(stroke)}",
+            f"tooltip={_dot_string(tooltip)}",
+            f"class={_dot_string('sev-' + (_sev(n) or 'none'))}",
+        ]
         if n.type == "template":
             attrs.append('style="rounded,filled,dashed"')
         if n.severity is not None and n.severity >= Severity.ERROR:
@@ -402,13 +450,28 @@ def to_json_data(graph: ExportGraph) -> dict:
         "focus": graph.focus,
         "nodes": [
             {
-                "id": n.id, "type": n.type, "kind": n.kind, "apiVersion": n.api_version or None,
-                "namespace": n.namespace, "name": n.name, "role": n.role, "category": n.category,
-                "owner": n.owner, "file": n.file, "line": n.line or None,
+                "id": n.id,
+                "type": n.type,
+                "kind": n.kind,
+                "apiVersion": n.api_version or None,
+                "namespace": n.namespace,
+                "name": n.name,
+                "role": n.role,
+                "category": n.category,
+                "owner": n.owner,
+                "file": n.file,
+                "line": n.line or None,
                 "severity": _sev(n),
                 "findings": [
-                    {"code": f.code, "slug": f.slug, "severity": str(f.severity), "message": f.message,
-                     "file": f.location.file, "line": f.location.line, "column": f.location.col}
+                    {
+                        "code": f.code,
+                        "slug": f.slug,
+                        "severity": str(f.severity),
+                        "message": f.message,
+                        "file": f.location.file,
+                        "line": f.location.line,
+                        "column": f.location.col,
+                    }
                     for f in n.findings
                 ],
             }

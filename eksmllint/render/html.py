@@ -14,8 +14,9 @@ from __future__ import annotations
 import re
 import textwrap
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from html import escape
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from eksmllint import __version__
 from eksmllint.core.finding import Finding, Severity
@@ -198,7 +199,7 @@ def rule_anchor(code: str) -> str:
     return f"rule-{code}"
 
 
-def family_of(code: str, registry: "Registry | None") -> str:
+def family_of(code: str, registry: Registry | None) -> str:
     rule = registry.get(code) if registry is not None else None
     if rule is not None:
         return rule.family
@@ -208,7 +209,7 @@ def family_of(code: str, registry: "Registry | None") -> str:
         return "other"
 
 
-def code_frame(src: "SourceFile | None", line: int, col: int, context: int = FRAME_CONTEXT) -> str:
+def code_frame(src: SourceFile | None, line: int, col: int, context: int = FRAME_CONTEXT) -> str:
     """The offending line with ``context`` lines around it and a caret under the column."""
     if src is None or src.text is None or not (0 < line <= len(src.lines)):
         return ""
@@ -229,21 +230,24 @@ def code_frame(src: "SourceFile | None", line: int, col: int, context: int = FRA
 # --- sections ---------------------------------------------------------------------------------
 
 
-def _summary(findings: list[Finding], suppressed: int, registry: "Registry | None", files: int,
-             resources: int) -> str:
+def _summary(findings: list[Finding], suppressed: int, registry: Registry | None, files: int, resources: int) -> str:
     counts = Counter(f.severity for f in findings)
     cards = []
     if not findings:
         cards.append('<div class="card clean"><div class="num">0</div><div class="lbl">findings</div></div>')
     for sev in SEVERITIES:
         n = counts.get(sev, 0)
-        cards.append(f'<div class="card {sev}" data-severity="{sev}"><div class="num">{n}</div>'
-                     f'<div class="lbl">{escape(str(sev))}{"s" if n != 1 else ""}</div></div>')
+        cards.append(
+            f'<div class="card {sev}" data-severity="{sev}"><div class="num">{n}</div>'
+            f'<div class="lbl">{escape(str(sev))}{"s" if n != 1 else ""}</div></div>'
+        )
     fixable = sum(1 for f in findings if f.fix is not None)
     cards.append(f'<div class="card"><div class="num">{fixable}</div><div class="lbl">fixable</div></div>')
     if suppressed:
         cards.append(f'<div class="card"><div class="num">{suppressed}</div><div class="lbl">suppressed</div></div>')
-    cards.append(f'<div class="card"><div class="num">{resources}</div><div class="lbl">resources in {_plural(files, "file")}</div></div>')
+    cards.append(
+        f'<div class="card"><div class="num">{resources}</div><div class="lbl">resources in {_plural(files, "file")}</div></div>'
+    )
 
     by_family: dict[str, Counter] = defaultdict(Counter)
     for f in findings:
@@ -253,14 +257,15 @@ def _summary(findings: list[Finding], suppressed: int, registry: "Registry | Non
     for fam in sorted(by_family, key=lambda x: (family_order.get(x, 99), x)):
         c = by_family[fam]
         cells = "".join(f'<td class="n">{c.get(s, 0) or ""}</td>' for s in SEVERITIES)
-        rows.append(f"<tr><td>{escape(fam)}</td>{cells}<td class=\"n\">{sum(c.values())}</td></tr>")
+        rows.append(f'<tr><td>{escape(fam)}</td>{cells}<td class="n">{sum(c.values())}</td></tr>')
     family_table = ""
     if rows:
         total = "".join(f'<td class="n">{counts.get(s, 0)}</td>' for s in SEVERITIES)
         family_table = (
             '<table class="by-family"><thead><tr><th>family</th>'
             + "".join(f'<th class="n">{s}</th>' for s in SEVERITIES)
-            + '<th class="n">total</th></tr></thead><tbody>' + "".join(rows)
+            + '<th class="n">total</th></tr></thead><tbody>'
+            + "".join(rows)
             + f'<tr class="total"><td>all</td>{total}<td class="n">{len(findings)}</td></tr></tbody></table>'
         )
     by_rule = Counter((f.code, f.slug, f.severity) for f in findings)
@@ -271,10 +276,14 @@ def _summary(findings: list[Finding], suppressed: int, registry: "Registry | Non
     )
     rule_table = (
         '<table class="by-rule"><thead><tr><th>rule</th><th>slug</th><th>severity</th><th class="n">findings</th></tr>'
-        f"</thead><tbody>{rule_rows}</tbody></table>" if rule_rows else ""
+        f"</thead><tbody>{rule_rows}</tbody></table>"
+        if rule_rows
+        else ""
     )
-    return (f'<section id="summary"><h2>Summary</h2><div class="cards">{"".join(cards)}</div>'
-            f'<div class="tables">{family_table}{rule_table}</div></section>')
+    return (
+        f'<section id="summary"><h2>Summary</h2><div class="cards">{"".join(cards)}</div>'
+        f'<div class="tables">{family_table}{rule_table}</div></section>'
+    )
 
 
 def _reduce_graph(graph: ExportGraph, cap: int) -> tuple[ExportGraph | None, str]:
@@ -287,10 +296,14 @@ def _reduce_graph(graph: ExportGraph, cap: int) -> tuple[ExportGraph | None, str
         if e.source in flagged or e.target in flagged:
             keep |= {e.source, e.target}
     if not keep or len(keep) > cap:
-        return None, (f"The run has {len(graph.nodes)} graph nodes, too many to draw legibly; use "
-                      "<code>eksmllint graph --focus KIND/NAME --format html</code> to draw one workload's neighbourhood.")
-    return graph.with_nodes(keep), (f"Showing the {len(keep)} of {len(graph.nodes)} nodes that have findings or "
-                                    "touch one; <code>eksmllint graph --format html</code> draws them all.")
+        return None, (
+            f"The run has {len(graph.nodes)} graph nodes, too many to draw legibly; use "
+            "<code>eksmllint graph --focus KIND/NAME --format html</code> to draw one workload's neighbourhood."
+        )
+    return graph.with_nodes(keep), (
+        f"Showing the {len(keep)} of {len(graph.nodes)} nodes that have findings or "
+        "touch one; <code>eksmllint graph --format html</code> draws them all."
+    )
 
 
 def _graph_section(graph: ExportGraph, linked: set[str], cap: int = GRAPH_NODE_CAP) -> str:
@@ -299,8 +312,10 @@ def _graph_section(graph: ExportGraph, linked: set[str], cap: int = GRAPH_NODE_C
     if drawn is not None and drawn.nodes:
         title = "Resource graph" + (f" (focus {drawn.focus})" if drawn.focus else "")
         body += legend_html(drawn) + f'<div class="graph-wrap">{render_svg(drawn, linked=linked, title=title)}</div>'
-        body += ('<p class="note">Hover a node for its findings; click a coloured node to jump to them. '
-                 "Dashed boxes are pod templates.</p>")
+        body += (
+            '<p class="note">Hover a node for its findings; click a coloured node to jump to them. '
+            "Dashed boxes are pod templates.</p>"
+        )
     elif drawn is not None:
         body += '<p class="note">No Kubernetes resources were found.</p>'
     return f'<section id="graph"><h2>Resource graph</h2>{body}</section>'
@@ -316,7 +331,7 @@ def _resource_id(f: Finding) -> str | None:
     return None if r is None else node_id(("res", r.kind, r.namespace, r.name))
 
 
-def _finding_html(f: Finding, sources: dict, registry: "Registry | None") -> str:
+def _finding_html(f: Finding, sources: dict, registry: Registry | None) -> str:
     loc = f.location
     rule = registry.get(f.code) if registry is not None else None
     where = f"{loc.file}:{loc.line}:{loc.col}" if loc.line else loc.file
@@ -331,7 +346,9 @@ def _finding_html(f: Finding, sources: dict, registry: "Registry | None") -> str
         f'<span class="slug">{escape(f.slug)}</span>',
     ]
     if f.fix is not None:
-        parts.append(f'<span class="fixable" title="{escape(f.fix.title)}">fixable ({f.fix.applicability.value})</span>')
+        parts.append(
+            f'<span class="fixable" title="{escape(f.fix.title)}">fixable ({f.fix.applicability.value})</span>'
+        )
     parts.append("</div>")
     parts.append(f'<div class="msg">{escape(f.message)}</div>')
     parts.append(f'<div class="loc">{escape(where)}</div>')
@@ -341,15 +358,19 @@ def _finding_html(f: Finding, sources: dict, registry: "Registry | None") -> str
     if f.suppressed_by:
         parts.append(f'<div class="why">suppressed by {escape(f.suppressed_by)}</div>')
     if rule is not None:
-        parts.append(f'<div class="why">{_inline(rule.spec.summary)} <a href="#{rule_anchor(f.code)}">Why and how to fix</a></div>')
+        parts.append(
+            f'<div class="why">{_inline(rule.spec.summary)} <a href="#{rule_anchor(f.code)}">Why and how to fix</a></div>'
+        )
     parts.append("</li>")
     return "".join(parts)
 
 
-def _findings_section(findings: list[Finding], sources: dict, registry: "Registry | None") -> str:
+def _findings_section(findings: list[Finding], sources: dict, registry: Registry | None) -> str:
     if not findings:
-        return ('<section id="findings"><h2>Findings</h2><div class="clean-box">No findings: '
-                "every rule passed.</div></section>")
+        return (
+            '<section id="findings"><h2>Findings</h2><div class="clean-box">No findings: '
+            "every rule passed.</div></section>"
+        )
     groups: dict[tuple, list[Finding]] = defaultdict(list)
     for f in findings:
         groups[_group_key(f)].append(f)
@@ -366,7 +387,7 @@ def _findings_section(findings: list[Finding], sources: dict, registry: "Registr
         first = fs[0]
         rid = _resource_id(first)
         if rid is not None:
-            heading = f"{escape(kind or '<no kind>')} <span class=\"slug\">{escape(f'{ns}/' if ns else '')}{escape(name or '<unnamed>')}</span>"
+            heading = f'{escape(kind or "<no kind>")} <span class="slug">{escape(f"{ns}/" if ns else "")}{escape(name or "<unnamed>")}</span>'
             anchor = resource_anchor(rid)
         else:
             heading = f"File {escape(file)}"
@@ -381,27 +402,33 @@ def _findings_section(findings: list[Finding], sources: dict, registry: "Registr
             f'<header><h3>{heading}</h3><span class="where">{escape(where)}</span><span class="note">{tally}</span></header>'
             f'<ol class="findings">{body}</ol></article>'
         )
-    filters = ('<div class="filters" role="toolbar" aria-label="Filter by severity"><span class="note">Show:</span>'
-               '<button type="button" data-filter="all" aria-pressed="true">all</button>'
-               + "".join(f'<button type="button" data-filter="{s}" aria-pressed="false">{s}s</button>' for s in SEVERITIES)
-               + "</div>")
+    filters = (
+        '<div class="filters" role="toolbar" aria-label="Filter by severity"><span class="note">Show:</span>'
+        '<button type="button" data-filter="all" aria-pressed="true">all</button>'
+        + "".join(f'<button type="button" data-filter="{s}" aria-pressed="false">{s}s</button>' for s in SEVERITIES)
+        + "</div>"
+    )
     return f'<section id="findings"><h2>Findings by resource</h2>{filters}{"".join(articles)}</section>'
 
 
-def _rules_section(codes: Iterable[str], registry: "Registry | None") -> str:
+def _rules_section(codes: Iterable[str], registry: Registry | None) -> str:
     items = []
     for code in sorted(set(codes)):
         rule = registry.get(code) if registry is not None else None
         if rule is None:
             continue
         s = rule.spec
-        body = [f'<article class="rule" id="{rule_anchor(code)}">',
-                f'<h3>{escape(code)} <span class="slug">{escape(rule.slug)}</span> '
-                f'<span class="sev {s.severity}">{s.severity}</span></h3>',
-                f"<p><strong>{_inline(s.summary)}</strong></p>",
-                f'<p class="note">family {escape(rule.family)} &middot; fix: {escape(s.fix)}</p>',
-                "<h4>What it checks</h4>", prose(s.description),
-                "<h4>Why it matters</h4>", prose(s.rationale)]
+        body = [
+            f'<article class="rule" id="{rule_anchor(code)}">',
+            f'<h3>{escape(code)} <span class="slug">{escape(rule.slug)}</span> '
+            f'<span class="sev {s.severity}">{s.severity}</span></h3>',
+            f"<p><strong>{_inline(s.summary)}</strong></p>",
+            f'<p class="note">family {escape(rule.family)} &middot; fix: {escape(s.fix)}</p>',
+            "<h4>What it checks</h4>",
+            prose(s.description),
+            "<h4>Why it matters</h4>",
+            prose(s.rationale),
+        ]
         if s.fix_description:
             body += [f"<h4>Fix ({escape(s.fix)})</h4>", prose(s.fix_description)]
         if s.references:
@@ -433,8 +460,14 @@ def _page(title: str, meta: str, nav: list[tuple[str, str]], sections: list[str]
 # --- entry points -----------------------------------------------------------------------------
 
 
-def render_report(result: "LintResult", registry: "Registry | None", *, show_suppressed: bool = False,
-                  title: str = "eksmllint report", graph_cap: int = GRAPH_NODE_CAP) -> str:
+def render_report(
+    result: LintResult,
+    registry: Registry | None,
+    *,
+    show_suppressed: bool = False,
+    title: str = "eksmllint report",
+    graph_cap: int = GRAPH_NODE_CAP,
+) -> str:
     """The full report for ``eksmllint lint --format html``."""
     shown = result.findings if show_suppressed else result.active
     files = [f for f in result.run.files if not f.context_only]
@@ -443,9 +476,11 @@ def render_report(result: "LintResult", registry: "Registry | None", *, show_sup
     graph = export_graph(result, show_suppressed=show_suppressed)
     linked = {rid for f in shown if (rid := _resource_id(f)) is not None}
     counts = Counter(f.severity for f in result.active)
-    meta = (f"eksmllint {escape(__version__)} &middot; {_plural(len(files), 'file')} &middot; "
-            f"{_plural(len(resources), 'resource')} &middot; {_plural(len(result.rules), 'rule')} enabled &middot; "
-            + ", ".join(_plural(counts.get(s, 0), str(s)) for s in SEVERITIES))
+    meta = (
+        f"eksmllint {escape(__version__)} &middot; {_plural(len(files), 'file')} &middot; "
+        f"{_plural(len(resources), 'resource')} &middot; {_plural(len(result.rules), 'rule')} enabled &middot; "
+        + ", ".join(_plural(counts.get(s, 0), str(s)) for s in SEVERITIES)
+    )
     sections = [
         _summary(result.active, len(result.suppressed), registry, len(files), len(resources)),
         _graph_section(graph, linked, graph_cap),
@@ -458,7 +493,7 @@ def render_report(result: "LintResult", registry: "Registry | None", *, show_sup
     return _page(title, meta, nav, sections)
 
 
-def render_graph_page(graph: ExportGraph, result: "LintResult", registry: "Registry | None") -> str:
+def render_graph_page(graph: ExportGraph, result: LintResult, registry: Registry | None) -> str:
     """``eksmllint graph --format html``: the drawing (never reduced), then the findings of the
     nodes drawn, so a focused page is a complete picture of one workload."""
     ids = {nid for nid, n in graph.nodes.items() if n.type == "resource"}
@@ -467,10 +502,15 @@ def render_graph_page(graph: ExportGraph, result: "LintResult", registry: "Regis
     linked = {rid for f in shown if (rid := _resource_id(f)) is not None}
     title = "eksmllint resource graph" + (f": {graph.focus}" if graph.focus else "")
     counts = Counter(f.severity for f in shown)
-    meta = (f"eksmllint {escape(__version__)} &middot; {_plural(len(graph.nodes), 'node')} &middot; "
-            f"{_plural(len(graph.edges), 'edge')} &middot; "
-            + ", ".join(_plural(counts.get(s, 0), str(s)) for s in SEVERITIES))
-    sections = [_graph_section(graph, linked, cap=10**9), _findings_section(shown, sources, registry),
-                _rules_section((f.code for f in shown), registry)]
+    meta = (
+        f"eksmllint {escape(__version__)} &middot; {_plural(len(graph.nodes), 'node')} &middot; "
+        f"{_plural(len(graph.edges), 'edge')} &middot; "
+        + ", ".join(_plural(counts.get(s, 0), str(s)) for s in SEVERITIES)
+    )
+    sections = [
+        _graph_section(graph, linked, cap=10**9),
+        _findings_section(shown, sources, registry),
+        _rules_section((f.code for f in shown), registry),
+    ]
     nav = [("graph", "Resource graph"), ("findings", "Findings")] + ([("rules", "Rules")] if sections[-1] else [])
     return _page(title, meta, nav, sections)

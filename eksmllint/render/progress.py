@@ -19,7 +19,8 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Callable, Mapping, TextIO
+from collections.abc import Callable, Mapping
+from typing import TextIO
 
 Progress = Callable[[int, int], None]
 
@@ -28,8 +29,9 @@ BAR_WIDTH = 30
 MIN_INTERVAL = 0.1  # seconds between redraws
 
 
-def wanted(stream: TextIO | None = None, env: Mapping[str, str] | None = None, total: int = 0,
-           min_total: int = MIN_FILES) -> bool:
+def wanted(
+    stream: TextIO | None = None, env: Mapping[str, str] | None = None, total: int = 0, min_total: int = MIN_FILES
+) -> bool:
     """Whether a bar should be drawn for ``total`` items on ``stream``."""
     stream = sys.stderr if stream is None else stream
     env = os.environ if env is None else env
@@ -78,8 +80,9 @@ class ProgressBar:
             self.closed = True
 
 
-def progress_for(total: int, stream: TextIO | None = None, env: Mapping[str, str] | None = None,
-                 min_total: int = MIN_FILES) -> Progress | None:
+def progress_for(
+    total: int, stream: TextIO | None = None, env: Mapping[str, str] | None = None, min_total: int = MIN_FILES
+) -> Progress | None:
     """A progress callback for ``total`` items, or None when no bar should be drawn."""
     if not wanted(stream, env, total, min_total):
         return None

@@ -16,7 +16,13 @@ from dataclasses import dataclass
 from html import escape
 
 from eksmllint.render.graph_export import (
-    CATEGORIES, DASHED_EDGES, EDGE_COLORS, EDGE_TYPES, SEVERITY_COLORS, ExportGraph, ExportNode,
+    CATEGORIES,
+    DASHED_EDGES,
+    EDGE_COLORS,
+    EDGE_TYPES,
+    SEVERITY_COLORS,
+    ExportGraph,
+    ExportNode,
 )
 
 NODE_W, NODE_H, TEMPLATE_H = 210, 46, 38
@@ -25,9 +31,17 @@ CHAR_W = 6.1  # average advance of an 11px sans-serif glyph, to truncate names t
 
 #: Column a category prefers (smaller = further left).
 PREFERRED_COLUMN: dict[str, int] = {
-    "workload": 0, "daemonset": 0, "template": 1,
-    "queue": 2, "nodepool": 2, "storage": 2, "config": 2, "scheduling": 2, "other": 2,
-    "nodeclass": 3, "instance": 3,
+    "workload": 0,
+    "daemonset": 0,
+    "template": 1,
+    "queue": 2,
+    "nodepool": 2,
+    "storage": 2,
+    "config": 2,
+    "scheduling": 2,
+    "other": 2,
+    "nodeclass": 3,
+    "instance": 3,
 }
 #: Edges every template has (priority, service account): drawn faint so the placement edges stand out.
 FAINT_EDGES = frozenset({"has-priority", "runs-as"})
@@ -37,9 +51,17 @@ _SECOND_TIER_KINDS = frozenset({"StorageClass", "PersistentVolume", "ClusterQueu
 _SHORT_KINDS = {"PersistentVolumeClaim": "PVC", "PersistentVolume": "PV", "HorizontalPodAutoscaler": "HPA"}
 
 CATEGORY_STRIPE: dict[str, str] = {
-    "workload": "#3949ab", "daemonset": "#5e35b1", "template": "#90a4ae", "queue": "#a15c00",
-    "nodepool": "#2e7d32", "nodeclass": "#6a1b9a", "storage": "#00838f", "config": "#546e7a",
-    "scheduling": "#795548", "instance": "#1f6fb2", "other": "#9e9e9e",
+    "workload": "#3949ab",
+    "daemonset": "#5e35b1",
+    "template": "#90a4ae",
+    "queue": "#a15c00",
+    "nodepool": "#2e7d32",
+    "nodeclass": "#6a1b9a",
+    "storage": "#00838f",
+    "config": "#546e7a",
+    "scheduling": "#795548",
+    "instance": "#1f6fb2",
+    "other": "#9e9e9e",
 }
 
 
@@ -102,8 +124,9 @@ def layout(graph: ExportGraph) -> tuple[dict[str, Placed], float, float]:
     for ci, ids in columns.items():
         for nid in ids:
             n = graph.nodes[nid]
-            placed[nid] = Placed(n, ci, x=MARGIN + ci * (NODE_W + COL_GAP),
-                                 h=TEMPLATE_H if n.type == "template" else NODE_H)
+            placed[nid] = Placed(
+                n, ci, x=MARGIN + ci * (NODE_W + COL_GAP), h=TEMPLATE_H if n.type == "template" else NODE_H
+            )
     _place_vertically(columns, placed, g)
     width = MARGIN * 2 + max(len(columns), 1) * (NODE_W + COL_GAP) - COL_GAP
     height = MARGIN * 2 + max((p.y + p.h for p in placed.values()), default=0) - MARGIN
@@ -111,8 +134,14 @@ def layout(graph: ExportGraph) -> tuple[dict[str, Placed], float, float]:
 
 
 def _sort_key(n: ExportNode) -> tuple:
-    return (list(CATEGORIES).index(n.category) if n.category in CATEGORIES else 99,
-            n.owner or n.id, n.kind, n.namespace or "", n.name, n.role or "")
+    return (
+        list(CATEGORIES).index(n.category) if n.category in CATEGORIES else 99,
+        n.owner or n.id,
+        n.kind,
+        n.namespace or "",
+        n.name,
+        n.role or "",
+    )
 
 
 def _reduce_crossings(columns: dict[int, list[str]], g, owners: set[str] = frozenset()) -> None:
@@ -130,7 +159,7 @@ def _reduce_crossings(columns: dict[int, list[str]], g, owners: set[str] = froze
             nxt = {nid: i for i, nid in enumerate(columns.get(ci + 1, []))}
             current = {nid: i for i, nid in enumerate(columns[ci])}
 
-            def bary(nid: str) -> float:
+            def bary(nid: str, forward=forward, prev=prev, nxt=nxt, current=current) -> float:
                 if forward or nid in owners:
                     ref, nbrs = prev, g.predecessors(nid)
                 else:
@@ -221,14 +250,20 @@ def _node_svg(p: Placed, linked: bool) -> str:
     ]
     text_w = NODE_W - 22 - (26 if n.findings else 0)
     if n.type == "template":
-        parts.append(f'<text x="{x + 12:.1f}" y="{y + 15:.1f}" class="k">{escape(_truncate("pod template", text_w))}</text>')
-        parts.append(f'<text x="{x + 12:.1f}" y="{y + 30:.1f}" class="n">{escape(_truncate(n.title, text_w, 6.6))}</text>')
+        parts.append(
+            f'<text x="{x + 12:.1f}" y="{y + 15:.1f}" class="k">{escape(_truncate("pod template", text_w))}</text>'
+        )
+        parts.append(
+            f'<text x="{x + 12:.1f}" y="{y + 30:.1f}" class="n">{escape(_truncate(n.title, text_w, 6.6))}</text>'
+        )
     else:
         # namespace on the kind line: the name gets the whole bold line
         kind = _SHORT_KINDS.get(n.kind_label, n.kind_label)
         kind_line = f"{kind} \u00b7 {n.namespace}" if n.namespace else kind
         parts.append(f'<text x="{x + 12:.1f}" y="{y + 17:.1f}" class="k">{escape(_truncate(kind_line, text_w))}</text>')
-        parts.append(f'<text x="{x + 12:.1f}" y="{y + 34:.1f}" class="n">{escape(_truncate(n.name, text_w, 6.6))}</text>')
+        parts.append(
+            f'<text x="{x + 12:.1f}" y="{y + 34:.1f}" class="n">{escape(_truncate(n.name, text_w, 6.6))}</text>'
+        )
     if n.findings:
         cx, cy = x + NODE_W - 17, y + h / 2
         parts.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="11" fill="{stroke}"/>')
@@ -256,8 +291,10 @@ def _edge_svg(src: Placed, dst: Placed, etype: str, detail: str | None, offset: 
         dash += ' stroke-opacity="0.45"'
 
     title = f"{src.node.id} \u2192 {dst.node.id}: {etype}" + (f" ({detail})" if detail else "")
-    return (f'<path class="edge edge-{etype}" data-type="{etype}" d="{d}" fill="none" stroke="{color}"'
-            f' stroke-width="1.4"{dash} marker-end="url(#arrow-{etype})"><title>{escape(title)}</title></path>')
+    return (
+        f'<path class="edge edge-{etype}" data-type="{etype}" d="{d}" fill="none" stroke="{color}"'
+        f' stroke-width="1.4"{dash} marker-end="url(#arrow-{etype})"><title>{escape(title)}</title></path>'
+    )
 
 
 def render_svg(graph: ExportGraph, *, linked: set[str] | None = None, title: str = "Resource graph") -> str:
@@ -267,7 +304,9 @@ def render_svg(graph: ExportGraph, *, linked: set[str] | None = None, title: str
     """
     placed, width, height = layout(graph)
     linked = linked or set()
-    used_types = sorted({e.type for e in graph.edges}, key=lambda t: list(EDGE_TYPES).index(t) if t in EDGE_TYPES else 99)
+    used_types = sorted(
+        {e.type for e in graph.edges}, key=lambda t: list(EDGE_TYPES).index(t) if t in EDGE_TYPES else 99
+    )
     markers = "".join(
         f'<marker id="arrow-{t}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7"'
         f' orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="{EDGE_COLORS.get(t, "#6b7280")}"/></marker>'
@@ -303,7 +342,9 @@ def render_svg(graph: ExportGraph, *, linked: set[str] | None = None, title: str
 
 def legend_html(graph: ExportGraph) -> str:
     """Legend for the SVG (HTML, so it wraps on narrow screens and prints with the page)."""
-    cats = sorted({n.category for n in graph.nodes.values()}, key=lambda c: list(CATEGORIES).index(c) if c in CATEGORIES else 99)
+    cats = sorted(
+        {n.category for n in graph.nodes.values()}, key=lambda c: list(CATEGORIES).index(c) if c in CATEGORIES else 99
+    )
     types = [t for t in EDGE_TYPES if any(e.type == t for e in graph.edges)]
     sev_items = "".join(
         f'<span class="lg"><i style="background:{SEVERITY_COLORS[s][0]};border:2px solid {SEVERITY_COLORS[s][1]}"></i>{label}</span>'
@@ -318,6 +359,9 @@ def legend_html(graph: ExportGraph) -> str:
         f' style="border-color:{EDGE_COLORS[t]}"></b>{escape(t)}</span>'
         for t in types
     )
-    return (f'<div class="legend"><div><strong>Node colour</strong> (worst finding): {sev_items}</div>'
-            f"<div><strong>Stripe</strong>: {cat_items}</div>"
-            + (f"<div><strong>Edges</strong>: {edge_items}</div>" if edge_items else "") + "</div>")
+    return (
+        f'<div class="legend"><div><strong>Node colour</strong> (worst finding): {sev_items}</div>'
+        f"<div><strong>Stripe</strong>: {cat_items}</div>"
+        + (f"<div><strong>Edges</strong>: {edge_items}</div>" if edge_items else "")
+        + "</div>"
+    )

@@ -47,13 +47,14 @@ import functools
 import json
 import re
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from eksmllint.placeholders import is_placeholder
 
-__all__ = ["SchemaIssue", "MAX_ISSUES", "supported_versions", "validate_core"]
+__all__ = ["MAX_ISSUES", "SchemaIssue", "supported_versions", "validate_core"]
 
 #: Most issues reported for one document; the last slot then says more were cut.
 MAX_ISSUES = 20
@@ -122,13 +123,12 @@ def _normalise_version(k8s_version: str) -> str:
     version = f"{int(m.group(1))}.{int(m.group(2))}" if m else None
     if version is None or version not in _version_dirs():
         raise ValueError(
-            f"unsupported Kubernetes version {k8s_version!r}; "
-            f"supported: {', '.join(supported_versions())}"
+            f"unsupported Kubernetes version {k8s_version!r}; supported: {', '.join(supported_versions())}"
         )
     return version
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _definitions(version: str) -> dict[str, Any]:
     """The ``$defs`` of one version's strict ``_definitions.json`` (parsed once)."""
     path = _schema_root().joinpath(_version_dirs()[version], "_definitions.json")
@@ -136,7 +136,7 @@ def _definitions(version: str) -> dict[str, Any]:
         return json.load(fh)["$defs"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _kind_index(version: str) -> dict[tuple[str, str], str]:
     """Exact (apiVersion, kind) -> definition name, from x-kubernetes-group-version-kind."""
     index: dict[tuple[str, str], str] = {}
@@ -167,8 +167,9 @@ class _Full(Exception):
 
 # Keywords that only annotate; they never reject a value.
 _ANNOTATIONS = frozenset({"description", "default", "title", "example", "readOnly", "$schema", "$id"})
-_HANDLED = frozenset({"type", "properties", "additionalProperties", "items", "required", "enum", "$ref",
-                      "oneOf", "format"})
+_HANDLED = frozenset(
+    {"type", "properties", "additionalProperties", "items", "required", "enum", "$ref", "oneOf", "format"}
+)
 #: Where a placeholder string (``$NUM_NODES``, ``REPLACE_ME``) stands for a value decided at render
 #: time: a scalar slot. An object or list slot holding a string stays an error.
 _SCALARS = frozenset({"integer", "number", "boolean"})
@@ -176,9 +177,16 @@ _INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 
 _NULL = type(None)
 _JSON_TYPE_OF: dict[type, str] = {
-    str: "string", bool: "boolean", int: "integer", float: "number",
-    dict: "object", list: "array", tuple: "array", _NULL: "null",
-    _dt.datetime: "string", _dt.date: "string",
+    str: "string",
+    bool: "boolean",
+    int: "integer",
+    float: "number",
+    dict: "object",
+    list: "array",
+    tuple: "array",
+    _NULL: "null",
+    _dt.datetime: "string",
+    _dt.date: "string",
 }
 
 
@@ -187,9 +195,16 @@ def _json_type(value: Any) -> str:
     name = _JSON_TYPE_OF.get(type(value))
     if name is not None:
         return name
-    for py, json_name in ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"),
-                          (dict, "object"), (list, "array"), (tuple, "array"),
-                          ((_dt.date, _dt.datetime), "string")):
+    for py, json_name in (
+        (bool, "boolean"),
+        (int, "integer"),
+        (float, "number"),
+        (str, "string"),
+        (dict, "object"),
+        (list, "array"),
+        (tuple, "array"),
+        ((_dt.date, _dt.datetime), "string"),
+    ):
         if isinstance(value, py):
             _JSON_TYPE_OF[type(value)] = json_name  # the loader's YMap/YList: one lookup from now on
             return json_name
@@ -241,8 +256,7 @@ class _Compiler:
             return _accept
         if not isinstance(schema, dict):
             raise _Unsupported(f"schema node {schema!r}")
-        unknown = {k for k in schema if k not in _HANDLED and k not in _ANNOTATIONS
-                   and not k.startswith("x-")}
+        unknown = {k for k in schema if k not in _HANDLED and k not in _ANNOTATIONS and not k.startswith("x-")}
         if unknown:
             raise _Unsupported(f"keywords {sorted(unknown)}")
         if "$ref" in schema:
@@ -251,7 +265,7 @@ class _Compiler:
                 raise _Unsupported(f"$ref {ref!r}")
             if set(schema) & (_HANDLED - {"$ref", "format"}):
                 raise _Unsupported("$ref with sibling assertions")
-            return self.definition(ref[len("#/$defs/"):])
+            return self.definition(ref[len("#/$defs/") :])
 
         types = schema.get("type")
         if "oneOf" in schema:
@@ -273,8 +287,9 @@ class _Compiler:
         props_schema = schema.get("properties") or {}
         props = {key: self.node(sub) for key, sub in props_schema.items()}
         extra = schema.get("additionalProperties", True)
-        extra_check: _Check | None = None if extra is False else (
-            None if extra is True or extra == {} else self.node(extra))
+        extra_check: _Check | None = (
+            None if extra is False else (None if extra is True or extra == {} else self.node(extra))
+        )
         closed = extra is False
         required = tuple(schema.get("required") or ())
         items = self.node(schema["items"]) if "items" in schema else None
@@ -287,8 +302,7 @@ class _Compiler:
                     if not (jtype == "string" and allowed & _SCALARS and is_placeholder(value)):
                         _add(out, path, f"{_where(path)}expected {_type_words(allowed)}, got {_describe(value)}")
                     return
-                if int_range is not None and jtype == "integer" and not (
-                        int_range[0] <= value <= int_range[1]):
+                if int_range is not None and jtype == "integer" and not (int_range[0] <= value <= int_range[1]):
                     _add(out, path, f"{_where(path)}{value} is out of range for {schema['format']}")
             if enum is not None and value not in enum and not is_placeholder(value):
                 choices = ", ".join(json.dumps(e) for e in enum[:8]) + (", ..." if len(enum) > 8 else "")
@@ -298,7 +312,7 @@ class _Compiler:
                     for key in required:
                         if key not in value:
                             where = f" in {_display(path)}" if path else ""
-                            _add(out, path, f"missing required field \"{key}\"{where}")
+                            _add(out, path, f'missing required field "{key}"{where}')
                     for key, sub in value.items():
                         child = props.get(key) if isinstance(key, str) else None
                         if child is not None:
@@ -346,13 +360,13 @@ def _display(path: tuple[Any, ...]) -> str:
 
 
 def _where(path: tuple[Any, ...]) -> str:
-    return f"\"{_display(path)}\": " if path else ""
+    return f'"{_display(path)}": ' if path else ""
 
 
 def _short(value: Any, limit: int = 40) -> str:
     try:
         text = json.dumps(value) if isinstance(value, str) else repr(value)
-    except Exception:  # noqa: BLE001 - repr of arbitrary objects may fail
+    except Exception:
         text = f"<{type(value).__name__}>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -375,11 +389,11 @@ def _type_words(allowed: frozenset[str]) -> str:
 
 
 def _unknown(path: tuple[Any, ...], key: Any, known: dict[str, Any]) -> str:
-    message = f"unknown field \"{_display((*path, _key(key)))}\""
+    message = f'unknown field "{_display((*path, _key(key)))}"'
     if isinstance(key, str):
         close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.75)
         if close:
-            message += f" (did you mean \"{close[0]}\"?)"
+            message += f' (did you mean "{close[0]}"?)'
     return message
 
 
@@ -401,13 +415,12 @@ class _Validator:
             try:
                 self._check(obj, (), out)
             except _Full:
-                out[-1] = ((), f"more than {MAX_ISSUES - 1} schema issues; only the first "
-                                f"{MAX_ISSUES - 1} are shown")
+                out[-1] = ((), f"more than {MAX_ISSUES - 1} schema issues; only the first {MAX_ISSUES - 1} are shown")
             return out
         return _fallback_issues(self._fallback, obj)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _compiler(version: str) -> _Compiler:
     return _Compiler(_definitions(version))
 
@@ -451,8 +464,7 @@ def _fallback_issues(validator: Any, obj: dict[str, Any]) -> list[_Raw]:
     for error in errors:
         path = tuple(p if isinstance(p, int) else _key(p) for p in error.absolute_path)
         if len(out) >= MAX_ISSUES - 1:
-            out.append(((), f"more than {MAX_ISSUES - 1} schema issues; only the first "
-                            f"{MAX_ISSUES - 1} are shown"))
+            out.append(((), f"more than {MAX_ISSUES - 1} schema issues; only the first {MAX_ISSUES - 1} are shown"))
             break
         out.append((path, f"{_where(path)}{error.message}"))
     return out
@@ -482,6 +494,6 @@ def validate_core(obj: dict[str, Any], k8s_version: str = "1.33") -> list[Schema
         raw = validator.issues(obj)
     except RecursionError:
         return [SchemaIssue((), "document is nested too deeply to validate")]
-    except Exception as exc:  # noqa: BLE001 - a lint run must never die on one document
+    except Exception as exc:
         return [SchemaIssue((), f"could not validate against the schema: {type(exc).__name__}: {exc}")]
     return [SchemaIssue(tuple(path), message) for path, message in raw]

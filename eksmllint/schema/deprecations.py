@@ -36,7 +36,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["ApiStatus", "api_status", "ENTRIES"]
+__all__ = ["ENTRIES", "ApiStatus", "api_status"]
 
 State = Literal["deprecated", "removed"]
 
@@ -83,10 +83,28 @@ class _Entry:
     interim_mechanical: bool = False
 
 
-def _core(api_version: str, kinds: str, replacement: str | None, deprecated: str, removed: str | None,
-          mechanical: bool, note: str, source: str = _GUIDE, **extra: Any) -> _Entry:
-    return _Entry(api_version, tuple(kinds.split()), replacement, mechanical, note, source,
-                  deprecated=deprecated, removed=removed, **extra)
+def _core(
+    api_version: str,
+    kinds: str,
+    replacement: str | None,
+    deprecated: str,
+    removed: str | None,
+    mechanical: bool,
+    note: str,
+    source: str = _GUIDE,
+    **extra: Any,
+) -> _Entry:
+    return _Entry(
+        api_version,
+        tuple(kinds.split()),
+        replacement,
+        mechanical,
+        note,
+        source,
+        deprecated=deprecated,
+        removed=removed,
+        **extra,
+    )
 
 
 # flowcontrol v1 exists from 1.29; before that the successor was v1beta2 (1.23-1.28) or
@@ -95,174 +113,472 @@ _FLOWCONTROL_V1 = "flowcontrol.apiserver.k8s.io/v1"
 
 
 _NO_CHANGES = "The guide lists no notable changes: only apiVersion changes."
-_SELECTOR = ("spec.selector becomes required and immutable, and defaults change "
-             "(e.g. updateStrategy, revisionHistoryLimit); copy the template labels into spec.selector.")
+_SELECTOR = (
+    "spec.selector becomes required and immutable, and defaults change "
+    "(e.g. updateStrategy, revisionHistoryLimit); copy the template labels into spec.selector."
+)
 
 ENTRIES: tuple[_Entry, ...] = (
     # --- removed in 1.16 -------------------------------------------------------------------
     _core("extensions/v1beta1", "Deployment", "apps/v1", "1.9", "1.16", False, _SELECTOR),
     _core("apps/v1beta1", "Deployment", "apps/v1", "1.9", "1.16", False, _SELECTOR),
     _core("apps/v1beta2", "Deployment", "apps/v1", "1.9", "1.16", False, _SELECTOR),
-    _core("extensions/v1beta1", "DaemonSet", "apps/v1", "1.9", "1.16", False,
-          "spec.templateGeneration is removed; " + _SELECTOR),
+    _core(
+        "extensions/v1beta1",
+        "DaemonSet",
+        "apps/v1",
+        "1.9",
+        "1.16",
+        False,
+        "spec.templateGeneration is removed; " + _SELECTOR,
+    ),
     _core("apps/v1beta2", "DaemonSet", "apps/v1", "1.9", "1.16", False, _SELECTOR),
     _core("apps/v1beta1", "StatefulSet", "apps/v1", "1.9", "1.16", False, _SELECTOR),
     _core("apps/v1beta2", "StatefulSet", "apps/v1", "1.9", "1.16", False, _SELECTOR),
     _core("extensions/v1beta1", "ReplicaSet", "apps/v1", "1.9", "1.16", False, _SELECTOR),
     _core("apps/v1beta1", "ReplicaSet", "apps/v1", "1.9", "1.16", False, _SELECTOR),
     _core("apps/v1beta2", "ReplicaSet", "apps/v1", "1.9", "1.16", False, _SELECTOR),
-    _core("extensions/v1beta1", "NetworkPolicy", "networking.k8s.io/v1", "1.8", "1.16", True,
-          "The guide lists no field changes for NetworkPolicy."),
-    _core("extensions/v1beta1", "PodSecurityPolicy", None, "1.10", "1.16", False,
-          "PodSecurityPolicy was removed from Kubernetes altogether in 1.25; use Pod Security Admission "
-          "(namespace labels pod-security.kubernetes.io/*)."),
+    _core(
+        "extensions/v1beta1",
+        "NetworkPolicy",
+        "networking.k8s.io/v1",
+        "1.8",
+        "1.16",
+        True,
+        "The guide lists no field changes for NetworkPolicy.",
+    ),
+    _core(
+        "extensions/v1beta1",
+        "PodSecurityPolicy",
+        None,
+        "1.10",
+        "1.16",
+        False,
+        "PodSecurityPolicy was removed from Kubernetes altogether in 1.25; use Pod Security Admission "
+        "(namespace labels pod-security.kubernetes.io/*).",
+    ),
     # --- removed in 1.22 -------------------------------------------------------------------
-    _core("admissionregistration.k8s.io/v1beta1", "MutatingWebhookConfiguration ValidatingWebhookConfiguration",
-          "admissionregistration.k8s.io/v1", "1.16", "1.22", False,
-          "v1 changes defaults (failurePolicy Fail, matchPolicy Equivalent, timeoutSeconds 10) and makes "
-          "sideEffects and admissionReviewVersions required."),
-    _core("apiextensions.k8s.io/v1beta1", "CustomResourceDefinition", "apiextensions.k8s.io/v1", "1.16", "1.22",
-          False, "v1 moves validation/subresources/printer columns under spec.versions[*] and requires a "
-                 "structural schema."),
-    _core("apiregistration.k8s.io/v1beta1", "APIService", "apiregistration.k8s.io/v1", "1.19", "1.22", True,
-          _NO_CHANGES),
-    _core("certificates.k8s.io/v1beta1", "CertificateSigningRequest", "certificates.k8s.io/v1", "1.19", "1.22",
-          False, "v1 requires spec.signerName and spec.usages."),
+    _core(
+        "admissionregistration.k8s.io/v1beta1",
+        "MutatingWebhookConfiguration ValidatingWebhookConfiguration",
+        "admissionregistration.k8s.io/v1",
+        "1.16",
+        "1.22",
+        False,
+        "v1 changes defaults (failurePolicy Fail, matchPolicy Equivalent, timeoutSeconds 10) and makes "
+        "sideEffects and admissionReviewVersions required.",
+    ),
+    _core(
+        "apiextensions.k8s.io/v1beta1",
+        "CustomResourceDefinition",
+        "apiextensions.k8s.io/v1",
+        "1.16",
+        "1.22",
+        False,
+        "v1 moves validation/subresources/printer columns under spec.versions[*] and requires a structural schema.",
+    ),
+    _core(
+        "apiregistration.k8s.io/v1beta1", "APIService", "apiregistration.k8s.io/v1", "1.19", "1.22", True, _NO_CHANGES
+    ),
+    _core(
+        "certificates.k8s.io/v1beta1",
+        "CertificateSigningRequest",
+        "certificates.k8s.io/v1",
+        "1.19",
+        "1.22",
+        False,
+        "v1 requires spec.signerName and spec.usages.",
+    ),
     _core("coordination.k8s.io/v1beta1", "Lease", "coordination.k8s.io/v1", "1.14", "1.22", True, _NO_CHANGES),
-    _core("extensions/v1beta1", "Ingress", "networking.k8s.io/v1", "1.14", "1.22", False,
-          "v1 renames backend fields (serviceName -> service.name, servicePort -> service.port) and "
-          "requires pathType."),
-    _core("networking.k8s.io/v1beta1", "Ingress", "networking.k8s.io/v1", "1.19", "1.22", False,
-          "v1 renames backend fields (serviceName -> service.name, servicePort -> service.port) and "
-          "requires pathType."),
+    _core(
+        "extensions/v1beta1",
+        "Ingress",
+        "networking.k8s.io/v1",
+        "1.14",
+        "1.22",
+        False,
+        "v1 renames backend fields (serviceName -> service.name, servicePort -> service.port) and requires pathType.",
+    ),
+    _core(
+        "networking.k8s.io/v1beta1",
+        "Ingress",
+        "networking.k8s.io/v1",
+        "1.19",
+        "1.22",
+        False,
+        "v1 renames backend fields (serviceName -> service.name, servicePort -> service.port) and requires pathType.",
+    ),
     _core("networking.k8s.io/v1beta1", "IngressClass", "networking.k8s.io/v1", "1.19", "1.22", True, _NO_CHANGES),
-    _core("rbac.authorization.k8s.io/v1beta1", "ClusterRole ClusterRoleBinding Role RoleBinding",
-          "rbac.authorization.k8s.io/v1", "1.17", "1.22", True, _NO_CHANGES),
+    _core(
+        "rbac.authorization.k8s.io/v1beta1",
+        "ClusterRole ClusterRoleBinding Role RoleBinding",
+        "rbac.authorization.k8s.io/v1",
+        "1.17",
+        "1.22",
+        True,
+        _NO_CHANGES,
+    ),
     _core("scheduling.k8s.io/v1beta1", "PriorityClass", "scheduling.k8s.io/v1", "1.14", "1.22", True, _NO_CHANGES),
-    _core("storage.k8s.io/v1beta1", "CSIDriver StorageClass VolumeAttachment", "storage.k8s.io/v1", "1.19", "1.22",
-          True, _NO_CHANGES,
-          _GUIDE + "; staging/src/k8s.io/api/storage/v1beta1/zz_generated.prerelease-lifecycle.go"),
-    _core("storage.k8s.io/v1beta1", "CSINode", "storage.k8s.io/v1", "1.17", "1.22", True, _NO_CHANGES,
-          _GUIDE + "; staging/src/k8s.io/api/storage/v1beta1/zz_generated.prerelease-lifecycle.go"),
+    _core(
+        "storage.k8s.io/v1beta1",
+        "CSIDriver StorageClass VolumeAttachment",
+        "storage.k8s.io/v1",
+        "1.19",
+        "1.22",
+        True,
+        _NO_CHANGES,
+        _GUIDE + "; staging/src/k8s.io/api/storage/v1beta1/zz_generated.prerelease-lifecycle.go",
+    ),
+    _core(
+        "storage.k8s.io/v1beta1",
+        "CSINode",
+        "storage.k8s.io/v1",
+        "1.17",
+        "1.22",
+        True,
+        _NO_CHANGES,
+        _GUIDE + "; staging/src/k8s.io/api/storage/v1beta1/zz_generated.prerelease-lifecycle.go",
+    ),
     # --- removed in 1.25 -------------------------------------------------------------------
     _core("batch/v1beta1", "CronJob", "batch/v1", "1.21", "1.25", True, _NO_CHANGES),
-    _core("discovery.k8s.io/v1beta1", "EndpointSlice", "discovery.k8s.io/v1", "1.21", "1.25", False,
-          "v1 replaces endpoints[*].topology with nodeName/zone."),
-    _core("events.k8s.io/v1beta1", "Event", "events.k8s.io/v1", "1.19", "1.25", False,
-          "v1 renames and restricts several fields (involvedObject -> regarding, type Normal|Warning)."),
-    _core("autoscaling/v2beta1", "HorizontalPodAutoscaler", "autoscaling/v2", "1.22", "1.25", False,
-          "v2 restructures metric targets (targetAverageUtilization -> target.averageUtilization)."),
-    _core("policy/v1beta1", "PodDisruptionBudget", "policy/v1", "1.21", "1.25", False,
-          "Not a pure rename: an empty spec.selector ({}) selects no pods in policy/v1beta1 but every pod "
-          "in the namespace in policy/v1."),
-    _core("policy/v1beta1", "PodSecurityPolicy", None, "1.21", "1.25", False,
-          "PodSecurityPolicy has no replacement API; use Pod Security Admission.",
-          _GUIDE + "; staging/src/k8s.io/api/policy/v1beta1/zz_generated.prerelease-lifecycle.go"),
-    _core("node.k8s.io/v1beta1", "RuntimeClass", "node.k8s.io/v1", "1.20", "1.25", True, _NO_CHANGES,
-          _GUIDE + "; https://cloud.google.com/kubernetes-engine/docs/deprecations/apis-1-25"),
+    _core(
+        "discovery.k8s.io/v1beta1",
+        "EndpointSlice",
+        "discovery.k8s.io/v1",
+        "1.21",
+        "1.25",
+        False,
+        "v1 replaces endpoints[*].topology with nodeName/zone.",
+    ),
+    _core(
+        "events.k8s.io/v1beta1",
+        "Event",
+        "events.k8s.io/v1",
+        "1.19",
+        "1.25",
+        False,
+        "v1 renames and restricts several fields (involvedObject -> regarding, type Normal|Warning).",
+    ),
+    _core(
+        "autoscaling/v2beta1",
+        "HorizontalPodAutoscaler",
+        "autoscaling/v2",
+        "1.22",
+        "1.25",
+        False,
+        "v2 restructures metric targets (targetAverageUtilization -> target.averageUtilization).",
+    ),
+    _core(
+        "policy/v1beta1",
+        "PodDisruptionBudget",
+        "policy/v1",
+        "1.21",
+        "1.25",
+        False,
+        "Not a pure rename: an empty spec.selector ({}) selects no pods in policy/v1beta1 but every pod "
+        "in the namespace in policy/v1.",
+    ),
+    _core(
+        "policy/v1beta1",
+        "PodSecurityPolicy",
+        None,
+        "1.21",
+        "1.25",
+        False,
+        "PodSecurityPolicy has no replacement API; use Pod Security Admission.",
+        _GUIDE + "; staging/src/k8s.io/api/policy/v1beta1/zz_generated.prerelease-lifecycle.go",
+    ),
+    _core(
+        "node.k8s.io/v1beta1",
+        "RuntimeClass",
+        "node.k8s.io/v1",
+        "1.20",
+        "1.25",
+        True,
+        _NO_CHANGES,
+        _GUIDE + "; https://cloud.google.com/kubernetes-engine/docs/deprecations/apis-1-25",
+    ),
     # --- removed in 1.26 and later (cross-checked against bundled schemas) -----------------
-    _core("autoscaling/v2beta2", "HorizontalPodAutoscaler", "autoscaling/v2", "1.23", "1.26", True,
-          "Spec fields are identical in the bundled 1.25 schemas of v2beta2 and v2.", _GUIDE + "; " + _BUNDLED),
-    _core("flowcontrol.apiserver.k8s.io/v1beta1", "FlowSchema", _FLOWCONTROL_V1, "1.23", "1.26",
-          True, "FlowSchema spec is identical across v1beta1..v1 in the bundled schemas.", _GUIDE + "; " + _BUNDLED,
-          replacement_since="1.29", interim="flowcontrol.apiserver.k8s.io/v1beta2", interim_mechanical=True),
-    _core("flowcontrol.apiserver.k8s.io/v1beta1", "PriorityLevelConfiguration", _FLOWCONTROL_V1,
-          "1.23", "1.26", False,
-          "v1beta3/v1 rename spec.limited.assuredConcurrencyShares to nominalConcurrencyShares "
-          "(v1beta2 is identical to v1beta1).",
-          _GUIDE + "; " + _BUNDLED,
-          replacement_since="1.29", interim="flowcontrol.apiserver.k8s.io/v1beta2", interim_mechanical=True),
-    _core("storage.k8s.io/v1beta1", "CSIStorageCapacity", "storage.k8s.io/v1", "1.24", "1.27", True,
-          _NO_CHANGES + " (bundled 1.25 schemas are identical)", _GUIDE + "; " + _BUNDLED),
-    _core("flowcontrol.apiserver.k8s.io/v1beta2", "FlowSchema", _FLOWCONTROL_V1, "1.26", "1.29",
-          True, "FlowSchema spec is identical across v1beta2..v1 in the bundled schemas.", _GUIDE + "; " + _BUNDLED,
-          replacement_since="1.29", interim="flowcontrol.apiserver.k8s.io/v1beta3", interim_mechanical=True),
-    _core("flowcontrol.apiserver.k8s.io/v1beta2", "PriorityLevelConfiguration", _FLOWCONTROL_V1,
-          "1.26", "1.29", False,
-          "v1beta3/v1 rename spec.limited.assuredConcurrencyShares to nominalConcurrencyShares.",
-          _GUIDE + "; " + _BUNDLED,
-          replacement_since="1.29", interim="flowcontrol.apiserver.k8s.io/v1beta3", interim_mechanical=False),
-    _core("flowcontrol.apiserver.k8s.io/v1beta3", "FlowSchema", "flowcontrol.apiserver.k8s.io/v1", "1.29", "1.32",
-          True, "The bundled 1.31 schemas of v1beta3 and v1 are identical.", _GUIDE + "; " + _BUNDLED),
-    _core("flowcontrol.apiserver.k8s.io/v1beta3", "PriorityLevelConfiguration", "flowcontrol.apiserver.k8s.io/v1",
-          "1.29", "1.32", False,
-          "Same fields, but in v1 an explicit nominalConcurrencyShares: 0 is kept instead of becoming 30.",
-          _GUIDE + "; " + _BUNDLED),
-    _core("admissionregistration.k8s.io/v1beta1", "ValidatingAdmissionPolicy ValidatingAdmissionPolicyBinding",
-          "admissionregistration.k8s.io/v1", "1.30", "1.34", True,
-          "The bundled 1.33 schemas of v1beta1 and v1 are identical.", _BUNDLED),
-    _core("storage.k8s.io/v1beta1", "VolumeAttributesClass", "storage.k8s.io/v1", "1.34", "1.37", True,
-          "The bundled 1.36 schemas of v1beta1 and v1 are identical.", _BUNDLED),
-    _core("networking.k8s.io/v1beta1", "IPAddress ServiceCIDR", "networking.k8s.io/v1", "1.33", "1.37", True,
-          "The bundled 1.36 schemas of v1beta1 and v1 are identical.", _BUNDLED),
+    _core(
+        "autoscaling/v2beta2",
+        "HorizontalPodAutoscaler",
+        "autoscaling/v2",
+        "1.23",
+        "1.26",
+        True,
+        "Spec fields are identical in the bundled 1.25 schemas of v2beta2 and v2.",
+        _GUIDE + "; " + _BUNDLED,
+    ),
+    _core(
+        "flowcontrol.apiserver.k8s.io/v1beta1",
+        "FlowSchema",
+        _FLOWCONTROL_V1,
+        "1.23",
+        "1.26",
+        True,
+        "FlowSchema spec is identical across v1beta1..v1 in the bundled schemas.",
+        _GUIDE + "; " + _BUNDLED,
+        replacement_since="1.29",
+        interim="flowcontrol.apiserver.k8s.io/v1beta2",
+        interim_mechanical=True,
+    ),
+    _core(
+        "flowcontrol.apiserver.k8s.io/v1beta1",
+        "PriorityLevelConfiguration",
+        _FLOWCONTROL_V1,
+        "1.23",
+        "1.26",
+        False,
+        "v1beta3/v1 rename spec.limited.assuredConcurrencyShares to nominalConcurrencyShares "
+        "(v1beta2 is identical to v1beta1).",
+        _GUIDE + "; " + _BUNDLED,
+        replacement_since="1.29",
+        interim="flowcontrol.apiserver.k8s.io/v1beta2",
+        interim_mechanical=True,
+    ),
+    _core(
+        "storage.k8s.io/v1beta1",
+        "CSIStorageCapacity",
+        "storage.k8s.io/v1",
+        "1.24",
+        "1.27",
+        True,
+        _NO_CHANGES + " (bundled 1.25 schemas are identical)",
+        _GUIDE + "; " + _BUNDLED,
+    ),
+    _core(
+        "flowcontrol.apiserver.k8s.io/v1beta2",
+        "FlowSchema",
+        _FLOWCONTROL_V1,
+        "1.26",
+        "1.29",
+        True,
+        "FlowSchema spec is identical across v1beta2..v1 in the bundled schemas.",
+        _GUIDE + "; " + _BUNDLED,
+        replacement_since="1.29",
+        interim="flowcontrol.apiserver.k8s.io/v1beta3",
+        interim_mechanical=True,
+    ),
+    _core(
+        "flowcontrol.apiserver.k8s.io/v1beta2",
+        "PriorityLevelConfiguration",
+        _FLOWCONTROL_V1,
+        "1.26",
+        "1.29",
+        False,
+        "v1beta3/v1 rename spec.limited.assuredConcurrencyShares to nominalConcurrencyShares.",
+        _GUIDE + "; " + _BUNDLED,
+        replacement_since="1.29",
+        interim="flowcontrol.apiserver.k8s.io/v1beta3",
+        interim_mechanical=False,
+    ),
+    _core(
+        "flowcontrol.apiserver.k8s.io/v1beta3",
+        "FlowSchema",
+        "flowcontrol.apiserver.k8s.io/v1",
+        "1.29",
+        "1.32",
+        True,
+        "The bundled 1.31 schemas of v1beta3 and v1 are identical.",
+        _GUIDE + "; " + _BUNDLED,
+    ),
+    _core(
+        "flowcontrol.apiserver.k8s.io/v1beta3",
+        "PriorityLevelConfiguration",
+        "flowcontrol.apiserver.k8s.io/v1",
+        "1.29",
+        "1.32",
+        False,
+        "Same fields, but in v1 an explicit nominalConcurrencyShares: 0 is kept instead of becoming 30.",
+        _GUIDE + "; " + _BUNDLED,
+    ),
+    _core(
+        "admissionregistration.k8s.io/v1beta1",
+        "ValidatingAdmissionPolicy ValidatingAdmissionPolicyBinding",
+        "admissionregistration.k8s.io/v1",
+        "1.30",
+        "1.34",
+        True,
+        "The bundled 1.33 schemas of v1beta1 and v1 are identical.",
+        _BUNDLED,
+    ),
+    _core(
+        "storage.k8s.io/v1beta1",
+        "VolumeAttributesClass",
+        "storage.k8s.io/v1",
+        "1.34",
+        "1.37",
+        True,
+        "The bundled 1.36 schemas of v1beta1 and v1 are identical.",
+        _BUNDLED,
+    ),
+    _core(
+        "networking.k8s.io/v1beta1",
+        "IPAddress ServiceCIDR",
+        "networking.k8s.io/v1",
+        "1.33",
+        "1.37",
+        True,
+        "The bundled 1.36 schemas of v1beta1 and v1 are identical.",
+        _BUNDLED,
+    ),
     # --- deprecated, still served --------------------------------------------------------
-    _core("resource.k8s.io/v1beta1", "DeviceClass ResourceSlice", "resource.k8s.io/v1", "1.34", None, True,
-          "DRA is GA in resource.k8s.io/v1 since 1.34; the bundled 1.37 schemas of v1beta1 and v1 DeviceClass "
-          "are identical.",
-          "staging/src/k8s.io/api/resource/v1beta1/zz_generated.prerelease-lifecycle.go; " + _BUNDLED),
-    _core("resource.k8s.io/v1beta1", "ResourceClaim ResourceClaimTemplate", "resource.k8s.io/v1", "1.34", None,
-          False, "v1 moves a device request's fields under devices.requests[*].exactly.",
-          "staging/src/k8s.io/api/resource/v1beta1/zz_generated.prerelease-lifecycle.go; " + _BUNDLED),
+    _core(
+        "resource.k8s.io/v1beta1",
+        "DeviceClass ResourceSlice",
+        "resource.k8s.io/v1",
+        "1.34",
+        None,
+        True,
+        "DRA is GA in resource.k8s.io/v1 since 1.34; the bundled 1.37 schemas of v1beta1 and v1 DeviceClass "
+        "are identical.",
+        "staging/src/k8s.io/api/resource/v1beta1/zz_generated.prerelease-lifecycle.go; " + _BUNDLED,
+    ),
+    _core(
+        "resource.k8s.io/v1beta1",
+        "ResourceClaim ResourceClaimTemplate",
+        "resource.k8s.io/v1",
+        "1.34",
+        None,
+        False,
+        "v1 moves a device request's fields under devices.requests[*].exactly.",
+        "staging/src/k8s.io/api/resource/v1beta1/zz_generated.prerelease-lifecycle.go; " + _BUNDLED,
+    ),
     # --- CRDs ------------------------------------------------------------------------------
-    _Entry("karpenter.sh/v1alpha5", ("Provisioner",), "karpenter.sh/v1", False,
-           "Karpenter v0.32 replaced Provisioner with NodePool (v1beta1) and v0.33 stopped serving v1alpha5; "
-           "rewrite it as a karpenter.sh/v1 NodePool.",
-           "aws/karpenter-provider-aws#6286 (maintainer: 'support for Provisioners was completely removed in "
-           "v0.33.0'); karpenter.sh/v0.32/upgrading/v1beta1-migration",
-           removed="0", removed_label="Karpenter v0.33", replacement_kind="NodePool", core=False),
-    _Entry("karpenter.sh/v1alpha5", ("Machine",), "karpenter.sh/v1", False,
-           "Machines were replaced by NodeClaims, which Karpenter creates itself; delete the manifest.",
-           "aws/karpenter-provider-aws#6286; karpenter.sh/v0.32/upgrading/v1beta1-migration",
-           removed="0", removed_label="Karpenter v0.33", replacement_kind="NodeClaim", core=False),
-    _Entry("karpenter.k8s.aws/v1alpha1", ("AWSNodeTemplate",), "karpenter.k8s.aws/v1", False,
-           "Karpenter v0.32 replaced AWSNodeTemplate with EC2NodeClass and v0.33 stopped serving it; rewrite it "
-           "as a karpenter.k8s.aws/v1 EC2NodeClass.",
-           "aws/karpenter-provider-aws#6286; aws-samples/karpenter-blueprints#4 (Provisioner -> NodePool, "
-           "AWSNodeTemplate -> EC2NodeClass)",
-           removed="0", removed_label="Karpenter v0.33", replacement_kind="EC2NodeClass", core=False),
+    _Entry(
+        "karpenter.sh/v1alpha5",
+        ("Provisioner",),
+        "karpenter.sh/v1",
+        False,
+        "Karpenter v0.32 replaced Provisioner with NodePool (v1beta1) and v0.33 stopped serving v1alpha5; "
+        "rewrite it as a karpenter.sh/v1 NodePool.",
+        "aws/karpenter-provider-aws#6286 (maintainer: 'support for Provisioners was completely removed in "
+        "v0.33.0'); karpenter.sh/v0.32/upgrading/v1beta1-migration",
+        removed="0",
+        removed_label="Karpenter v0.33",
+        replacement_kind="NodePool",
+        core=False,
+    ),
+    _Entry(
+        "karpenter.sh/v1alpha5",
+        ("Machine",),
+        "karpenter.sh/v1",
+        False,
+        "Machines were replaced by NodeClaims, which Karpenter creates itself; delete the manifest.",
+        "aws/karpenter-provider-aws#6286; karpenter.sh/v0.32/upgrading/v1beta1-migration",
+        removed="0",
+        removed_label="Karpenter v0.33",
+        replacement_kind="NodeClaim",
+        core=False,
+    ),
+    _Entry(
+        "karpenter.k8s.aws/v1alpha1",
+        ("AWSNodeTemplate",),
+        "karpenter.k8s.aws/v1",
+        False,
+        "Karpenter v0.32 replaced AWSNodeTemplate with EC2NodeClass and v0.33 stopped serving it; rewrite it "
+        "as a karpenter.k8s.aws/v1 EC2NodeClass.",
+        "aws/karpenter-provider-aws#6286; aws-samples/karpenter-blueprints#4 (Provisioner -> NodePool, "
+        "AWSNodeTemplate -> EC2NodeClass)",
+        removed="0",
+        removed_label="Karpenter v0.33",
+        replacement_kind="EC2NodeClass",
+        core=False,
+    ),
     # Karpenter v1.0 serves v1beta1 and v1 side by side; v1.1 serves only v1.  The
     # compatibility matrix (ml-on-eks-facts.md section 3) requires Karpenter >= 1.2 on
     # Kubernetes 1.32, so from 1.32 on a v1beta1 manifest cannot be applied: removed.
     # On older clusters it may still be served (Karpenter <= 1.0): deprecated.
-    _Entry("karpenter.sh/v1beta1", ("NodePool", "NodeClaim"), "karpenter.sh/v1", False,
-           "v1 is not a rename: expireAfter moves to spec.template.spec, kubelet moves to the EC2NodeClass, "
-           "WhenUnderutilized becomes WhenEmptyOrUnderutilized, nodeClassRef.apiVersion becomes group.",
-           "karpenter v1-migration.md (ml-on-eks-facts.md section 3); kubernetes-sigs/karpenter v1.0.0 release; "
-           "spack/spack-infrastructure#1043 ('removed in Karpenter 1.1'); compatibility.md (K8s 1.32 needs "
-           "Karpenter >= 1.2)",
-           deprecated="0", removed="1.32", deprecated_label="Karpenter v1.0",
-           removed_label="Karpenter v1.1 (required from Kubernetes 1.32)", core=False),
-    _Entry("karpenter.k8s.aws/v1beta1", ("EC2NodeClass",), "karpenter.k8s.aws/v1", False,
-           "v1 is not a rename: amiSelectorTerms becomes required, kubelet moves here from the NodePool, "
-           "the default IMDS hop limit changes to 1.",
-           "karpenter v1-migration.md (ml-on-eks-facts.md section 3); compatibility.md",
-           deprecated="0", removed="1.32", deprecated_label="Karpenter v1.0",
-           removed_label="Karpenter v1.1 (required from Kubernetes 1.32)", core=False),
-    _Entry("kubeflow.org/v1", ("MPIJob",), "kubeflow.org/v2beta1", False,
-           "MPIJob v1 comes from the legacy Training Operator and only gets bug fixes; mpi-operator's v2beta1 "
-           "has different launcher/worker semantics (runLauncherAsWorker, sshAuthMountPath, launcherCreationPolicy). "
-           "Both versions use the CRD mpijobs.kubeflow.org, so install only one operator.",
-           "kubeflow/trainer#1906 'Deprecate MPIJob v1'; kubeflow/mpi-operator#605 (maintainer recommends v2)",
-           deprecated="0", deprecated_label="Training Operator MPIJob v1 (legacy)", core=False),
-    _Entry("ray.io/v1alpha1", ("RayCluster",), "ray.io/v1", True,
-           "RayClusterSpec in ray.io/v1 is a strict superset of v1alpha1, so only apiVersion changes.",
-           "ray-project/kuberay#5122 (v1alpha1 marked deprecated), #5124 (removal plan); ray-project/ray#65336",
-           deprecated="0", deprecated_label="KubeRay v1.0", core=False),
-    _Entry("ray.io/v1alpha1", ("RayJob", "RayService"), "ray.io/v1", False,
-           "v1alpha1 is frozen; RayJob/RayService fields changed in v1 (e.g. RayService serveConfig is gone), "
-           "so review the spec when moving.",
-           "ray-project/kuberay#5122, #5124; ray-project/ray#65336",
-           deprecated="0", deprecated_label="KubeRay v1.0", core=False),
-    _Entry("kueue.x-k8s.io/v1beta1", (), "kueue.x-k8s.io/v1beta2", False,
-           "Kueue v0.15 serves v1beta2, v0.16 stores it, and v1beta1 support is planned to end (v0.17/v0.18). "
-           "Some fields are renamed (ClusterQueue cohort -> cohortName).",
-           "kubernetes-sigs/kueue#7304, #8020; ml-on-eks-facts.md section 8",
-           deprecated="0", deprecated_label="Kueue v0.15", core=False),
-    _Entry("slinky.slurm.net/v1alpha1", (), "slinky.slurm.net/v1beta1", False,
-           "Slinky slurm-operator's current API is v1beta1 (Controller, NodeSet, LoginSet, Accounting, RestApi, "
-           "Token); field changes from v1alpha1 and the release that stopped serving it are not verified.",
-           "ml-on-eks-facts.md section 11 (SlinkyProject/slurm-operator@f2ed3fc53252 api/v1beta1)",
-           deprecated="0", deprecated_label="slurm-operator v1beta1 API", core=False),
+    _Entry(
+        "karpenter.sh/v1beta1",
+        ("NodePool", "NodeClaim"),
+        "karpenter.sh/v1",
+        False,
+        "v1 is not a rename: expireAfter moves to spec.template.spec, kubelet moves to the EC2NodeClass, "
+        "WhenUnderutilized becomes WhenEmptyOrUnderutilized, nodeClassRef.apiVersion becomes group.",
+        "karpenter v1-migration.md (ml-on-eks-facts.md section 3); kubernetes-sigs/karpenter v1.0.0 release; "
+        "spack/spack-infrastructure#1043 ('removed in Karpenter 1.1'); compatibility.md (K8s 1.32 needs "
+        "Karpenter >= 1.2)",
+        deprecated="0",
+        removed="1.32",
+        deprecated_label="Karpenter v1.0",
+        removed_label="Karpenter v1.1 (required from Kubernetes 1.32)",
+        core=False,
+    ),
+    _Entry(
+        "karpenter.k8s.aws/v1beta1",
+        ("EC2NodeClass",),
+        "karpenter.k8s.aws/v1",
+        False,
+        "v1 is not a rename: amiSelectorTerms becomes required, kubelet moves here from the NodePool, "
+        "the default IMDS hop limit changes to 1.",
+        "karpenter v1-migration.md (ml-on-eks-facts.md section 3); compatibility.md",
+        deprecated="0",
+        removed="1.32",
+        deprecated_label="Karpenter v1.0",
+        removed_label="Karpenter v1.1 (required from Kubernetes 1.32)",
+        core=False,
+    ),
+    _Entry(
+        "kubeflow.org/v1",
+        ("MPIJob",),
+        "kubeflow.org/v2beta1",
+        False,
+        "MPIJob v1 comes from the legacy Training Operator and only gets bug fixes; mpi-operator's v2beta1 "
+        "has different launcher/worker semantics (runLauncherAsWorker, sshAuthMountPath, launcherCreationPolicy). "
+        "Both versions use the CRD mpijobs.kubeflow.org, so install only one operator.",
+        "kubeflow/trainer#1906 'Deprecate MPIJob v1'; kubeflow/mpi-operator#605 (maintainer recommends v2)",
+        deprecated="0",
+        deprecated_label="Training Operator MPIJob v1 (legacy)",
+        core=False,
+    ),
+    _Entry(
+        "ray.io/v1alpha1",
+        ("RayCluster",),
+        "ray.io/v1",
+        True,
+        "RayClusterSpec in ray.io/v1 is a strict superset of v1alpha1, so only apiVersion changes.",
+        "ray-project/kuberay#5122 (v1alpha1 marked deprecated), #5124 (removal plan); ray-project/ray#65336",
+        deprecated="0",
+        deprecated_label="KubeRay v1.0",
+        core=False,
+    ),
+    _Entry(
+        "ray.io/v1alpha1",
+        ("RayJob", "RayService"),
+        "ray.io/v1",
+        False,
+        "v1alpha1 is frozen; RayJob/RayService fields changed in v1 (e.g. RayService serveConfig is gone), "
+        "so review the spec when moving.",
+        "ray-project/kuberay#5122, #5124; ray-project/ray#65336",
+        deprecated="0",
+        deprecated_label="KubeRay v1.0",
+        core=False,
+    ),
+    _Entry(
+        "kueue.x-k8s.io/v1beta1",
+        (),
+        "kueue.x-k8s.io/v1beta2",
+        False,
+        "Kueue v0.15 serves v1beta2, v0.16 stores it, and v1beta1 support is planned to end (v0.17/v0.18). "
+        "Some fields are renamed (ClusterQueue cohort -> cohortName).",
+        "kubernetes-sigs/kueue#7304, #8020; ml-on-eks-facts.md section 8",
+        deprecated="0",
+        deprecated_label="Kueue v0.15",
+        core=False,
+    ),
+    _Entry(
+        "slinky.slurm.net/v1alpha1",
+        (),
+        "slinky.slurm.net/v1beta1",
+        False,
+        "Slinky slurm-operator's current API is v1beta1 (Controller, NodeSet, LoginSet, Accounting, RestApi, "
+        "Token); field changes from v1alpha1 and the release that stopped serving it are not verified.",
+        "ml-on-eks-facts.md section 11 (SlinkyProject/slurm-operator@f2ed3fc53252 api/v1beta1)",
+        deprecated="0",
+        deprecated_label="slurm-operator v1beta1 API",
+        core=False,
+    ),
 )
 
 # Current and deliberately absent (checked): batch.volcano.sh/v1alpha1 Job,
@@ -322,5 +638,11 @@ def api_status(api_version: str, kind: str, k8s_version: str) -> ApiStatus | Non
     replacement, mechanical = entry.replacement, entry.mechanical
     if entry.interim and entry.replacement_since and target < _minor(entry.replacement_since):
         replacement, mechanical = entry.interim, entry.interim_mechanical
-    return ApiStatus(state=state, replacement=replacement, since=since, note=entry.note,
-                     mechanical=mechanical, replacement_kind=entry.replacement_kind)
+    return ApiStatus(
+        state=state,
+        replacement=replacement,
+        since=since,
+        note=entry.note,
+        mechanical=mechanical,
+        replacement_kind=entry.replacement_kind,
+    )

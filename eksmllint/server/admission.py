@@ -10,8 +10,9 @@ from __future__ import annotations
 import base64
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from eksmllint.core.finding import Finding, Severity
 from eksmllint.server.linting import format_path
@@ -67,7 +68,9 @@ def _loads(body: bytes) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as err:
-        raise AdmissionError(400, f"request body is not valid JSON: {err.msg} at line {err.lineno} column {err.colno}") from None
+        raise AdmissionError(
+            400, f"request body is not valid JSON: {err.msg} at line {err.lineno} column {err.colno}"
+        ) from None
     except RecursionError:
         raise AdmissionError(400, "request body is nested too deeply") from None
     except ValueError as err:  # e.g. integer strings longer than Python's limit
@@ -85,8 +88,9 @@ def parse_review(body: bytes) -> AdmissionRequest:
     if kind != KIND:
         raise AdmissionError(400, f"expected kind AdmissionReview, got {kind!r}")
     if api != API_VERSION:
-        raise AdmissionError(400, f"unsupported apiVersion {api!r}: only {API_VERSION} is served "
-                                  "(set admissionReviewVersions: [v1])")
+        raise AdmissionError(
+            400, f"unsupported apiVersion {api!r}: only {API_VERSION} is served (set admissionReviewVersions: [v1])"
+        )
     req = data.get("request")
     if not isinstance(req, dict):
         raise AdmissionError(400, "AdmissionReview has no 'request' object")
@@ -109,8 +113,17 @@ def parse_review(body: bytes) -> AdmissionRequest:
     dry = req.get("dryRun")
     if dry is not None and not isinstance(dry, bool):
         raise AdmissionError(400, "request.dryRun must be a boolean")
-    return AdmissionRequest(uid, op, obj, old, ns if isinstance(ns, str) and ns else None, kind_field,
-                            sub if isinstance(sub, str) and sub else None, bool(dry), api)
+    return AdmissionRequest(
+        uid,
+        op,
+        obj,
+        old,
+        ns if isinstance(ns, str) and ns else None,
+        kind_field,
+        sub if isinstance(sub, str) and sub else None,
+        bool(dry),
+        api,
+    )
 
 
 def review(request: AdmissionRequest, response: dict) -> dict:

@@ -21,9 +21,10 @@ import logging
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from eksmllint.core.finding import Finding, Severity
 from eksmllint.server import admission as adm
@@ -42,14 +43,26 @@ DEFAULT_TIME_BUDGET = 3.0  # seconds; the manifests' webhook timeoutSeconds is 5
 #: review at once and gives up after its 30 s maximum webhook timeout anyway.
 BODY_TIMEOUT = 10.0
 
-_POD_SPEC = {"restartPolicy": "Never", "containers": [{"name": "c", "image": "python:3.11.9-slim",
-                                                         "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}
+_POD_SPEC = {
+    "restartPolicy": "Never",
+    "containers": [
+        {"name": "c", "image": "python:3.11.9-slim", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}
+    ],
+}
 WARM_UP_OBJECTS = (
     {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "warm-up"}, "spec": _POD_SPEC},
-    {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "warm-up"},
-     "spec": {"template": {"spec": _POD_SPEC}}},
-    {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "warm-up"},
-     "spec": {"pytorchReplicaSpecs": {"Worker": {"replicas": 1, "template": {"spec": _POD_SPEC}}}}},
+    {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "warm-up"},
+        "spec": {"template": {"spec": _POD_SPEC}},
+    },
+    {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": {"name": "warm-up"},
+        "spec": {"pytorchReplicaSpecs": {"Worker": {"replicas": 1, "template": {"spec": _POD_SPEC}}}},
+    },
 )
 
 Scope = dict[str, Any]
@@ -101,15 +114,21 @@ class _Decision:
 
 
 class WebhookApp:
-    def __init__(self, linter: AdmissionLinter, settings: ServerSettings | None = None,
-                 store: ContextStore | None = None, metrics: Metrics | None = None,
-                 background: list[Callable[[], Awaitable[None]]] | None = None) -> None:
+    def __init__(
+        self,
+        linter: AdmissionLinter,
+        settings: ServerSettings | None = None,
+        store: ContextStore | None = None,
+        metrics: Metrics | None = None,
+        background: list[Callable[[], Awaitable[None]]] | None = None,
+    ) -> None:
         self.linter = linter
         self.settings = settings or ServerSettings()
         self.store = store
         self.metrics = metrics or Metrics()
-        self.executor = ThreadPoolExecutor(max_workers=max(1, self.settings.lint_threads),
-                                           thread_name_prefix="eksmllint-lint")
+        self.executor = ThreadPoolExecutor(
+            max_workers=max(1, self.settings.lint_threads), thread_name_prefix="eksmllint-lint"
+        )
         self.draining = False
         self.started = False
         self._in_flight = 0  # event-loop only: no lock
@@ -228,8 +247,11 @@ class WebhookApp:
     async def _admission(self, endpoint: str, scope: Scope, receive: Receive, send: Send) -> None:
         if self._in_flight >= self.settings.max_in_flight:
             self.metrics.requests.labels(endpoint, "overloaded").inc()
-            raise _Reply(503, f"more than {self.settings.max_in_flight} admission requests in flight; retry",
-                         [(b"retry-after", b"1")])
+            raise _Reply(
+                503,
+                f"more than {self.settings.max_in_flight} admission requests in flight; retry",
+                [(b"retry-after", b"1")],
+            )
         self._in_flight += 1
         try:
             await self._answer(endpoint, scope, receive, send)
@@ -244,7 +266,7 @@ class WebhookApp:
             try:
                 body = await asyncio.wait_for(_read_body(scope, receive, self.settings.max_body), BODY_TIMEOUT)
                 request = adm.parse_review(body)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 result = "bad_request"
                 raise _Reply(408, f"the request body did not arrive within {BODY_TIMEOUT:g}s") from None
             except adm.AdmissionError as err:
@@ -269,16 +291,16 @@ class WebhookApp:
         if endpoint == "mutate" and (not self.linter.mutate_codes or request.operation != "CREATE"):
             # Only new objects are patched: most of what fixes touch (a Pod's spec, a Job's
             # template) is immutable after creation, so a patch on UPDATE would be refused.
-            return _Decision(adm.allow(), "allowed" if request.operation == "CREATE" else "skipped",
-                             cacheable=False)
+            return _Decision(adm.allow(), "allowed" if request.operation == "CREATE" else "skipped", cacheable=False)
         snapshot = self.store.snapshot if self.store is not None else None
         key = None
         if self.settings.cache_size > 0:
             judged = [request.object]
             if endpoint == "validate" and request.operation == "UPDATE" and self.settings.ratchet:
                 judged.append(request.old_object)  # ratcheting: the decision depends on it too
-            digest = hashlib.sha256(json.dumps(judged, sort_keys=True, separators=(",", ":"),
-                                               default=str).encode()).digest()
+            digest = hashlib.sha256(
+                json.dumps(judged, sort_keys=True, separators=(",", ":"), default=str).encode()
+            ).digest()
             key = (endpoint, request.namespace, digest, snapshot.generation if snapshot else 0)
             hit = self._cache.get(key)
             if hit is not None:
@@ -291,12 +313,18 @@ class WebhookApp:
         try:
             future = loop.run_in_executor(self.executor, work, request, snapshot)
             decision = await asyncio.wait_for(future, self.settings.time_budget)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self.metrics.internal_errors.labels("<timeout>").inc()
-            log.error("%s %s: no answer within the %.1fs time budget (failure-mode %s)",
-                      endpoint, request.subject, self.settings.time_budget, self.settings.failure_mode)
-            return self._failure(f"eksmllint did not finish within its {self.settings.time_budget:g}s budget",
-                                 "timeout")
+            log.error(
+                "%s %s: no answer within the %.1fs time budget (failure-mode %s)",
+                endpoint,
+                request.subject,
+                self.settings.time_budget,
+                self.settings.failure_mode,
+            )
+            return self._failure(
+                f"eksmllint did not finish within its {self.settings.time_budget:g}s budget", "timeout"
+            )
         except Exception as err:  # a bug outside the rules: still an answer, never a 500
             self.metrics.internal_errors.labels("<server>").inc()
             log.exception("%s %s: internal error", endpoint, request.subject)
@@ -321,16 +349,27 @@ class WebhookApp:
         reason = is_exempt(obj) if self.settings.exempt_annotation else None
         if reason is not None:
             log.info("%s exempt from eksmllint (%s)", request.subject, escape_log(reason))
-            return _Decision(adm.allow([adm.truncate(adm.clean(f"eksmllint: checks skipped (eksmllint.io/exempt: "
-                                                               f"{reason})"), adm.WARNING_MAX)]),
-                             "exempt", cacheable=False)
+            return _Decision(
+                adm.allow(
+                    [
+                        adm.truncate(
+                            adm.clean(f"eksmllint: checks skipped (eksmllint.io/exempt: {reason})"), adm.WARNING_MAX
+                        )
+                    ]
+                ),
+                "exempt",
+                cacheable=False,
+            )
         return None
 
     def _failure(self, message: str, result: str) -> _Decision:
         if self.settings.fail_closed:
             return _Decision(adm.deny(message, code=500, reason="InternalError"), result, cacheable=False)
-        return _Decision(adm.allow([adm.truncate(f"{message}; admitted (failure-mode open)", adm.WARNING_MAX)]),
-                         result, cacheable=False)
+        return _Decision(
+            adm.allow([adm.truncate(f"{message}; admitted (failure-mode open)", adm.WARNING_MAX)]),
+            result,
+            cacheable=False,
+        )
 
     def _internal(self, errors: list[Finding], subject: str) -> None:
         for f in errors:
@@ -353,25 +392,36 @@ class WebhookApp:
             notes += [f"pre-existing, not blocking this update: {adm.finding_line(f)}" for f in preexisting]
         closed = self.settings.fail_closed
         if internal and not closed:
-            notes += [f"eksmllint internal error, not blocking (failure-mode open): {adm.finding_line(f)}"
-                      for f in internal]
+            notes += [
+                f"eksmllint internal error, not blocking (failure-mode open): {adm.finding_line(f)}" for f in internal
+            ]
         refused_for = blocking + (internal if closed else [])
         if refused_for and self.settings.audit:
-            log.info("audit: would deny %s%s: %s", request.subject, " (dry run)" if request.dry_run else "",
-                     ", ".join(f.code for f in refused_for))
+            log.info(
+                "audit: would deny %s%s: %s",
+                request.subject,
+                " (dry run)" if request.dry_run else "",
+                ", ".join(f.code for f in refused_for),
+            )
             notes = [f"eksmllint audit mode, would deny: {adm.finding_line(f)}" for f in refused_for] + notes
-            return _Decision(adm.allow(adm.warnings_for(lower, notes)), "would_deny", tuple(active),
-                             cacheable=not internal)
+            return _Decision(
+                adm.allow(adm.warnings_for(lower, notes)), "would_deny", tuple(active), cacheable=not internal
+            )
         warnings = adm.warnings_for(lower, notes)
         if refused_for:
-            log.info("denied %s%s: %s", request.subject, " (dry run)" if request.dry_run else "",
-                     ", ".join(f.code for f in refused_for))
+            log.info(
+                "denied %s%s: %s",
+                request.subject,
+                " (dry run)" if request.dry_run else "",
+                ", ".join(f.code for f in refused_for),
+            )
             response = adm.deny(adm.denial_message(request.subject, refused_for, threshold), warnings)
             return _Decision(response, "denied", tuple(active), cacheable=not internal)
         return _Decision(adm.allow(warnings), "allowed", tuple(active), cacheable=not internal)
 
-    def _ratchet(self, blocking: list[Finding], request: adm.AdmissionRequest,
-                 snapshot: ContextSnapshot | None) -> tuple[list[Finding], list[Finding]]:
+    def _ratchet(
+        self, blocking: list[Finding], request: adm.AdmissionRequest, snapshot: ContextSnapshot | None
+    ) -> tuple[list[Finding], list[Finding]]:
         """(new, pre-existing): as CRD validation ratcheting does, an UPDATE is not refused for
         what the stored object already had (same rule, same path), or no controller could touch
         the metadata of an object admitted before the webhook (or a rule) existed."""
@@ -385,8 +435,11 @@ class WebhookApp:
         if m.internal_errors:
             self._internal(m.internal_errors, request.subject)
             if self.settings.fail_closed:
-                return self._failure("eksmllint internal error while computing fixes: "
-                                     + "; ".join(f.message for f in m.internal_errors[:3]), "error")
+                return self._failure(
+                    "eksmllint internal error while computing fixes: "
+                    + "; ".join(f.message for f in m.internal_errors[:3]),
+                    "error",
+                )
         for err in m.errors:
             log.warning("%s: fix not applied: %s", request.subject, escape_log(err))
         if not m.patch:
@@ -395,10 +448,13 @@ class WebhookApp:
             notes = [f"eksmllint audit mode, would patch: {f.code} {f.slug}: {f.fix.title}" for f in m.applied if f.fix]
             return _Decision(adm.allow(adm.warnings_for([], notes)), "would_patch", cacheable=not m.internal_errors)
         notes = [f"eksmllint mutated: {f.code} {f.slug}: {f.fix.title}" for f in m.applied if f.fix]
-        log.info("patched %s%s: %s", request.subject, " (dry run)" if request.dry_run else "",
-                 ", ".join(f.code for f in m.applied))
-        return _Decision(adm.allow(adm.warnings_for([], notes), m.patch), "patched",
-                         cacheable=not m.internal_errors)
+        log.info(
+            "patched %s%s: %s",
+            request.subject,
+            " (dry run)" if request.dry_run else "",
+            ", ".join(f.code for f in m.applied),
+        )
+        return _Decision(adm.allow(adm.warnings_for([], notes), m.patch), "patched", cacheable=not m.internal_errors)
 
 
 async def _read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
@@ -429,11 +485,20 @@ async def _read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
             return b"".join(chunks)
 
 
-async def _respond(send: Send, status: int, body: bytes, content_type: bytes,
-                   headers: list[tuple[bytes, bytes]] | None = None) -> None:
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", content_type), (b"content-length", str(len(body)).encode()),
-                            *(headers or [])]})
+async def _respond(
+    send: Send, status: int, body: bytes, content_type: bytes, headers: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", content_type),
+                (b"content-length", str(len(body)).encode()),
+                *(headers or []),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 

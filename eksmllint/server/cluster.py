@@ -13,8 +13,9 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator, Protocol
+from typing import Any, Protocol
 
 from eksmllint.loader import LoadResult
 from eksmllint.resource import Document, Resource, SourceFile
@@ -75,7 +76,9 @@ class KubernetesTransport:
         try:
             from kubernetes import client, config
         except ImportError as err:  # pragma: no cover - depends on the installed extras
-            raise RuntimeError("--cluster-context needs the kubernetes client: pip install 'eksmllint[cluster]'") from err
+            raise RuntimeError(
+                "--cluster-context needs the kubernetes client: pip install 'eksmllint[cluster]'"
+            ) from err
         if kubeconfig:
             config.load_kube_config(config_file=kubeconfig)
         else:
@@ -93,8 +96,9 @@ class KubernetesTransport:
         try:
             if spec.group == "" and spec.plural == "persistentvolumeclaims":
                 return self._core.list_persistent_volume_claim_for_all_namespaces(_preload_content=False, **kw)
-            return self._custom.list_cluster_custom_object(spec.group, spec.version, spec.plural,
-                                                           _preload_content=False, **kw)
+            return self._custom.list_cluster_custom_object(
+                spec.group, spec.version, spec.plural, _preload_content=False, **kw
+            )
         except ApiException as err:
             raise ApiStatusError(err.status or 0, err.reason or "") from None
 
@@ -105,8 +109,14 @@ class KubernetesTransport:
     def watch(self, spec: KindSpec, resource_version: str, timeout: int) -> Iterator[dict]:
         from kubernetes.watch.watch import iter_resp_lines
 
-        resp = self._call(spec, watch=True, resource_version=resource_version, timeout_seconds=timeout,
-                          allow_watch_bookmarks=True, _request_timeout=timeout + 30)
+        resp = self._call(
+            spec,
+            watch=True,
+            resource_version=resource_version,
+            timeout_seconds=timeout,
+            allow_watch_bookmarks=True,
+            _request_timeout=timeout + 30,
+        )
         try:
             for line in iter_resp_lines(resp):
                 if line:
@@ -170,8 +180,12 @@ class _KindWatcher:
                     continue
                 if err.status in (403, 404):
                     if not warned:
-                        log.warning("cluster context: cannot list %s (%s); retrying every %ds",
-                                    self.spec.kind, err, SLOW_RETRY_S)
+                        log.warning(
+                            "cluster context: cannot list %s (%s); retrying every %ds",
+                            self.spec.kind,
+                            err,
+                            SLOW_RETRY_S,
+                        )
                         warned = True
                     self.stop.wait(SLOW_RETRY_S)
                     continue

@@ -19,8 +19,9 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import Protocol
 
 from eksmllint.core.context import KARPENTER_GROUP
 from eksmllint.loader import LoadProblem, LoadResult, discover, load
@@ -52,7 +53,7 @@ class ContextSnapshot:
     problems: int = 0  # context files (or parts) that could not be loaded (metric)
 
     @classmethod
-    def build(cls, parts: list[LoadResult], generation: int) -> "ContextSnapshot":
+    def build(cls, parts: list[LoadResult], generation: int) -> ContextSnapshot:
         from eksmllint.scheduling import NodePoolView
 
         files = [f for p in parts for f in p.files]
@@ -75,8 +76,17 @@ class ContextSnapshot:
             by_kind.setdefault(r.kind, []).append(r)
         views = [NodePoolView(r) for r in resources if r.kind == "NodePool" and r.group == KARPENTER_GROUP]
         workloads = [w for r in resources if (w := workload_of(r)) is not None]
-        return cls(files, resources, views, generation, {k: len(v) for k, v in by_kind.items()},
-                   workloads, by_kind, frozenset(by_key), sum(len(p.problems) for p in parts))
+        return cls(
+            files,
+            resources,
+            views,
+            generation,
+            {k: len(v) for k, v in by_kind.items()},
+            workloads,
+            by_kind,
+            frozenset(by_key),
+            sum(len(p.problems) for p in parts),
+        )
 
 
 class ContextSource(Protocol):
@@ -138,8 +148,9 @@ class DirectoryContext:
             try:
                 part = load([f], max_bytes=self.max_bytes, context_only=True)
             except Exception as err:
-                out.problems.append(LoadProblem(f, f"cannot be loaded, left out of the context: "
-                                                   f"{type(err).__name__}: {err}"))
+                out.problems.append(
+                    LoadProblem(f, f"cannot be loaded, left out of the context: {type(err).__name__}: {err}")
+                )
                 continue
             out.files += part.files
             out.resources += part.resources
@@ -156,8 +167,12 @@ class DirectoryContext:
 class ContextStore:
     """Combines the sources and polls them from one background thread."""
 
-    def __init__(self, sources: list[ContextSource], interval: float = 5.0,
-                 on_reload: Callable[[ContextSnapshot], None] | None = None) -> None:
+    def __init__(
+        self,
+        sources: list[ContextSource],
+        interval: float = 5.0,
+        on_reload: Callable[[ContextSnapshot], None] | None = None,
+    ) -> None:
         self.sources = sources
         self.interval = interval
         self.on_reload = on_reload
@@ -190,9 +205,12 @@ class ContextStore:
             self._generation += 1
             snap = ContextSnapshot.build(list(self._parts.values()), self._generation)
             self._snapshot = snap  # one reference assignment: requests see old or new, never half
-        log.info("context reloaded (generation %d): %s%s", snap.generation,
-                 ", ".join(f"{n} {k}" for k, n in sorted(snap.counts.items())) or "empty",
-                 f"; {snap.problems} problem(s) (logged above)" if snap.problems else "")
+        log.info(
+            "context reloaded (generation %d): %s%s",
+            snap.generation,
+            ", ".join(f"{n} {k}" for k, n in sorted(snap.counts.items())) or "empty",
+            f"; {snap.problems} problem(s) (logged above)" if snap.problems else "",
+        )
         if self.on_reload:
             self.on_reload(snap)
         return True

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from eksmllint.config import Config
 from eksmllint.core import suppression
@@ -47,8 +48,9 @@ MAX_FIX_PASSES = 5
 #: creates from them (a PyTorchJob's Pods, a JobSet's Jobs) were judged as part of their owner;
 #: judging them again would report every finding twice, to the controller instead of the user, and
 #: a denial would send the controller into a retry loop.
-JUDGED_OWNER_KINDS = frozenset({"Job", "CronJob", "PyTorchJob", "TFJob", "MPIJob", "TrainJob", "JobSet",
-                                "RayCluster", "RayJob", "LeaderWorkerSet"})
+JUDGED_OWNER_KINDS = frozenset(
+    {"Job", "CronJob", "PyTorchJob", "TFJob", "MPIJob", "TrainJob", "JobSet", "RayCluster", "RayJob", "LeaderWorkerSet"}
+)
 
 
 @dataclass
@@ -79,6 +81,7 @@ class MutationResult:
 def to_ymap(value: Any) -> Any:
     """Plain JSON data to the loader's position-aware containers (all positions 1:1: there is no
     file). Iterative, so a deeply nested object cannot exhaust the stack."""
+
     def make(v: Any) -> Any:
         if isinstance(v, dict):
             m = YMap()
@@ -196,10 +199,17 @@ class AdmissionLinter:
         if unreadable is not None:
             # A value the workload parser chokes on (parallelism: "²"): the template rules cannot
             # judge this object, the others still do, so their denial stands.
-            findings.append(Finding(INTERNAL_ERROR_CODE, "internal-error", Severity.ERROR,
-                                    f"the pod templates of {res.ref.display()} could not be read, template "
-                                    f"rules skipped: {type(unreadable).__name__}: {unreadable}",
-                                    res.location(()), res.ref))
+            findings.append(
+                Finding(
+                    INTERNAL_ERROR_CODE,
+                    "internal-error",
+                    Severity.ERROR,
+                    f"the pod templates of {res.ref.display()} could not be read, template "
+                    f"rules skipped: {type(unreadable).__name__}: {unreadable}",
+                    res.location(()),
+                    res.ref,
+                )
+            )
         # Rules may report on an object other than their target (a Job's template rule pointing
         # at the DeepSpeed ConfigMap it mounts). Workloads are what the webhook admits at volume,
         # and for them only their own targets are dispatched; anything else (a NodePool, a
@@ -217,10 +227,10 @@ class AdmissionLinter:
                 findings.append(internal_error(rule, res, res, exc))
         findings = [f for f in findings if f.location.file == ADMISSION_FILE]
         if self.overrides:
-            findings = [f.with_(severity=self.overrides[f.code]) if f.code in self.overrides else f
-                        for f in findings]
-        scope = suppression.collect(self.registry, [res], [src],
-                                    {k: list(v) for k, v in self.cfg.per_path_ignores.items()})
+            findings = [f.with_(severity=self.overrides[f.code]) if f.code in self.overrides else f for f in findings]
+        scope = suppression.collect(
+            self.registry, [res], [src], {k: list(v) for k, v in self.cfg.per_path_ignores.items()}
+        )
         findings = suppression.apply(findings, scope, self.mandatory)
         if suppression.UNUSED_CODE in self.enabled:
             findings += suppression.unused(scope)
@@ -267,8 +277,13 @@ class AdmissionLinter:
         return [(run, None)]
 
     # -- mutation ----------------------------------------------------------------------------
-    def mutate(self, obj: dict, context: ContextSnapshot | None = None, namespace: str | None = None,
-               codes: frozenset[str] | None = None) -> MutationResult:
+    def mutate(
+        self,
+        obj: dict,
+        context: ContextSnapshot | None = None,
+        namespace: str | None = None,
+        codes: frozenset[str] | None = None,
+    ) -> MutationResult:
         """The RFC 6902 patch made of the safe fixes of ``codes`` (default: ``--mutate``).
 
         Fixes are applied in passes like ``eksmllint fix`` (non-conflicting fixes together, then
@@ -288,8 +303,11 @@ class AdmissionLinter:
         for _ in range(MAX_FIX_PASSES):
             lint = self.lint(doc, context, namespace)
             result.internal_errors += lint.internal_errors
-            fixable = [f for f in lint.active if f.code in codes and f.fix is not None
-                       and f.fix.applicability == Applicability.SAFE]
+            fixable = [
+                f
+                for f in lint.active
+                if f.code in codes and f.fix is not None and f.fix.applicability == Applicability.SAFE
+            ]
             if not fixable:
                 break
             chosen, _ = select_fixes(fixable)
@@ -320,8 +338,7 @@ def _admission_order(f: Finding) -> tuple:
     """The engine's order, then the path and the rest: an admitted object has no lines (every
     position is 1:1), and ties left to the set's hash order made denial messages differ from
     one process to the next."""
-    return (*f.sort_key(), format_path(f.location.path), f.slug, int(f.severity),
-            f.suppressed_by or "")
+    return (*f.sort_key(), format_path(f.location.path), f.slug, int(f.severity), f.suppressed_by or "")
 
 
 def _canonical(doc: Any) -> str:

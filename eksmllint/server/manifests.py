@@ -41,8 +41,11 @@ WEBHOOK_RESOURCES: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
 
 
 def _labels(component: str | None = None) -> dict[str, str]:
-    labels = {"app.kubernetes.io/name": NAME, "app.kubernetes.io/part-of": NAME,
-              "app.kubernetes.io/version": __version__}
+    labels = {
+        "app.kubernetes.io/name": NAME,
+        "app.kubernetes.io/part-of": NAME,
+        "app.kubernetes.io/version": __version__,
+    }
     if component:
         labels["app.kubernetes.io/component"] = component
     return labels
@@ -62,9 +65,20 @@ def _meta(name: str, namespace: str | None, component: str | None = None, **extr
 
 
 def namespace_docs(ns: str) -> list[dict]:
-    return [{"apiVersion": "v1", "kind": "Namespace",
-             "metadata": {"name": ns, "labels": {**_labels(), NAMESPACE_OPT_OUT_LABEL: "disabled",
-                                                  "pod-security.kubernetes.io/enforce": "restricted"}}}]
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {
+                "name": ns,
+                "labels": {
+                    **_labels(),
+                    NAMESPACE_OPT_OUT_LABEL: "disabled",
+                    "pod-security.kubernetes.io/enforce": "restricted",
+                },
+            },
+        }
+    ]
 
 
 def context_reader_rules() -> list[dict]:
@@ -72,25 +86,38 @@ def context_reader_rules() -> list[dict]:
     rules: dict[str, set[str]] = {}
     for spec in CLUSTER_KINDS:
         rules.setdefault(spec.group, set()).add(spec.plural)
-    return [{"apiGroups": [group], "resources": sorted(res), "verbs": ["get", "list", "watch"]}
-            for group, res in sorted(rules.items())]
+    return [
+        {"apiGroups": [group], "resources": sorted(res), "verbs": ["get", "list", "watch"]}
+        for group, res in sorted(rules.items())
+    ]
 
 
 def rbac_docs(ns: str) -> list[dict]:
     cluster_role = {
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
         "metadata": _meta(f"{NAME}-context-reader", None, "webhook"),
         "rules": context_reader_rules(),
     }
     return [
-        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(NAME, ns, "webhook"),
-         "automountServiceAccountToken": True},
+        {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": _meta(NAME, ns, "webhook"),
+            "automountServiceAccountToken": True,
+        },
         cluster_role,
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-         "metadata": _meta(f"{NAME}-context-reader", None, "webhook"),
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                     "name": f"{NAME}-context-reader"},
-         "subjects": [{"kind": "ServiceAccount", "name": NAME, "namespace": ns}]},
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": _meta(f"{NAME}-context-reader", None, "webhook"),
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": f"{NAME}-context-reader",
+            },
+            "subjects": [{"kind": "ServiceAccount", "name": NAME, "namespace": ns}],
+        },
     ]
 
 
@@ -120,15 +147,21 @@ def deployment_docs(ns: str, image: str, replicas: int = 2, mutate: tuple[str, .
         "imagePullPolicy": "IfNotPresent",
         "args": server_args(mutate),
         "ports": [{"name": "https", "containerPort": PORT, "protocol": "TCP"}],
-        "env": [{"name": "PYTHONDONTWRITEBYTECODE", "value": "1"},
-                {"name": "PYTHONUNBUFFERED", "value": "1"}],
-        "resources": {"requests": {"cpu": "250m", "memory": "256Mi"},
-                      "limits": {"cpu": "1", "memory": "512Mi"}},
+        "env": [{"name": "PYTHONDONTWRITEBYTECODE", "value": "1"}, {"name": "PYTHONUNBUFFERED", "value": "1"}],
+        "resources": {"requests": {"cpu": "250m", "memory": "256Mi"}, "limits": {"cpu": "1", "memory": "512Mi"}},
         "startupProbe": {"httpGet": {"path": "/healthz", **probe}, "periodSeconds": 2, "failureThreshold": 30},
-        "livenessProbe": {"httpGet": {"path": "/healthz", **probe}, "periodSeconds": 10, "timeoutSeconds": 2,
-                          "failureThreshold": 3},
-        "readinessProbe": {"httpGet": {"path": "/readyz", **probe}, "periodSeconds": 5, "timeoutSeconds": 2,
-                           "failureThreshold": 2},
+        "livenessProbe": {
+            "httpGet": {"path": "/healthz", **probe},
+            "periodSeconds": 10,
+            "timeoutSeconds": 2,
+            "failureThreshold": 3,
+        },
+        "readinessProbe": {
+            "httpGet": {"path": "/readyz", **probe},
+            "periodSeconds": 5,
+            "timeoutSeconds": 2,
+            "failureThreshold": 2,
+        },
         "securityContext": {
             "allowPrivilegeEscalation": False,
             "privileged": False,
@@ -149,13 +182,26 @@ def deployment_docs(ns: str, image: str, replicas: int = 2, mutate: tuple[str, .
         "serviceAccountName": NAME,
         "automountServiceAccountToken": True,
         "terminationGracePeriodSeconds": 30,
-        "securityContext": {"runAsNonRoot": True, "runAsUser": 65532, "runAsGroup": 65532, "fsGroup": 65532,
-                            "seccompProfile": {"type": "RuntimeDefault"}},
+        "securityContext": {
+            "runAsNonRoot": True,
+            "runAsUser": 65532,
+            "runAsGroup": 65532,
+            "fsGroup": 65532,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
         "topologySpreadConstraints": [
-            {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway",
-             "labelSelector": {"matchLabels": _selector()}},
-            {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway",
-             "labelSelector": {"matchLabels": _selector()}},
+            {
+                "maxSkew": 1,
+                "topologyKey": "kubernetes.io/hostname",
+                "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": {"matchLabels": _selector()},
+            },
+            {
+                "maxSkew": 1,
+                "topologyKey": "topology.kubernetes.io/zone",
+                "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": {"matchLabels": _selector()},
+            },
         ],
         "containers": [container],
         "volumes": [
@@ -165,29 +211,51 @@ def deployment_docs(ns: str, image: str, replicas: int = 2, mutate: tuple[str, .
         ],
     }
     return [
-        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": _meta(NAME, ns, "webhook"),
-         "spec": {"replicas": replicas, "revisionHistoryLimit": 3,
-                  "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1}},
-                  "selector": {"matchLabels": _selector()},
-                  "template": {"metadata": {"labels": {**_labels("webhook")}}, "spec": pod_spec}}},
-        {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": _meta(NAME, ns, "webhook"),
-         "spec": {"minAvailable": 1, "selector": {"matchLabels": _selector()}}},
-        {"apiVersion": "v1", "kind": "Service", "metadata": _meta(NAME, ns, "webhook"),
-         "spec": {"type": "ClusterIP", "selector": _selector(),
-                  "ports": [{"name": "https", "port": 443, "targetPort": "https", "protocol": "TCP"}]}},
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": _meta(NAME, ns, "webhook"),
+            "spec": {
+                "replicas": replicas,
+                "revisionHistoryLimit": 3,
+                "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1}},
+                "selector": {"matchLabels": _selector()},
+                "template": {"metadata": {"labels": {**_labels("webhook")}}, "spec": pod_spec},
+            },
+        },
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": _meta(NAME, ns, "webhook"),
+            "spec": {"minAvailable": 1, "selector": {"matchLabels": _selector()}},
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": _meta(NAME, ns, "webhook"),
+            "spec": {
+                "type": "ClusterIP",
+                "selector": _selector(),
+                "ports": [{"name": "https", "port": 443, "targetPort": "https", "protocol": "TCP"}],
+            },
+        },
     ]
 
 
 def _rules(operations: list[str]) -> list[dict]:
-    return [{"apiGroups": [g], "apiVersions": list(v), "resources": list(r),
-             "operations": list(operations), "scope": "*"} for g, v, r in WEBHOOK_RESOURCES]
+    return [
+        {"apiGroups": [g], "apiVersions": list(v), "resources": list(r), "operations": list(operations), "scope": "*"}
+        for g, v, r in WEBHOOK_RESOURCES
+    ]
 
 
 def _namespace_selector(ns: str) -> dict:
-    return {"matchExpressions": [
-        {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": [ns, "kube-system"]},
-        {"key": NAMESPACE_OPT_OUT_LABEL, "operator": "NotIn", "values": ["disabled"]},
-    ]}
+    return {
+        "matchExpressions": [
+            {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": [ns, "kube-system"]},
+            {"key": NAMESPACE_OPT_OUT_LABEL, "operator": "NotIn", "values": ["disabled"]},
+        ]
+    }
 
 
 def webhook_docs(ns: str, mutate: tuple[str, ...] = ()) -> list[dict]:
@@ -212,16 +280,23 @@ def webhook_docs(ns: str, mutate: tuple[str, ...] = ()) -> list[dict]:
         }
 
     docs = [
-        {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
-         "metadata": _meta(NAME, None, "webhook", annotations=inject),
-         "webhooks": [hook("validate.eksmllint.io", "/validate", ["CREATE", "UPDATE"])]},
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingWebhookConfiguration",
+            "metadata": _meta(NAME, None, "webhook", annotations=inject),
+            "webhooks": [hook("validate.eksmllint.io", "/validate", ["CREATE", "UPDATE"])],
+        },
     ]
     if mutate:
         docs.append(
-            {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
-             "metadata": _meta(NAME, None, "webhook", annotations=inject),
-             # CREATE only: fixes touch fields that are immutable afterwards (Pod spec, Job template).
-             "webhooks": [hook("mutate.eksmllint.io", "/mutate", ["CREATE"], reinvocationPolicy="IfNeeded")]})
+            {
+                "apiVersion": "admissionregistration.k8s.io/v1",
+                "kind": "MutatingWebhookConfiguration",
+                "metadata": _meta(NAME, None, "webhook", annotations=inject),
+                # CREATE only: fixes touch fields that are immutable afterwards (Pod spec, Job template).
+                "webhooks": [hook("mutate.eksmllint.io", "/mutate", ["CREATE"], reinvocationPolicy="IfNeeded")],
+            }
+        )
     return docs
 
 
@@ -230,28 +305,52 @@ def certificate_docs(ns: str) -> list[dict]:
     serving certificate, from cert-manager; cainjector copies the CA into the webhooks."""
     svc = f"{NAME}.{ns}.svc"
     return [
-        {"apiVersion": "cert-manager.io/v1", "kind": "Issuer",
-         "metadata": _meta(f"{NAME}-selfsigned", ns, "webhook"), "spec": {"selfSigned": {}}},
-        {"apiVersion": "cert-manager.io/v1", "kind": "Certificate",
-         "metadata": _meta(f"{NAME}-ca", ns, "webhook"),
-         "spec": {"isCA": True, "commonName": f"{NAME}-ca", "secretName": f"{NAME}-ca",
-                  "duration": "87600h", "renewBefore": "720h",
-                  "privateKey": {"algorithm": "ECDSA", "size": 256, "rotationPolicy": "Always"},
-                  "issuerRef": {"group": "cert-manager.io", "kind": "Issuer", "name": f"{NAME}-selfsigned"}}},
-        {"apiVersion": "cert-manager.io/v1", "kind": "Issuer",
-         "metadata": _meta(f"{NAME}-ca", ns, "webhook"), "spec": {"ca": {"secretName": f"{NAME}-ca"}}},
-        {"apiVersion": "cert-manager.io/v1", "kind": "Certificate",
-         "metadata": _meta(SERVING_CERT, ns, "webhook"),
-         "spec": {"secretName": TLS_SECRET, "dnsNames": [svc, f"{svc}.cluster.local"],
-                  "duration": "2160h", "renewBefore": "360h",
-                  "usages": ["server auth", "digital signature", "key encipherment"],
-                  "privateKey": {"algorithm": "ECDSA", "size": 256, "rotationPolicy": "Always"},
-                  "issuerRef": {"group": "cert-manager.io", "kind": "Issuer", "name": f"{NAME}-ca"}}},
+        {
+            "apiVersion": "cert-manager.io/v1",
+            "kind": "Issuer",
+            "metadata": _meta(f"{NAME}-selfsigned", ns, "webhook"),
+            "spec": {"selfSigned": {}},
+        },
+        {
+            "apiVersion": "cert-manager.io/v1",
+            "kind": "Certificate",
+            "metadata": _meta(f"{NAME}-ca", ns, "webhook"),
+            "spec": {
+                "isCA": True,
+                "commonName": f"{NAME}-ca",
+                "secretName": f"{NAME}-ca",
+                "duration": "87600h",
+                "renewBefore": "720h",
+                "privateKey": {"algorithm": "ECDSA", "size": 256, "rotationPolicy": "Always"},
+                "issuerRef": {"group": "cert-manager.io", "kind": "Issuer", "name": f"{NAME}-selfsigned"},
+            },
+        },
+        {
+            "apiVersion": "cert-manager.io/v1",
+            "kind": "Issuer",
+            "metadata": _meta(f"{NAME}-ca", ns, "webhook"),
+            "spec": {"ca": {"secretName": f"{NAME}-ca"}},
+        },
+        {
+            "apiVersion": "cert-manager.io/v1",
+            "kind": "Certificate",
+            "metadata": _meta(SERVING_CERT, ns, "webhook"),
+            "spec": {
+                "secretName": TLS_SECRET,
+                "dnsNames": [svc, f"{svc}.cluster.local"],
+                "duration": "2160h",
+                "renewBefore": "360h",
+                "usages": ["server auth", "digital signature", "key encipherment"],
+                "privateKey": {"algorithm": "ECDSA", "size": 256, "rotationPolicy": "Always"},
+                "issuerRef": {"group": "cert-manager.io", "kind": "Issuer", "name": f"{NAME}-ca"},
+            },
+        },
     ]
 
 
-def manifest_files(namespace: str = DEFAULT_NAMESPACE, image: str = DEFAULT_IMAGE,
-                   replicas: int = 2, mutate: tuple[str, ...] = ()) -> dict[str, list[dict]]:
+def manifest_files(
+    namespace: str = DEFAULT_NAMESPACE, image: str = DEFAULT_IMAGE, replicas: int = 2, mutate: tuple[str, ...] = ()
+) -> dict[str, list[dict]]:
     """File name -> documents, in the order to apply them."""
     return {
         "namespace.yaml": namespace_docs(namespace),
@@ -264,15 +363,18 @@ def manifest_files(namespace: str = DEFAULT_NAMESPACE, image: str = DEFAULT_IMAG
 
 #: The Helm chart reads the facts above from this file (charts/eksmllint/files/generated.yaml);
 #: tests/test_server_chart.py keeps it equal to :func:`chart_data`.
-CHART_DATA_HEADER = ("# Generated from eksmllint.server.manifests (python -m eksmllint.server.manifests "
-                     "charts/eksmllint/files/generated.yaml); do not edit by hand.\n")
+CHART_DATA_HEADER = (
+    "# Generated from eksmllint.server.manifests (python -m eksmllint.server.manifests "
+    "charts/eksmllint/files/generated.yaml); do not edit by hand.\n"
+)
 
 
 def chart_data() -> dict:
     return {
         "clusterRoleRules": context_reader_rules(),
-        "webhookResources": [{"apiGroups": [g], "apiVersions": list(v), "resources": list(r)}
-                             for g, v, r in WEBHOOK_RESOURCES],
+        "webhookResources": [
+            {"apiGroups": [g], "apiVersions": list(v), "resources": list(r)} for g, v, r in WEBHOOK_RESOURCES
+        ],
     }
 
 
@@ -289,12 +391,14 @@ class _Dumper(yaml.SafeDumper):
 
 def dump(docs: list[dict]) -> str:
     header = "# Generated by `eksmllint webhook-manifests`; do not edit by hand.\n"
-    return header + yaml.dump_all(docs, Dumper=_Dumper, sort_keys=False, default_flow_style=False,
-                                  explicit_start=True, width=120)
+    return header + yaml.dump_all(
+        docs, Dumper=_Dumper, sort_keys=False, default_flow_style=False, explicit_start=True, width=120
+    )
 
 
-def render(namespace: str = DEFAULT_NAMESPACE, image: str = DEFAULT_IMAGE, replicas: int = 2,
-           mutate: tuple[str, ...] = ()) -> str:
+def render(
+    namespace: str = DEFAULT_NAMESPACE, image: str = DEFAULT_IMAGE, replicas: int = 2, mutate: tuple[str, ...] = ()
+) -> str:
     return dump([d for docs in manifest_files(namespace, image, replicas, mutate).values() for d in docs])
 
 

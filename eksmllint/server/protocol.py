@@ -98,13 +98,15 @@ class WebhookProtocol(HttpToolsProtocol):
     def _shed_idle(self) -> None:
         """Drop the longest-idle connections (not this new one) until under the cap."""
         excess = len(self.connections) - self.max_connections
-        idle = sorted((c for c in self.connections if c is not self and getattr(c, "idle", False)),
-                      key=lambda c: c.idle_since)
+        idle = sorted(
+            (c for c in self.connections if c is not self and getattr(c, "idle", False)), key=lambda c: c.idle_since
+        )
         for conn in idle[:excess]:
             conn._drop()
         if idle:
-            log.warning("more than %d connections open: dropped %d idle one(s)", self.max_connections,
-                        min(excess, len(idle)))
+            log.warning(
+                "more than %d connections open: dropped %d idle one(s)", self.max_connections, min(excess, len(idle))
+            )
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_header_timer()

@@ -22,8 +22,7 @@ from types import FrameType
 import uvicorn
 
 from eksmllint.server.app import WebhookApp
-from eksmllint.server.protocol import (DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS, WebhookProtocol,
-                                       connection_cap)
+from eksmllint.server.protocol import DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS, WebhookProtocol, connection_cap
 from eksmllint.server.tls import ReloadingTLS
 
 log = logging.getLogger("eksmllint.server")
@@ -61,6 +60,7 @@ class DrainingServer(uvicorn.Server):
 
 def tls_reloader(tls: ReloadingTLS, app: WebhookApp, interval: float):
     """A background task factory: poll the certificate files every ``interval`` seconds."""
+
     async def loop() -> None:
         while True:
             await asyncio.sleep(interval)
@@ -69,6 +69,7 @@ def tls_reloader(tls: ReloadingTLS, app: WebhookApp, interval: float):
                 app.metrics.tls_reloads.labels("ok").inc()
             elif outcome.error:
                 app.metrics.tls_reloads.labels("failed").inc()
+
     return loop
 
 
@@ -76,8 +77,14 @@ class _Config(uvicorn.Config):
     """Serves on the :class:`ReloadingTLS` listening context (uvicorn would build a fixed one);
     carries the connection limits :class:`WebhookProtocol` reads."""
 
-    def __init__(self, *args, tls: ReloadingTLS | None = None, header_timeout: float = DEFAULT_HEADER_TIMEOUT,
-                 max_connections: int = DEFAULT_MAX_CONNECTIONS, **kwargs) -> None:
+    def __init__(
+        self,
+        *args,
+        tls: ReloadingTLS | None = None,
+        header_timeout: float = DEFAULT_HEADER_TIMEOUT,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        **kwargs,
+    ) -> None:
         self._tls = tls
         self.header_timeout = header_timeout
         self.max_connections = max_connections
@@ -91,8 +98,15 @@ class _Config(uvicorn.Config):
             self.ssl = self._tls.listening
 
 
-def build_config(app: WebhookApp, host: str, port: int, tls: ReloadingTLS | None,
-                 graceful_timeout: float, log_level: str, limits: ConnectionLimits) -> uvicorn.Config:
+def build_config(
+    app: WebhookApp,
+    host: str,
+    port: int,
+    tls: ReloadingTLS | None,
+    graceful_timeout: float,
+    log_level: str,
+    limits: ConnectionLimits,
+) -> uvicorn.Config:
     return _Config(
         app,
         tls=tls,
@@ -123,9 +137,18 @@ class ConnectionLimits:
     max_connections: int = DEFAULT_MAX_CONNECTIONS
 
 
-def run(app: WebhookApp, host: str, port: int, tls: ReloadingTLS | None, *, tls_interval: float = 10.0,
-        shutdown_delay: float = 0.0, graceful_timeout: float = 20.0, log_level: str = "info",
-        limits: ConnectionLimits = ConnectionLimits()) -> None:
+def run(
+    app: WebhookApp,
+    host: str,
+    port: int,
+    tls: ReloadingTLS | None,
+    *,
+    tls_interval: float = 10.0,
+    shutdown_delay: float = 0.0,
+    graceful_timeout: float = 20.0,
+    log_level: str = "info",
+    limits: ConnectionLimits = ConnectionLimits(),
+) -> None:
     # Lints run on worker threads; a shorter GIL switch interval than the default 5 ms lets the
     # event loop (TLS, probes, cache hits) in sooner while a lint is running.
     sys.setswitchinterval(0.001)
