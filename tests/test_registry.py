@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from catalogue_contract import CATALOGUE
 
-from eksmllint.core.registry import Registry, RegistryError, default_registry
+from eksmllint.core.registry import Registry, RegistryError, default_registry, load_rule_dir
 from eksmllint.core.rule import FAMILIES, Rule, RuleSpec
 from eksmllint.docs import explain_text
 
@@ -69,3 +71,50 @@ def test_bad_rule_spec_rejected():
                 "rationale": "r",
             }
         )
+
+
+def _rule_file(folder, code: str, slug: str, check: str | None = None):
+    lines = [
+        f"code: {code}",
+        f"slug: {slug}",
+        "severity: warning",
+        "fix: 'no'",
+        "summary: s",
+        "target: run",
+        "description: d",
+        "rationale: r",
+    ] + ([f"check: {check}"] if check else [])
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{code}-{slug}.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    "family_dir,code,slug,fragment",
+    [
+        ("shm", "EML399", "no-such-rule", "no examples in fixtures/rules/EML399-no-such-rule/"),
+        ("efa", "EML301", "shm-missing", "a EML301 rule belongs in rules/shm/"),
+    ],
+)
+def test_builtin_rule_needs_its_folder_and_examples(tmp_path, family_dir, code, slug, fragment):
+    _rule_file(tmp_path / family_dir, code, slug)
+    with pytest.raises(RegistryError, match=re.escape(fragment)):
+        list(load_rule_dir(tmp_path))
+
+
+def test_builtin_rule_without_its_module_is_an_error(tmp_path, monkeypatch):
+    fixtures = tmp_path / "fixtures"
+    (fixtures / "EML398-no-module").mkdir(parents=True)
+    monkeypatch.setattr("eksmllint.core.registry.rule_fixtures_dir", lambda: fixtures)
+    _rule_file(tmp_path / "rules" / "shm", "EML398", "no-module")
+    with pytest.raises(RegistryError, match=r"eksmllint\.checks\.shm\.eml398_no_module:check"):
+        list(load_rule_dir(tmp_path / "rules"))
+
+
+def test_plugin_rule_must_name_its_check(tmp_path):
+    _rule_file(tmp_path, "EML397", "plugin-rule")
+    with pytest.raises(RegistryError, match="must name its check"):
+        list(load_rule_dir(tmp_path, source="my-pack"))
+    _rule_file(tmp_path, "EML397", "plugin-rule", check="eksmllint.core.rule:check_module")
+    assert [r.code for r in load_rule_dir(tmp_path, source="my-pack")] == ["EML397"]

@@ -13,11 +13,13 @@ from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 
-from eksmllint.core.rule import FAMILIES, Rule, RuleSpec
-from eksmllint.paths import builtin_rules_dir
+from eksmllint.core.rule import FAMILIES, Rule, RuleSpec, check_module
+from eksmllint.paths import builtin_rules_dir, rule_fixtures_dir
 from eksmllint.yamlpos import load_data
 
 ENTRY_POINT_GROUP = "eksmllint.rules"
+#: EML000 reports eksmllint's own failures: no manifest may produce it, so it has no examples.
+WITHOUT_EXAMPLES = frozenset({"EML000"})
 
 
 class RegistryError(Exception):
@@ -33,7 +35,8 @@ def _resolve(dotted: str):
 
 
 def load_rule_dir(directory: Path, source: str = "builtin") -> Iterator[Rule]:
-    for path in sorted(directory.rglob("EML*.yaml")) if source == "builtin" else sorted(directory.rglob("*.yaml")):
+    builtin = source == "builtin"
+    for path in sorted(directory.rglob("EML*.yaml")) if builtin else sorted(directory.rglob("*.yaml")):
         try:
             data = load_data(path.read_text(encoding="utf-8"))
             spec = RuleSpec.model_validate(data)
@@ -42,7 +45,26 @@ def load_rule_dir(directory: Path, source: str = "builtin") -> Iterator[Rule]:
         expected = f"{spec.code}-{spec.slug}.yaml"
         if path.name != expected:
             raise RegistryError(f"{path}: file name must be {expected}")
-        yield Rule(spec, _resolve(spec.check), source)
+        if builtin:
+            yield Rule(spec, _builtin_check(path, spec), source)
+        elif spec.check:
+            yield Rule(spec, _resolve(spec.check), source)
+        else:
+            raise RegistryError(f"{path}: a plugin rule must name its check ('module:function')")
+
+
+def _builtin_check(path: Path, spec: RuleSpec):
+    """A built-in rule is three things found from its code and slug: ``rules/<family>/CODE-slug.yaml``,
+    the module ``eksmllint/checks/<family>/code_slug.py`` with a function ``check``, and its bad/good
+    examples in ``fixtures/rules/CODE-slug/``. A missing one is an error, not a silently dead rule."""
+    family = FAMILIES[int(spec.code[3])] if int(spec.code[3]) in FAMILIES else "?"
+    if path.parent.name != family:
+        raise RegistryError(f"{path}: a {spec.code} rule belongs in rules/{family}/")
+    if spec.code not in WITHOUT_EXAMPLES and not (rule_fixtures_dir() / f"{spec.code}-{spec.slug}").is_dir():
+        raise RegistryError(f"{path}: no examples in fixtures/rules/{spec.code}-{spec.slug}/")
+    if spec.check:  # the one-module-per-family layout, while families move to one module per rule
+        return _resolve(spec.check)
+    return _resolve(f"{check_module(spec.code, spec.slug)}:check")
 
 
 class Registry:

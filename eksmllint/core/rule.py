@@ -48,7 +48,9 @@ class RuleSpec(BaseModel):
     severity: Literal["error", "warning", "info"]
     fix: Literal["safe", "unsafe", "no"]
     summary: str
-    check: str = Field(description="dotted path 'module:function' of the check")
+    #: Plugin rules name their check ('module:function'). A built-in rule names none: its check is
+    #: the function ``check`` of ``eksmllint/checks/<family>/emlNNN_<slug>.py`` (see check_module).
+    check: str | None = Field(default=None, description="dotted path 'module:function' of the check")
     target: Literal["templates", "workloads", "resources", "files", "run"]
     kinds: tuple[str, ...] = ()  # with target 'resources': only these kinds (empty = all)
     description: str
@@ -90,6 +92,11 @@ class RuleSpec(BaseModel):
         if self.fix != "no" and not self.fix_description:
             raise ValueError(f"{self.code}: a fixable rule needs 'fix-description'")
         return self
+
+
+def check_module(code: str, slug: str) -> str:
+    """The module holding the check of a built-in rule: one rule, one module, found from its code."""
+    return f"eksmllint.checks.{FAMILIES[int(code[3])]}.{code.lower()}_{slug.replace('-', '_')}"
 
 
 class Rule:
