@@ -21,6 +21,11 @@ Requirement = tuple[str, str, tuple[str, ...]]  # (key, operator, values)
 
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
 ZONE = "topology.kubernetes.io/zone"
+ZONE_ID = "topology.k8s.aws/zone-id"
+#: Node label keys whose values are zone names (us-east-1a); ZONE_ID values are IDs (use1-az1).
+ZONE_NAME_KEYS = (ZONE, "failure-domain.beta.kubernetes.io/zone")
+#: Taint effects that keep a pod off a node it does not tolerate (PreferNoSchedule only discourages).
+BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
 CAPACITY_TYPE = "karpenter.sh/capacity-type"
 WELL_KNOWN_PREFIXES = ("karpenter.k8s.aws/", "karpenter.sh/")
 WELL_KNOWN = frozenset(
@@ -95,6 +100,24 @@ def parse_taints(items: object) -> list[Taint]:
             if isinstance(t, dict) and isinstance(t.get("key"), str):
                 out.append(Taint(t["key"], str(t.get("value", "") or ""), str(t.get("effect", "")), i))
     return out
+
+
+#: Tolerations the DaemonSet controller adds to every DaemonSet pod (Kubernetes DaemonSet docs).
+DAEMONSET_TOLERATIONS = (
+    {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"},
+    {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"},
+    {"key": "node.kubernetes.io/disk-pressure", "operator": "Exists", "effect": "NoSchedule"},
+    {"key": "node.kubernetes.io/memory-pressure", "operator": "Exists", "effect": "NoSchedule"},
+    {"key": "node.kubernetes.io/pid-pressure", "operator": "Exists", "effect": "NoSchedule"},
+    {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"},
+)
+
+
+def untolerated(t: PodTemplate, pool: NodePoolView) -> list[Taint]:
+    """Every scheduling taint of ``pool`` the pod does not tolerate (startup taints need none); a
+    DaemonSet's pods also carry the tolerations its controller adds."""
+    tolerations = t.tolerations + list(DAEMONSET_TOLERATIONS) if t.resource.kind == "DaemonSet" else t.tolerations
+    return [x for x in pool.taints if x.effect in BLOCKING_EFFECTS and not tolerates(tolerations, x)]
 
 
 def tolerates(tolerations: Iterable[dict], taint: Taint) -> bool:

@@ -39,29 +39,18 @@ from eksmllint.scheduling import (
     CAPACITY_TYPE,
     INSTANCE_TYPE,
     ZONE,
+    ZONE_ID,
+    ZONE_NAME_KEYS,
     NodePoolView,
     Requirement,
-    Taint,
     compatible,
     pod_requirement_terms,
-    tolerates,
+    untolerated,
 )
 from eksmllint.workload import DEVICE_PLUGIN_RESOURCES, EFA, Container, PodTemplate
 
-ZONE_ID = "topology.k8s.aws/zone-id"
-ZONE_KEYS = (ZONE, "failure-domain.beta.kubernetes.io/zone", ZONE_ID)
 EFA_PLUGIN = "aws-efa-k8s-device-plugin"
 REQUIREMENTS: DocPath = ("spec", "template", "spec", "requirements")
-BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
-#: Tolerations the DaemonSet controller adds to every DaemonSet pod (Kubernetes DaemonSet docs).
-DAEMONSET_TOLERATIONS = (
-    {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"},
-    {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"},
-    {"key": "node.kubernetes.io/disk-pressure", "operator": "Exists", "effect": "NoSchedule"},
-    {"key": "node.kubernetes.io/memory-pressure", "operator": "Exists", "effect": "NoSchedule"},
-    {"key": "node.kubernetes.io/pid-pressure", "operator": "Exists", "effect": "NoSchedule"},
-    {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"},
-)
 
 
 # --- placement helpers ----------------------------------------------------------------------
@@ -124,7 +113,7 @@ def _in_values(reqs: Iterable[Requirement], keys: tuple[str, ...]) -> set[str] |
 def pool_zone_count(pool: NodePoolView) -> tuple[int | None, tuple[str, ...]]:
     """(number of zones the pool can use or None for unbounded, the zones listed)."""
     best: tuple[int | None, tuple[str, ...]] = (None, ())
-    for keys in ((ZONE, "failure-domain.beta.kubernetes.io/zone"), (ZONE_ID,)):
+    for keys in (ZONE_NAME_KEYS, (ZONE_ID,)):
         values = _in_values(pool.offered, keys)
         if values is not None and (best[0] is None or len(values) < best[0]):
             best = (len(values), tuple(sorted(values)))
@@ -136,7 +125,7 @@ def pod_pins_one_zone(t: PodTemplate) -> bool:
     zones: set[str] = set()
     for term in pod_requirement_terms(t):
         values = None
-        for keys in ((ZONE, "failure-domain.beta.kubernetes.io/zone"), (ZONE_ID,)):
+        for keys in (ZONE_NAME_KEYS, (ZONE_ID,)):
             v = _in_values(term, keys)
             if v is not None and len(v) == 1:
                 values = v
@@ -466,11 +455,6 @@ def is_efa_plugin(t: PodTemplate) -> bool:
     if EFA_PLUGIN in (t.resource.name or ""):
         return True
     return any(EFA_PLUGIN in (c.image or "") for c in t.containers)
-
-
-def untolerated(t: PodTemplate, pool: NodePoolView) -> list[Taint]:
-    tolerations = t.tolerations + list(DAEMONSET_TOLERATIONS)
-    return [x for x in pool.taints if x.effect in BLOCKING_EFFECTS and not tolerates(tolerations, x)]
 
 
 def selects_pool(t: PodTemplate, pool: NodePoolView) -> bool:

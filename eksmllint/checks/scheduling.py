@@ -28,17 +28,17 @@ from eksmllint.scheduling import (
     WELL_KNOWN,
     WELL_KNOWN_PREFIXES,
     ZONE,
+    ZONE_NAME_KEYS,
     NodePoolView,
     Requirement,
     Taint,
     compatible,
-    tolerates,
+    untolerated,
 )
 from eksmllint.workload import PodTemplate
 
-ZONE_KEYS = (ZONE, "failure-domain.beta.kubernetes.io/zone")
 #: Volume topology keys that carry a zone (PV nodeAffinity, StorageClass allowedTopologies).
-VOLUME_ZONE_KEYS = ZONE_KEYS + ("topology.ebs.csi.aws.com/zone",)
+VOLUME_ZONE_KEYS = ZONE_NAME_KEYS + ("topology.ebs.csi.aws.com/zone",)
 #: Label prefixes / keys that only non-Karpenter nodes carry (managed node groups, Fargate, eksctl)
 #: or that pin one existing node: pods selecting them are not meant for a NodePool.
 NON_KARPENTER_PREFIXES = (
@@ -106,7 +106,7 @@ def term_zones(term: list[Req]) -> set[str] | None:
     """Zones one term allows (intersection of its ``In`` zone requirements); None: unconstrained."""
     zones: set[str] | None = None
     for r in term:
-        if r.key in ZONE_KEYS and r.op == "In":
+        if r.key in ZONE_NAME_KEYS and r.op == "In":
             zones = set(r.values) if zones is None else zones & set(r.values)
     return zones
 
@@ -120,11 +120,6 @@ def pod_zones(terms: list[list[Req]]) -> set[str] | None:
             return None
         out |= z
     return out
-
-
-def untolerated(t: PodTemplate, pool: NodePoolView) -> list[Taint]:
-    """Every scheduling taint of ``pool`` the pod does not tolerate (startup taints need none)."""
-    return [x for x in pool.taints if x.effect in ("NoSchedule", "NoExecute") and not tolerates(t.tolerations, x)]
 
 
 # --- who is meant for Karpenter -----------------------------------------------------------------
@@ -221,7 +216,7 @@ def analyse(ctx, t: PodTemplate) -> Verdict | None:
     if zone_only is None:
         zone_only = []
         if not where.usable and not where.blocked and pod_zones(terms) is not None:
-            stripped = [[r for r in term if r[0] not in ZONE_KEYS] for term in where.terms]
+            stripped = [[r for r in term if r[0] not in ZONE_NAME_KEYS] for term in where.terms]
             zone_only = [p for p in pools if serves(p, stripped, where.accelerators)]
         zones[id(where)] = zone_only
     out = Verdict(
@@ -412,7 +407,7 @@ def volume_zones(ctx, t: PodTemplate) -> Iterator[tuple[DocPath, str, set[str], 
 def _zone_req(terms: list[list[Req]]) -> Req | None:
     for term in terms:
         for r in term:
-            if r.key in ZONE_KEYS and r.op == "In":
+            if r.key in ZONE_NAME_KEYS and r.op == "In":
                 return r
     return None
 
