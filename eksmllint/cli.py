@@ -92,6 +92,13 @@ _common = [
     click.option("--ignore", multiple=True, help="Rules to skip."),
     click.option("--kubernetes-version", "k8s_version", help="Target Kubernetes version (default 1.33)."),
     click.option(
+        "--platform",
+        "platform",
+        multiple=True,
+        metavar="NAME=VERSION",
+        help="Release of a platform component rules assume, e.g. karpenter=1.8 (repeatable; see the config's platform:).",
+    ),
+    click.option(
         "--context",
         "context",
         multiple=True,
@@ -114,13 +121,14 @@ follow_symlinks_option = click.option(
 )
 
 
-def make_config(config, select, ignore, k8s_version, context, **extra) -> Config:
+def make_config(config, select, ignore, k8s_version, context, platform=(), **extra) -> Config:
     return _load_config(
         config,
         select=_split(select),
         ignore=_split(ignore),
         kubernetes_version=k8s_version,
         context=tuple(context) or None,
+        platform=tuple(platform) or None,
         **extra,
     )
 
@@ -186,6 +194,7 @@ def lint(
     select,
     ignore,
     k8s_version,
+    platform,
     context,
     fmt,
     output,
@@ -213,7 +222,7 @@ def lint(
         raise click.UsageError("give at least one path (or - for stdin)")
     if output and not os.path.isdir(os.path.dirname(output) or "."):
         raise click.UsageError(f"--output {output}: the directory {os.path.dirname(output)!r} does not exist")
-    cfg = make_config(config, select, ignore, k8s_version, context, fail_on=fail_on)
+    cfg = make_config(config, select, ignore, k8s_version, context, platform, fail_on=fail_on)
     registry = _registry()
     try:
         if apply_fixes:
@@ -298,7 +307,11 @@ def rules_cmd(fmt):
 
 @cli.command()
 @click.argument("rule")
-def explain(rule):
+@click.option(
+    "--config", "config", type=click.Path(dir_okay=False), help="Config file whose platform: releases to assume."
+)
+@click.option("--platform", "platform", multiple=True, metavar="NAME=VERSION", help="As for lint.")
+def explain(rule, config, platform):
     """Explain a rule (code or slug): rationale, a bad and a good example, the fix."""
     from eksmllint.docs import explain_text
 
@@ -306,7 +319,8 @@ def explain(rule):
     found = registry.get(rule)
     if found is None:
         raise click.UsageError(f"no such rule {rule!r}; see `eksmllint rules`")
-    click.echo(explain_text(found), nl=False)
+    cfg = make_config(config, (), (), None, (), platform)
+    click.echo(explain_text(found, cfg.platform), nl=False)
 
 
 def main() -> None:

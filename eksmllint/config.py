@@ -21,6 +21,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema, field_validator
 
 from eksmllint.paths import relative_inside
+from eksmllint.platform import Platform, parse_assignments
 
 CONFIG_NAMES = (".eksmllint.yaml", ".eksmllint.yml")
 SCHEMA_PATH = Path(__file__).with_name("config.schema.json")
@@ -118,6 +119,12 @@ class Config(BaseModel):
     )
     unsafe_fixes: bool = Field(False, alias="unsafe-fixes", description="`eksmllint fix` also applies unsafe fixes.")
     reference_kinds: tuple[str, ...] | None = Field(None, alias="reference-kinds")
+    platform: Platform = Field(
+        default_factory=Platform,
+        description="Releases of the platform components rule premises depend on (karpenter, kueue, kuberay, "
+        "neuron-sdk, training-operator, mpi-operator, volcano), such as {karpenter: '1.8'}; each defaults "
+        "to the newest release eksmllint knows. Findings and `eksmllint explain` name the release assumed.",
+    )
 
     source: str | None = Field(None, exclude=True)
 
@@ -243,6 +250,14 @@ def with_overrides(cfg: Config, **overrides: Any) -> Config:
         return cfg
     fields = Config.model_fields
     data = cfg.model_dump(by_alias=True)
+    # Only the components the file named: the others stay "assumed" (Platform.describe says which).
+    data["platform"] = cfg.platform.model_dump(by_alias=True, exclude_unset=True)
+    if "platform" in update:  # --platform NAME=VERSION: each flag overrides that one component
+        try:
+            given = parse_assignments(update.pop("platform"))
+        except ValueError as err:
+            raise ConfigError(f"command line: {err}") from None
+        data["platform"].update(given)
     data.update({(fields[k].alias or k) if k in fields else k: v for k, v in update.items()})
     try:
         merged = Config.model_validate(data)

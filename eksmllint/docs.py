@@ -10,6 +10,7 @@ from functools import lru_cache
 from eksmllint.core.registry import Registry
 from eksmllint.core.rule import Rule
 from eksmllint.paths import builtin_rules_dir, rule_fixtures_dir
+from eksmllint.platform import Platform
 
 #: The fixtures' test markers (``# expect: EML301``): for the test driver, not for readers.
 _EXPECT_MARKER = re.compile(r"\s*#\s*expect:\s*[A-Z0-9][A-Z0-9, ]*")
@@ -93,7 +94,7 @@ def rules_markdown(registry: Registry) -> str:
     return "\n".join(lines) + "\n"
 
 
-def explain_text(rule: Rule) -> str:
+def explain_text(rule: Rule, platform: Platform | None = None) -> str:
     s = rule.spec
     out = [
         f"{rule.code} {rule.slug}",
@@ -114,6 +115,10 @@ def explain_text(rule: Rule) -> str:
             "  " + ", ".join(s.workload_classes) + " (eksmllint.analysis.workload_class; each finding's",
             "  JSON `workload_class` says which class was inferred and why)",
         ]
+    if s.platform:
+        assumed = platform or Platform()
+        out += ["", "Assumes (config platform:, or --platform NAME=VERSION)"]
+        out += [f"  {assumed.describe(name)}" for name in s.platform]
     if s.fix_description:
         out += ["", f"Fix ({s.fix})", textwrap.indent(s.fix_description.strip(), "  ")]
     if s.options:

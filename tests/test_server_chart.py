@@ -46,6 +46,7 @@ CASES = {
             "timeBudget": 8,
             "failureMode": "closed",
             "maxConnections": 1000,
+            "platform": {"karpenter": "1.8", "neuron-sdk": "2.24"},
         },
         "serviceMonitor": {"enabled": True, "labels": {"release": "prometheus"}},
     },
@@ -90,6 +91,8 @@ def test_the_server_accepts_every_argument_the_chart_passes(case):
     args = container(render(CASES[case]))["args"]
     ctx = serve_command.make_context("serve", list(args))  # click raises on an unknown flag or value
     assert ctx.params["tls_cert"] == "/etc/eksmllint/tls/tls.crt"
+    platform = CASES[case].get("server", {}).get("platform", {})
+    assert ctx.params["platform"] == tuple(f"{k}={v}" for k, v in sorted(platform.items()))
 
 
 def test_defaults_match_webhook_manifests():

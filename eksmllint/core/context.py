@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from eksmllint.analysis.workload_class import classification_of, classify
 from eksmllint.core.finding import DocPath, Finding, Fix, Location, Severity
+from eksmllint.platform import Platform
 from eksmllint.resource import Resource, SourceFile
 from eksmllint.workload import PodTemplate, Workload, workload_of
 
@@ -27,6 +28,7 @@ class RunSettings:
     kubernetes_version: str = "1.33"
     mode: str = "cli"  # cli | webhook: reference rules stay silent in the webhook without context
     reference_kinds: tuple[str, ...] | None = None  # EML703: kinds to check (None = auto)
+    platform: Platform = field(default_factory=Platform)  # releases of Karpenter, Kueue... assumed
 
 
 @dataclass(eq=False)
@@ -147,6 +149,11 @@ class RuleContext:
     @property
     def options(self):
         return self.rule.options
+
+    @property
+    def platform(self) -> Platform:
+        """The releases of the platform components this run assumes (config ``platform:``)."""
+        return self.run.settings.platform
 
     def judges(self, target: PodTemplate | Workload) -> bool:
         """Is ``target`` of a workload class this rule judges (rule YAML ``workload-classes``)?

@@ -172,7 +172,7 @@ def lint_loaded(
                 f.context_only = True
                 files.append(f)
         resources += [r for r in context.resources if r.doc.file.context_only]
-    settings = RunSettings(cfg.kubernetes_version, mode, cfg.reference_kinds)
+    settings = RunSettings(cfg.kubernetes_version, mode, cfg.reference_kinds, cfg.platform)
     run = LintRun(resources, files, settings)
     enabled = {r.code for r in rules}
     findings = [_load_problem(p) for p in loaded.problems if p.code in enabled] + build_workloads(run)

@@ -62,6 +62,9 @@ class RuleSpec(BaseModel):
     #: With target templates/workloads the check is only called on targets of these classes.
     workload_classes: tuple[str, ...] = Field(default=(), alias="workload-classes")
     mandatory: bool = False  # cannot be suppressed or deselected (EML000, EML001)
+    #: Platform components whose release the rule's premise depends on (eksmllint.platform); `explain`
+    #: names the release assumed.
+    platform: tuple[str, ...] = ()
 
     @field_validator("code")
     @classmethod
@@ -85,6 +88,16 @@ class RuleSpec(BaseModel):
         unknown = sorted(set(v) - CLASS_NAMES)
         if unknown:
             raise ValueError(f"unknown workload class(es) {unknown}; known: {sorted(CLASS_NAMES)}")
+        return v
+
+    @field_validator("platform")
+    @classmethod
+    def _components(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        from eksmllint.platform import components
+
+        unknown = sorted(set(v) - set(components()))
+        if unknown:
+            raise ValueError(f"unknown platform component(s) {unknown}; known: {sorted(components())}")
         return v
 
     @model_validator(mode="after")

@@ -274,7 +274,9 @@ def fix_then_lint(
     help="Also apply unsafe fixes (they need a judgement; review the result).",
 )
 @follow_symlinks_option
-def fix_command(paths, config, select, ignore, k8s_version, context, show_diff, check, unsafe, follow_symlinks):
+def fix_command(
+    paths, config, select, ignore, k8s_version, platform, context, show_diff, check, unsafe, follow_symlinks
+):
     """Apply safe fixes in place ('-' reads stdin and writes the fixed stream to stdout).
 
     Everything a fix does not touch stays byte for byte: comments, key order, quoting,
@@ -284,7 +286,7 @@ def fix_command(paths, config, select, ignore, k8s_version, context, show_diff, 
     """
     if not paths:
         raise click.UsageError("give at least one path (or - for stdin)")
-    cfg = make_config(config, select, ignore, k8s_version, context, unsafe_fixes=unsafe or None)
+    cfg = make_config(config, select, ignore, k8s_version, context, platform, unsafe_fixes=unsafe or None)
     registry = _registry()
     dry = show_diff or check
     try:

@@ -43,7 +43,7 @@ FORMATS = ("dot", "mermaid", "json", "html")
 @click.option(
     "--instance-types", is_flag=True, help="Also draw the instance types each device-plugin DaemonSet covers."
 )
-def graph_command(paths, config, select, ignore, k8s_version, context, fmt, focus_on, output, instance_types):
+def graph_command(paths, config, select, ignore, k8s_version, platform, context, fmt, focus_on, output, instance_types):
     """Export the resource graph: workloads, pod templates, NodePools, EC2NodeClasses, queues,
     volumes and config, with typed edges; nodes with findings are coloured by worst severity."""
     from eksmllint.core.engine import lint_paths
@@ -51,7 +51,7 @@ def graph_command(paths, config, select, ignore, k8s_version, context, fmt, focu
 
     if not paths:
         raise click.UsageError("give at least one path (or - for stdin)")
-    cfg = make_config(config, select, ignore, k8s_version, context)
+    cfg = make_config(config, select, ignore, k8s_version, context, platform)
     registry = _registry()
     try:
         result = lint_paths(list(paths), cfg, registry)

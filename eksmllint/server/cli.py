@@ -45,6 +45,13 @@ def _is_loopback(host: str) -> bool:
 @click.option("--ignore", multiple=True, help="Rules to skip.")
 @click.option("--kubernetes-version", "k8s_version", help="Target Kubernetes version.")
 @click.option(
+    "--platform",
+    "platform",
+    multiple=True,
+    metavar="NAME=VERSION",
+    help="Release of a platform component rules assume, e.g. karpenter=1.8 (repeatable).",
+)
+@click.option(
     "--deny-on",
     type=click.Choice(["error", "warning", "info"]),
     default="error",
@@ -181,6 +188,7 @@ def serve_command(
     select,
     ignore,
     k8s_version,
+    platform,
     deny_on,
     mutate,
     failure_mode,
@@ -225,7 +233,7 @@ def serve_command(
         level=log_level.upper(), stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
 
-    cfg = make_config(config, select, ignore, k8s_version, ())
+    cfg = make_config(config, select, ignore, k8s_version, (), platform)
     registry = _registry()
     try:
         linter = AdmissionLinter(cfg, registry, _split(mutate))

@@ -154,7 +154,7 @@ class AdmissionLinter:
         self.cfg = cfg
         self.registry = registry
         self.rules: list[Rule] = select_rules(registry, cfg)
-        self.settings = RunSettings(cfg.kubernetes_version, "webhook", cfg.reference_kinds)
+        self.settings = RunSettings(cfg.kubernetes_version, "webhook", cfg.reference_kinds, cfg.platform)
         self.mandatory = frozenset(r.code for r in registry if r.spec.mandatory)
         self.enabled = frozenset(r.code for r in self.rules)
         self.overrides = {}
