@@ -114,7 +114,7 @@ def _reviews(rel: str) -> list[dict]:
 WEBHOOK_CASES = [(c, r) for c, r in CASES if r.startswith("fixtures/")]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # one app per case: shutdown() closes the app's lint thread pool for good
 def webhook_app():
     registry = default_registry()
     safe = [r.code for r in registry if r.spec.fix == "safe"]
@@ -148,3 +148,4 @@ def test_snapshots_cover_findings_fixes_and_denials():
     assert fixes.count("\n+++ ") >= 20
     answers = "".join(p.read_text() for p in (SNAPSHOTS / "webhook").glob("*.txt"))
     assert '"allowed":false' in answers and '"patchType":"JSONPatch"' in answers
+    assert "internal error" not in answers
