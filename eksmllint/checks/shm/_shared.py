@@ -1,0 +1,97 @@
+"""Helpers shared by the /dev/shm rules: KubeRay's own /dev/shm, the computed sizeLimit (EML301's
+formula, also used by the fixes of EML302 and EML304), memory-backed emptyDirs, the pod's memory limit."""
+
+from __future__ import annotations
+
+from eksmllint.checks.helpers import SHM_PATH, mount_at
+from eksmllint.quantity import parse_quantity, to_mib
+from eksmllint.workload import Container, PodTemplate
+
+#: Share of the container's memory limit given to a computed /dev/shm (see README "Fix formulas").
+SHM_FRACTION = 0.25
+MIN_SHM_MIB = 1024
+
+
+def is_kuberay_managed(c: Container) -> bool:
+    """KubeRay adds a memory-backed /dev/shm to the Ray container (the first one) of each group,
+    sized to its memory limit, unless rayStartParams.plasma-directory is set (facts section 6)."""
+    t = c.template
+    if t.resource.kind not in ("RayCluster", "RayJob") or t.role == "submitter":
+        return False
+    if c.init or t.containers.index(c) != 0:
+        return False
+    group = t.resource.get(t.path[:-1])
+    params = group.get("rayStartParams") if isinstance(group, dict) else None
+    return not (isinstance(params, dict) and "plasma-directory" in params)
+
+
+def shm_size_mib(c: Container) -> int | None:
+    """The computed sizeLimit: 25% of the container's memory limit (request if no limit),
+    rounded down to a whole GiB, at least 1 GiB. None when the container declares no memory."""
+    mem = c.limit_quantity("memory") or c.request_quantity("memory")
+    if mem is None or mem <= 0:
+        return None
+    mib = to_mib(mem) * SHM_FRACTION
+    mib = max(MIN_SHM_MIB, int(mib // 1024) * 1024)
+    return int(mib)
+
+
+def computed_shm_mib(containers: list[Container]) -> int | None:
+    """EML301's sizeLimit formula over the containers sharing one /dev/shm volume: the smallest
+    (so the tmpfs fits every one of them); None when none of them declares memory."""
+    sizes = [s for c in containers if (s := shm_size_mib(c)) is not None]
+    return min(sizes) if sizes else None
+
+
+def emptydir_of(volume: dict) -> dict | None:
+    """The volume's ``emptyDir`` mapping (``emptyDir: {}`` and ``emptyDir:`` with no value both
+    count), or None when the volume has another source."""
+    if "emptyDir" not in volume:
+        return None
+    ed = volume.get("emptyDir")
+    return ed if isinstance(ed, dict) else {}
+
+
+def is_memory_emptydir(volume: dict) -> bool:
+    ed = emptydir_of(volume)
+    return ed is not None and ed.get("medium") == "Memory"
+
+
+def shm_mounts(t: PodTemplate) -> list[tuple[int, dict, list[Container]]]:
+    """Every volume mounted at /dev/shm: (volume index, volume, containers mounting it there).
+    Mounts naming a volume the pod does not declare are left to the reference rules."""
+    found: dict[int, tuple[dict, list[Container]]] = {}
+    for c in t.containers + t.init_containers:
+        hit = mount_at(c, SHM_PATH)
+        if hit is None:
+            continue
+        name = hit[1].get("name")
+        vol = t.volume(name) if isinstance(name, str) else None
+        if vol is None:
+            continue
+        idx, data = vol
+        found.setdefault(idx, (data, []))[1].append(c)
+    return [(i, v, cs) for i, (v, cs) in sorted(found.items())]
+
+
+def pod_memory_limit_mib(t: PodTemplate) -> float | None:
+    """The memory limit of the pod's cgroup, which memory-backed emptyDirs are charged to:
+    pod-level ``spec.resources.limits.memory`` if set, else the sum of the containers' limits
+    (raised to the largest init container's, which runs alone). None when any regular container
+    has no memory limit: the kubelet then sets no pod-level limit."""
+    pod_res = t.spec.get("resources")
+    pod_lim = pod_res.get("limits") if isinstance(pod_res, dict) else None
+    if isinstance(pod_lim, dict):
+        q = parse_quantity(pod_lim.get("memory"))
+        if q is not None and q > 0:
+            return to_mib(q)
+    if not t.containers:
+        return None
+    total = 0.0
+    for c in t.containers:
+        q = c.limit_quantity("memory")
+        if q is None or q <= 0:
+            return None
+        total += to_mib(q)
+    init = [to_mib(q) for c in t.init_containers if (q := c.limit_quantity("memory")) is not None]
+    return max([total] + init)

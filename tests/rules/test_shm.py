@@ -1,0 +1,102 @@
+"""Rule tests for EML302-EML304 (shared memory): fix values and when the rules stay silent."""
+
+from __future__ import annotations
+
+from shm_precision_pods import gpu4, job, lint
+
+from eksmllint.config import Config
+from eksmllint.core.engine import lint_text
+from eksmllint.core.finding import RemovePath, SetValue
+
+# --- shared memory ------------------------------------------------------------------------------
+
+
+def test_eml302_fix_sets_quarter_of_memory_limit():
+    found = lint(job(gpu4("160Gi"), "- name: dshm\n  emptyDir: {medium: Memory}\n"), "EML302")
+    assert len(found) == 1
+    (op,) = found[0].fix.ops
+    assert isinstance(op, SetValue) and op.path[-1] == "sizeLimit" and op.value == "40Gi"
+
+
+def test_eml302_silent_with_size_limit_and_for_disk_emptydir():
+    assert not lint(job(gpu4(), "- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 8Gi}\n"), "EML302")
+    assert not lint(job(gpu4(), "- name: dshm\n  emptyDir: {}\n"), "EML302")  # EML304's case
+
+
+def test_eml302_no_fix_without_memory():
+    container = gpu4().replace(", memory: MEM", "").replace(", memory: 160Gi", "")
+    found = lint(job(container, "- name: dshm\n  emptyDir: {medium: Memory}\n"), "EML302")
+    assert len(found) == 1 and found[0].fix is None
+    assert "node's allocatable memory" in found[0].message
+
+
+def test_eml302_kuberay_with_request_only_is_bounded():
+    ray = """\
+    apiVersion: ray.io/v1
+    kind: RayCluster
+    metadata: {name: r}
+    spec:
+      headGroupSpec:
+        rayStartParams: {}
+        template:
+          spec:
+            containers:
+              - name: head
+                image: rayproject/ray:2.34.0
+                resources: {requests: {cpu: "2", memory: 8Gi}}
+    """
+    assert not lint(ray, "EML302")
+    assert len(lint(ray.replace(", memory: 8Gi", ""), "EML302")) == 1
+    plasma = ray.replace("rayStartParams: {}", "rayStartParams: {plasma-directory: /tmp}").replace(", memory: 8Gi", "")
+    assert not lint(plasma, "EML302")
+
+
+def test_eml303_fix_scales_proportionally_to_half_the_limit():
+    vols = (
+        "- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 48Gi}\n"
+        "- name: cache\n  emptyDir: {medium: Memory, sizeLimit: 16Gi}\n"
+    )
+    container = gpu4("48Gi") + "    - {name: cache, mountPath: /cache}\n"
+    found = lint(job(container, vols), "EML303")
+    assert len(found) == 1
+    values = {op.path[-3]: op.value for op in found[0].fix.ops}
+    assert values == {0: "18Gi", 1: "6Gi"}  # 24Gi budget split 3:1
+    assert "64Gi" in found[0].message and "48Gi" in found[0].message
+
+
+def test_eml303_option_changes_budget():
+    cfg = Config(select=("EML303",), rules={"EML303": {"budget-fraction": 0.25}})
+    vols = "- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 64Gi}\n"
+    result = lint_text(job(gpu4("32Gi"), vols), cfg)
+    (f,) = [f for f in result.active if f.code == "EML303"]
+    assert f.fix.ops[0].value == "8Gi"
+
+
+def test_eml303_silent_when_a_container_has_no_limit_or_fits():
+    vols = "- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 64Gi}\n"
+    assert not lint(job(gpu4("64Gi"), vols), "EML303")  # equal: not more than the limit
+    no_limit = gpu4().replace(", memory: MEM", "").replace(", memory: 160Gi", "")
+    assert not lint(job(no_limit, vols), "EML303")
+
+
+def test_eml303_uses_pod_level_limit():
+    vols = "- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 64Gi}\n"
+    found = lint(job(gpu4("128Gi"), vols, spec_extra="resources: {limits: {memory: 32Gi}}\n"), "EML303")
+    assert len(found) == 1 and "32Gi" in found[0].message
+
+
+def test_eml304_hostpath_fix_replaces_source():
+    found = lint(job(gpu4("1000Gi"), "- name: dshm\n  hostPath: {path: /dev/shm}\n"), "EML304")
+    assert len(found) == 1
+    ops = found[0].fix.ops
+    assert isinstance(ops[0], RemovePath) and ops[0].path[-1] == "hostPath"
+    assert isinstance(ops[1], SetValue) and ops[1].value == {"medium": "Memory", "sizeLimit": "250Gi"}
+    assert found[0].location.path[-1] == "hostPath"
+
+
+def test_eml304_disk_emptydir_and_memory_ok():
+    found = lint(job(gpu4(), "- name: dshm\n  emptyDir: {sizeLimit: 10Gi}\n"), "EML304")
+    assert len(found) == 1 and found[0].fix.ops == (
+        SetValue(found[0].fix.ops[0].path, {"medium": "Memory", "sizeLimit": "40Gi"}),
+    )
+    assert not lint(job(gpu4(), "- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 10Gi}\n"), "EML304")
