@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from shm_precision_pods import gpu4, job, lint
 
 from eksmllint.analysis.commands import script_calls
-from eksmllint.checks.precision import BF16, FP16, Edit, combine_edits, flag_uses
+from eksmllint.checks.precision._shared import combine_edits
+from eksmllint.checks.precision._uses import BF16, FP16, Edit, flag_uses
 
 
 def script_words(script, path, env):
