@@ -9,7 +9,11 @@ from eksmllint.workload import Container, PodTemplate
 
 #: Share of the container's memory limit given to a computed /dev/shm (see README "Fix formulas").
 SHM_FRACTION = 0.25
+#: The /dev/shm NVIDIA's NCCL troubleshooting guide sets for a container (``--shm-size=1g``): the least
+#: a computed size gets, and what EML305 expects for NCCL between several GPUs of one container.
 MIN_SHM_MIB = 1024
+#: The /dev/shm a container gets when nothing is mounted there (Docker and containerd default: 64 MiB).
+CONTAINER_DEFAULT_SHM_MIB = 64
 
 
 def is_kuberay_managed(c: Container) -> bool:
@@ -55,6 +59,25 @@ def emptydir_of(volume: dict) -> dict | None:
 def is_memory_emptydir(volume: dict) -> bool:
     ed = emptydir_of(volume)
     return ed is not None and ed.get("medium") == "Memory"
+
+
+def size_limit_mib(volume: dict) -> float | None:
+    """The emptyDir's sizeLimit in MiB; None when absent or not a literal quantity."""
+    ed = emptydir_of(volume)
+    if ed is None:
+        return None
+    q = parse_quantity(ed.get("sizeLimit"))
+    return to_mib(q) if q is not None and q > 0 else None
+
+
+def sized_memory_emptydirs(t: PodTemplate) -> list[tuple[int, dict, float]]:
+    """Every mounted memory-backed emptyDir with a literal sizeLimit: (volume index, volume, MiB)."""
+    mounted = {m.get("name") for c in t.containers + t.init_containers for _, m in c.volume_mounts}
+    return [
+        (i, v, s)
+        for i, v in t.volumes
+        if is_memory_emptydir(v) and v.get("name") in mounted and (s := size_limit_mib(v)) is not None
+    ]
 
 
 def shm_mounts(t: PodTemplate) -> list[tuple[int, dict, list[Container]]]:

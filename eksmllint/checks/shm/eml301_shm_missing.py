@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from eksmllint.checks.helpers import SHM_PATH, dataloader_workers, mount_at, unique_volume_name
-from eksmllint.checks.shm._shared import is_kuberay_managed, shm_size_mib
+from eksmllint.checks.shm._shared import CONTAINER_DEFAULT_SHM_MIB, is_kuberay_managed, shm_size_mib
 from eksmllint.core.finding import AppendItem, Finding, Fix
 from eksmllint.quantity import format_mib
 from eksmllint.workload import Container, PodTemplate
@@ -43,7 +43,7 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:  # judged clas
         yield ctx.report(
             t.resource,
             c.path + ("name",),
-            f"container {c.name!r} ({why}) has no memory-backed /dev/shm; the 64 MiB default "
+            f"container {c.name!r} ({why}) has no memory-backed /dev/shm; the {CONTAINER_DEFAULT_SHM_MIB} MiB default "
             "crashes NCCL and DataLoader workers with bus errors",
             fix=shm_fix(t, c),
         )

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from eksmllint.checks.shm._shared import emptydir_of, is_memory_emptydir, pod_memory_limit_mib
+from eksmllint.checks.shm._shared import pod_memory_limit_mib, sized_memory_emptydirs
 from eksmllint.core.finding import Finding, Fix, FixOp, SetValue
-from eksmllint.quantity import format_mib, parse_quantity, to_mib
+from eksmllint.quantity import format_mib
 from eksmllint.workload import PodTemplate
 
 if TYPE_CHECKING:
@@ -16,15 +16,6 @@ if TYPE_CHECKING:
 
 #: Share of the pod's memory limit that the fix leaves to memory-backed emptyDirs together.
 DEFAULT_BUDGET_FRACTION = 0.5
-
-
-def size_limit_mib(volume: dict) -> float | None:
-    """The emptyDir's sizeLimit in MiB; None when absent or not a literal quantity."""
-    ed = emptydir_of(volume)
-    if ed is None:
-        return None
-    q = parse_quantity(ed.get("sizeLimit"))
-    return to_mib(q) if q is not None and q > 0 else None
 
 
 def _floor_size(mib: float) -> int:
@@ -38,12 +29,7 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
     limit = pod_memory_limit_mib(t)
     if limit is None:
         return
-    mounted = {m.get("name") for c in t.containers + t.init_containers for _, m in c.volume_mounts}
-    sized = [
-        (i, v, s)
-        for i, v in t.volumes
-        if is_memory_emptydir(v) and v.get("name") in mounted and (s := size_limit_mib(v)) is not None
-    ]
+    sized = sized_memory_emptydirs(t)
     total = sum(s for _, _, s in sized)
     if not sized or total <= limit:
         return
