@@ -7,7 +7,7 @@ import textwrap
 from eksmllint.config import Config
 from eksmllint.core.engine import lint_text
 
-SHM_AND_PRECISION = ("EML302", "EML303", "EML304", "EML401", "EML402", "EML403", "EML404")
+SHM_AND_PRECISION = ("EML302", "EML303", "EML304", "EML305", "EML401", "EML402", "EML403", "EML404")
 
 
 def lint(text: str, *codes: str):

@@ -1,12 +1,16 @@
-"""Rule tests for EML302-EML304 (shared memory): fix values and when the rules stay silent."""
+"""Rule tests for EML302-EML305 (shared memory): fix values and when the rules stay silent."""
 
 from __future__ import annotations
 
+import textwrap
+
+import pytest
 from shm_precision_pods import gpu4, job, lint
 
 from eksmllint.config import Config
 from eksmllint.core.engine import lint_text
 from eksmllint.core.finding import RemovePath, SetValue
+from eksmllint.fix.engine import fix_text
 
 # --- shared memory ------------------------------------------------------------------------------
 
@@ -100,3 +104,66 @@ def test_eml304_disk_emptydir_and_memory_ok():
         SetValue(found[0].fix.ops[0].path, {"medium": "Memory", "sizeLimit": "40Gi"}),
     )
     assert not lint(job(gpu4(), "- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 10Gi}\n"), "EML304")
+
+
+# --- EML305 shm-undersized ----------------------------------------------------------------------
+
+
+def shm(size: str) -> str:
+    return f"- name: dshm\n  emptyDir: {{medium: Memory, sizeLimit: {size}}}\n"
+
+
+def no_workers(container: str) -> str:
+    return container.replace(', "--num_workers", "4"', "")
+
+
+@pytest.mark.parametrize("size, flagged", [("512Mi", True), ("1023Mi", True), ("1Gi", False), ("8Gi", False)])
+def test_eml305_nccl_between_gpus_needs_the_documented_1gi(size, flagged):
+    found = lint(job(no_workers(gpu4()), shm(size)), "EML305")
+    assert bool(found) == flagged
+    if flagged:
+        (f,) = found
+        assert f.location.path[-1] == "sizeLimit" and "4 GPUs" in f.message and "1Gi" in f.message
+        assert f.fix.ops == (SetValue(f.location.path, "40Gi"),)  # EML301's formula: 25% of 160Gi
+
+
+@pytest.mark.parametrize("size, flagged", [("32Mi", True), ("64Mi", True), ("65Mi", False), ("512Mi", False)])
+def test_eml305_dataloader_workers_need_more_than_the_container_default(size, flagged):
+    one_gpu = gpu4().replace("nvidia.com/gpu: 4", "nvidia.com/gpu: 1")
+    found = lint(job(one_gpu, shm(size)), "EML305")
+    assert bool(found) == flagged
+    if flagged:
+        assert "4 DataLoader workers" in found[0].message and "64 MiB container default" in found[0].message
+
+
+def test_eml305_not_judged_without_a_known_user_of_shm_or_a_literal_size():
+    one_gpu = no_workers(gpu4()).replace("nvidia.com/gpu: 4", "nvidia.com/gpu: 1")
+    assert not lint(job(one_gpu, shm("16Mi")), "EML305")  # one GPU, no DataLoader workers
+    assert not lint(job(no_workers(gpu4()), shm('"${SHM_SIZE}"')), "EML305")  # a template placeholder
+    assert not lint(job(no_workers(gpu4()), "- name: dshm\n  emptyDir: {sizeLimit: 64Mi}\n"), "EML305")  # EML304's
+
+
+def test_eml305_nccl_shm_disabled_leaves_only_the_dataloader_floor():
+    disabled = gpu4().replace("  volumeMounts:", '  env: [{name: NCCL_SHM_DISABLE, value: "1"}]\n  volumeMounts:')
+    assert not lint(job(disabled, shm("512Mi")), "EML305")
+    assert len(lint(job(disabled, shm("64Mi")), "EML305")) == 1
+
+
+def test_eml305_no_fix_without_memory_or_when_the_pod_limit_would_overflow():
+    no_memory = no_workers(gpu4()).replace(", memory: 160Gi", "")
+    (f,) = lint(job(no_memory, shm("256Mi")), "EML305")
+    assert f.fix is None
+    # 4Gi limit: 3584Mi cache + 256Mi shm fit; raising shm to 1Gi would not (EML303 would fire)
+    container = no_workers(gpu4("4Gi")) + "    - {name: cache, mountPath: /cache}\n"
+    vols = shm("256Mi") + "- name: cache\n  emptyDir: {medium: Memory, sizeLimit: 3584Mi}\n"
+    (f,) = lint(job(container, vols), "EML305")
+    assert f.fix is None
+
+
+def test_eml305_and_eml303_fixes_settle():
+    # EML303 scales 2Gi down to half the 1536Mi limit (768Mi); EML305 then raises it to 1Gi, which fits
+    text = textwrap.dedent(job(no_workers(gpu4("1536Mi")), shm("2Gi")))
+    out = fix_text(text, Config(select=("EML303", "EML305")), name="job.yaml")
+    assert out.error is None
+    assert "sizeLimit: 1Gi" in out.fixed
+    assert not [f for f in out.remaining if f.code in ("EML303", "EML305")]
