@@ -3,6 +3,8 @@ malformed input."""
 
 from __future__ import annotations
 
+import textwrap
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -11,6 +13,8 @@ from shm_precision_pods import gpu4, job, lint
 from eksmllint.analysis.commands import script_calls
 from eksmllint.checks.precision._shared import combine_edits
 from eksmllint.checks.precision._uses import BF16, FP16, Edit, flag_uses
+from eksmllint.config import Config
+from eksmllint.core.engine import lint_text
 
 
 def script_words(script, path, env):
@@ -273,3 +277,82 @@ def test_eml402_on_t4_g4dn_and_silent_on_a10g():
     assert not lint(
         job(container, "- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 8Gi}\n", spec_extra=a10g), "EML402"
     )
+
+
+# --- EML403: DeepSpeed configs on their own -----------------------------------------------------
+
+DS_BOTH = '{\n  "train_batch_size": 64,\n  "fp16": {"enabled": true},\n  "bf16": {\n    "enabled": true\n  }\n}\n'
+
+
+def test_eml403_deepspeed_json_file_on_its_own():
+    result = lint_text(DS_BOTH, Config(select=("EML403",)), name="configs/zero2.json")
+    (f,) = [f for f in result.active if f.code == "EML403"]
+    assert (f.location.file, f.location.line) == ("configs/zero2.json", 5)  # bf16.enabled, the later one
+    assert "fp16.enabled at line 3, bf16.enabled at line 5" in f.message and "cannot be simultaneously" in f.message
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        DS_BOTH.replace('"enabled": true\n', '"enabled": "auto"\n'),  # bf16 left to the trainer
+        '{"fp16": true, "bf16": true, "output_dir": "/out"}',  # HF TrainingArguments, not DeepSpeed's blocks
+        '{"fp16": {"enabled": true}, "fp16": {"enabled": false}, "bf16": {"enabled": true}}',  # EML005's
+    ],
+)
+def test_eml403_json_file_silent_without_a_loadable_conflict(text):
+    result = lint_text(text, Config(select=("EML403",)), name="ds_config.json")
+    assert not [f for f in result.active if f.code == "EML403"]
+
+
+def configmap(name: str, key: str = "ds.json", text: str = DS_BOTH) -> str:
+    value = textwrap.indent(text, "    ")
+    return (
+        f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: ns}}\ndata:\n  {key}: |\n{value}---\n"
+    )
+
+
+def test_eml403_configmap_named_by_a_launcher_is_reported_once():
+    container = (
+        NEURON.replace("CMD", '["deepspeed", "t.py", "--deepspeed", "/ds/ds.json"]').replace("ENV", "[]")
+        + "  volumeMounts: [{name: ds, mountPath: /ds}]\n"
+    )
+    found = lint(configmap("ds") + job(container, "- name: ds\n  configMap: {name: ds}\n"), "EML403")
+    assert len(found) == 1 and "container 'c'" in found[0].message
+
+
+def test_eml403_configmap_no_launcher_names_is_judged_on_its_own():
+    # two DeepSpeed configs mounted, none named: the container's analysis cannot tell which one it reads
+    container = (
+        NEURON.replace("CMD", '["deepspeed", "t.py"]').replace("ENV", "[]")
+        + "  volumeMounts: [{name: ds, mountPath: /ds}]\n"
+    )
+    other = DS_BOTH.replace('"enabled": true\n', '"enabled": false\n')
+    cm = configmap("ds").replace("---\n", f"  other.json: |\n{textwrap.indent(other, '    ')}---\n")
+    found = lint(cm + job(container, "- name: ds\n  configMap: {name: ds}\n"), "EML403")
+    assert len(found) == 1 and found[0].location.path == ("data", "ds.json")
+    assert "ConfigMap ds key 'ds.json'" in found[0].message
+
+
+def test_eml403_configmap_mounted_only_by_a_serving_pod_is_not_judged():
+    serve = """\
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata: {name: serve, namespace: ns}
+    spec:
+      replicas: 2
+      selector: {matchLabels: {app: s}}
+      template:
+        metadata: {labels: {app: s}}
+        spec:
+          containers:
+            - name: s
+              image: vllm/vllm-openai:v0.6.0
+              args: ["--model", "m"]
+              ports: [{containerPort: 8000}]
+              resources: {limits: {nvidia.com/gpu: 1}}
+              volumeMounts: [{name: ds, mountPath: /ds}]
+          volumes:
+            - {name: ds, configMap: {name: ds}}
+    """
+    assert not lint(configmap("ds") + textwrap.dedent(serve), "EML403")
+    assert len(lint(configmap("ds"), "EML403")) == 1  # the same ConfigMap alone is judged
