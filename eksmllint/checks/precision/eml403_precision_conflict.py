@@ -25,7 +25,8 @@ DEEPSPEED_REFUSES = "'bfloat16 and fp16 modes cannot be simultaneously enabled'"
 def check(ctx: RuleContext, run: LintRun) -> Iterator[Finding]:
     reported: set[tuple[object, DocPath]] = set()  # DeepSpeed configs already reported through a container
     for t in run.templates:
-        if t.is_training and ctx.judges(t):
+        # context objects (--context, the webhook's cluster view) are only read: their findings are dropped
+        if t.is_training and ctx.judges(t) and not t.resource.doc.file.context_only:
             yield from _container_conflicts(ctx, t, reported)
     yield from _configmap_conflicts(ctx, run, reported)
     for f in run.files:
@@ -98,6 +99,8 @@ def _judged_configmaps(ctx: RuleContext, run: LintRun) -> Iterator[Resource]:
                 if cm is not None:
                     mounted_by.setdefault(id(cm), []).append(t)
     for cm in run.of_kind("ConfigMap"):
+        if cm.doc.file.context_only:
+            continue
         users = mounted_by.get(id(cm))
         if users is None or any(t.is_training and ctx.judges(t) for t in users):
             yield cm
