@@ -15,6 +15,7 @@ from eksmllint.checks.precision._shared import combine_edits
 from eksmllint.checks.precision._uses import BF16, FP16, Edit, flag_uses
 from eksmllint.config import Config
 from eksmllint.core.engine import lint_text
+from eksmllint.platform import Platform
 
 
 def script_words(script, path, env):
@@ -356,3 +357,35 @@ def test_eml403_configmap_mounted_only_by_a_serving_pod_is_not_judged():
     """
     assert not lint(configmap("ds") + textwrap.dedent(serve), "EML403")
     assert len(lint(configmap("ds"), "EML403")) == 1  # the same ConfigMap alone is judged
+
+
+# --- EML404: the Neuron SDK from the platform when the image does not name it ------------------
+
+
+def neuron_lint(flag: str, image: str = "repo/neuron:1.0", **platform: str):
+    neuron = (
+        NEURON.replace("CMD", f'["torchrun", "--nproc_per_node=2", "t.py", "{flag}"]')
+        .replace("ENV", '[{name: XLA_USE_BF16, value: "1"}]')
+        .replace("repo/neuron:1.0", image)
+    )
+    cfg = Config(select=("EML404",), platform=Platform(**platform))
+    return [f for f in lint_text(textwrap.dedent(job(neuron)), cfg).active if f.code == "EML404"]
+
+
+def test_eml404_names_the_platform_neuron_sdk_it_assumed():
+    (f,) = neuron_lint("--bf16")
+    assert "Neuron SDK 2.26 (assumed; set platform.neuron-sdk)" in f.message and "ignore" in f.message
+    (f,) = neuron_lint("--bf16", neuron_sdk="2.25")
+    assert "Neuron SDK 2.25 (from the config)" in f.message
+
+
+def test_eml404_platform_sdk_before_2_25_judges_the_cast():
+    assert not neuron_lint("--bf16", neuron_sdk="2.24")  # the cast agrees with --bf16
+    (f,) = neuron_lint("--fp16", neuron_sdk="2.24")
+    assert "cast fp32 tensors to bf16" in f.message and "Neuron SDK 2.24 (from the config)" in f.message
+
+
+def test_eml404_the_image_tag_wins_over_the_platform():
+    assert not neuron_lint("--bf16", SDK_218)  # default platform 2.26, but the image runs 2.18
+    (f,) = neuron_lint("--bf16", SDK_218.replace("sdk2.18.0", "sdk2.25.0"), neuron_sdk="2.24")
+    assert "the image names Neuron SDK 2.25" in f.message

@@ -30,8 +30,18 @@ def neuron_sdk_of_image(image: str | None) -> tuple[int, int] | None:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
+def _sdk(ctx: RuleContext, image: str | None) -> tuple[tuple[int, int], str]:
+    """The Neuron SDK the container runs and how it is known: the image tag's, else the platform's."""
+    sdk = neuron_sdk_of_image(image)
+    if sdk is not None:
+        return sdk, f"the image names Neuron SDK {sdk[0]}.{sdk[1]}"
+    return ctx.platform.version("neuron-sdk"), (
+        f"the image tag names no Neuron SDK version: {ctx.platform.describe('neuron-sdk')}"
+    )
+
+
 def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
-    """Without an SDK version in the image tag, the current Neuron SDK (2.25 or later) is assumed."""
+    """The Neuron SDK is the one the image tag names, else the platform's (config ``platform.neuron-sdk``)."""
     if not t.is_training or not uses_neuron(t):
         return
     for c in t.containers:
@@ -39,13 +49,8 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
         xla = [u for u in p.uses if u.origin == XLA_ENV and u.precision == BF16]
         if not xla:
             continue
-        sdk = neuron_sdk_of_image(c.image)
-        if sdk is None or sdk >= XLA_BF16_ENV_IGNORED_FROM:
-            basis = (
-                f"the image names Neuron SDK {sdk[0]}.{sdk[1]}"
-                if sdk
-                else "assumed: the image tag names no Neuron SDK version, so the current SDK is assumed"
-            )
+        sdk, basis = _sdk(ctx, c.image)
+        if sdk >= XLA_BF16_ENV_IGNORED_FROM:
             yield report(
                 ctx,
                 xla[0],
@@ -70,6 +75,6 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
             ctx,
             u,
             f"{who(c, u)} asks for {asked} ({u.text}) but {texts_of(xla)} makes torch-xla cast fp32 "
-            f"tensors to bf16 on the Neuron devices, so {consequence}",
+            f"tensors to bf16 on the Neuron devices ({basis}), so {consequence}",
             related=other[1:] + xla,
         )
