@@ -11,6 +11,7 @@ from eksmllint.config import Config
 from eksmllint.core.engine import lint_text
 from eksmllint.core.finding import RemovePath, SetValue
 from eksmllint.fix.engine import fix_text
+from eksmllint.platform import Platform
 
 # --- shared memory ------------------------------------------------------------------------------
 
@@ -167,3 +168,54 @@ def test_eml305_and_eml303_fixes_settle():
     assert out.error is None
     assert "sizeLimit: 1Gi" in out.fixed
     assert not [f for f in out.remaining if f.code in ("EML303", "EML305")]
+
+
+# --- KubeRay's automatic /dev/shm by KubeRay release ---------------------------------------------
+
+RAY_GPU = """\
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata: {name: r, namespace: ns}
+spec:
+  headGroupSpec:
+    rayStartParams: {}
+    template:
+      spec:
+        containers:
+          - {name: head, image: "rayproject/ray:2.34.0", resources: {limits: {cpu: "2", memory: 8Gi}}}
+  workerGroupSpecs:
+    - groupName: gpu
+      replicas: 1
+      rayStartParams: PARAMS
+      template:
+        spec:
+          containers:
+            - name: worker
+              image: rayproject/ray:2.34.0-gpu
+              resources: {limits: {nvidia.com/gpu: 4, cpu: "40"MEMORY}}
+"""
+
+
+def ray_lint(code: str, params: str = "{}", memory: str = "", **platform: str):
+    text = RAY_GPU.replace("PARAMS", params).replace("MEMORY", memory)
+    cfg = Config(select=(code,), platform=Platform(**platform))
+    return [f for f in lint_text(text, cfg).active if f.code == code]
+
+
+PLASMA = "{plasma-directory: /tmp/plasma}"
+
+
+def test_eml301_plasma_directory_stops_kuberay_shm_from_1_6():
+    assert not ray_lint("EML301")  # KubeRay adds /dev/shm to the Ray container
+    (f,) = ray_lint("EML301", PLASMA)  # default: the newest KubeRay, which adds none then
+    assert "KubeRay 1.6 (assumed; set platform.kuberay) adds none" in f.message
+    assert not ray_lint("EML301", PLASMA, kuberay="1.5")  # before 1.6 it is added anyway
+
+
+def test_eml302_kuberay_unbounded_shm_names_the_release():
+    (f,) = ray_lint("EML302")
+    assert "KubeRay 1.6 (assumed; set platform.kuberay) adds" in f.message
+    assert not ray_lint("EML302", memory=", memory: 64Gi")
+    assert not ray_lint("EML302", PLASMA)  # 1.6: no /dev/shm added, nothing unbounded (EML301's case)
+    (f,) = ray_lint("EML302", PLASMA, kuberay="1.5")
+    assert "KubeRay 1.5 (from the config)" in f.message and "plasma-directory" in f.message

@@ -4,6 +4,7 @@ formula, also used by the fixes of EML302 and EML304), memory-backed emptyDirs, 
 from __future__ import annotations
 
 from eksmllint.checks.helpers import SHM_PATH, mount_at
+from eksmllint.platform import Platform
 from eksmllint.quantity import parse_quantity, to_mib
 from eksmllint.workload import Container, PodTemplate
 
@@ -14,19 +15,34 @@ SHM_FRACTION = 0.25
 MIN_SHM_MIB = 1024
 #: The /dev/shm a container gets when nothing is mounted there (Docker and containerd default: 64 MiB).
 CONTAINER_DEFAULT_SHM_MIB = 64
+#: KubeRay release from which ``rayStartParams.plasma-directory`` stops KubeRay adding /dev/shm
+#: (ray-project/kuberay#4524, merged 2026-02-20, after the 1.5.1 release; earlier releases add it anyway).
+KUBERAY_PLASMA_SKIPS_SHM = "1.6"
 
 
-def is_kuberay_managed(c: Container) -> bool:
-    """KubeRay adds a memory-backed /dev/shm to the Ray container (the first one) of each group,
-    sized to its memory limit, unless rayStartParams.plasma-directory is set (facts section 6)."""
+def is_ray_container(c: Container) -> bool:
+    """The Ray container of a RayCluster/RayJob group: its first regular container (facts section 6);
+    a RayJob's submitter pod is not a Ray node."""
     t = c.template
     if t.resource.kind not in ("RayCluster", "RayJob") or t.role == "submitter":
         return False
-    if c.init or t.containers.index(c) != 0:
-        return False
+    return not c.init and t.containers.index(c) == 0
+
+
+def sets_plasma_directory(c: Container) -> bool:
+    """Does the Ray container's group set ``rayStartParams.plasma-directory``?"""
+    t = c.template
     group = t.resource.get(t.path[:-1])
     params = group.get("rayStartParams") if isinstance(group, dict) else None
-    return not (isinstance(params, dict) and "plasma-directory" in params)
+    return isinstance(params, dict) and "plasma-directory" in params
+
+
+def is_kuberay_managed(c: Container, platform: Platform) -> bool:
+    """KubeRay adds a memory-backed /dev/shm to the Ray container of each group, sized to its
+    memory limit (facts section 6); from KubeRay 1.6 not when rayStartParams.plasma-directory is set."""
+    if not is_ray_container(c):
+        return False
+    return not (sets_plasma_directory(c) and platform.at_least("kuberay", KUBERAY_PLASMA_SKIPS_SHM))
 
 
 def shm_size_mib(c: Container) -> int | None:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from eksmllint.checks.helpers import SHM_PATH, dataloader_workers, mount_at, unique_volume_name
-from eksmllint.checks.shm._shared import CONTAINER_DEFAULT_SHM_MIB, is_kuberay_managed, shm_size_mib
+from eksmllint.checks.shm._shared import CONTAINER_DEFAULT_SHM_MIB, is_kuberay_managed, is_ray_container, shm_size_mib
 from eksmllint.core.finding import AppendItem, Finding, Fix
 from eksmllint.quantity import format_mib
 from eksmllint.workload import Container, PodTemplate
@@ -37,13 +37,18 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:  # judged clas
         workers = dataloader_workers(c)
         if devices <= 1 and workers == 0:
             continue
-        if mount_at(c, SHM_PATH) is not None or is_kuberay_managed(c):
+        if mount_at(c, SHM_PATH) is not None or is_kuberay_managed(c, ctx.platform):
             continue
         why = f"{devices} accelerators" if devices > 1 else f"{workers} DataLoader workers"
+        ray = (
+            f" ({ctx.platform.describe('kuberay')} adds none when rayStartParams.plasma-directory is set)"
+            if is_ray_container(c)
+            else ""
+        )
         yield ctx.report(
             t.resource,
             c.path + ("name",),
-            f"container {c.name!r} ({why}) has no memory-backed /dev/shm; the {CONTAINER_DEFAULT_SHM_MIB} MiB default "
-            "crashes NCCL and DataLoader workers with bus errors",
+            f"container {c.name!r} ({why}) has no memory-backed /dev/shm{ray}; the {CONTAINER_DEFAULT_SHM_MIB} MiB "
+            "default crashes NCCL and DataLoader workers with bus errors",
             fix=shm_fix(t, c),
         )

@@ -8,11 +8,13 @@ from typing import TYPE_CHECKING
 
 from eksmllint.checks.helpers import SHM_PATH, mount_at
 from eksmllint.checks.shm._shared import (
+    KUBERAY_PLASMA_SKIPS_SHM,
     computed_shm_mib,
     emptydir_of,
     is_kuberay_managed,
     is_memory_emptydir,
     pod_memory_limit_mib,
+    sets_plasma_directory,
     shm_mounts,
 )
 from eksmllint.core.finding import Finding, Fix, SetValue
@@ -55,14 +57,20 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
             fix=fix,
         )
     for c in t.containers:
-        if not is_kuberay_managed(c) or mount_at(c, SHM_PATH) is not None:
+        if not is_kuberay_managed(c, ctx.platform) or mount_at(c, SHM_PATH) is not None:
             continue
         if c.limit_quantity("memory") is not None or c.request_quantity("memory") is not None:
             continue
         res = c.path + ("resources",) if "resources" in c.data else c.path + ("name",)
+        plasma = (
+            f"; before KubeRay {KUBERAY_PLASMA_SKIPS_SHM} even with rayStartParams.plasma-directory set"
+            if sets_plasma_directory(c)
+            else ""
+        )
         yield ctx.report(
             t.resource,
             res,
             f"Ray container {c.name!r} sets no memory limit or request, so the /dev/shm that "
-            "KubeRay adds for the object store gets no sizeLimit and can grow to the node's memory",
+            f"{ctx.platform.describe('kuberay')} adds (for the object store{plasma}) gets no sizeLimit and can grow "
+            "to the node's memory",
         )
