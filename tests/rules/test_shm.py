@@ -35,27 +35,6 @@ def test_eml302_no_fix_without_memory():
     assert "node's allocatable memory" in found[0].message
 
 
-def test_eml302_kuberay_with_request_only_is_bounded():
-    ray = """\
-    apiVersion: ray.io/v1
-    kind: RayCluster
-    metadata: {name: r}
-    spec:
-      headGroupSpec:
-        rayStartParams: {}
-        template:
-          spec:
-            containers:
-              - name: head
-                image: rayproject/ray:2.34.0
-                resources: {requests: {cpu: "2", memory: 8Gi}}
-    """
-    assert not lint(ray, "EML302")
-    assert len(lint(ray.replace(", memory: 8Gi", ""), "EML302")) == 1
-    plasma = ray.replace("rayStartParams: {}", "rayStartParams: {plasma-directory: /tmp}").replace(", memory: 8Gi", "")
-    assert not lint(plasma, "EML302")
-
-
 def test_eml303_fix_scales_proportionally_to_half_the_limit():
     vols = (
         "- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 48Gi}\n"
@@ -192,17 +171,29 @@ spec:
           containers:
             - name: worker
               image: rayproject/ray:2.34.0-gpu
-              resources: {limits: {nvidia.com/gpu: 4, cpu: "40"MEMORY}}
+              resources: RESOURCES
 """
 
 
-def ray_lint(code: str, params: str = "{}", memory: str = "", **platform: str):
-    text = RAY_GPU.replace("PARAMS", params).replace("MEMORY", memory)
+GPU_ONLY = '{limits: {nvidia.com/gpu: 4, cpu: "40"}}'
+
+
+def ray_lint(code: str, params: str = "{}", resources: str = GPU_ONLY, **platform: str):
+    """Findings of ``code`` on a RayCluster whose GPU worker group has ``params`` and ``resources``."""
+    text = RAY_GPU.replace("PARAMS", params).replace("RESOURCES", resources)
     cfg = Config(select=(code,), platform=Platform(**platform))
     return [f for f in lint_text(text, cfg).active if f.code == code]
 
 
 PLASMA = "{plasma-directory: /tmp/plasma}"
+
+
+def test_eml302_kuberay_with_request_only_is_bounded():
+    request_only = '{limits: {nvidia.com/gpu: 4}, requests: {cpu: "8", memory: 8Gi}}'
+    assert not ray_lint("EML302", resources=request_only)
+    no_memory = request_only.replace(", memory: 8Gi", "")
+    assert len(ray_lint("EML302", resources=no_memory)) == 1
+    assert not ray_lint("EML302", PLASMA, resources=no_memory)
 
 
 def test_eml301_plasma_directory_stops_kuberay_shm_from_1_6():
@@ -215,7 +206,7 @@ def test_eml301_plasma_directory_stops_kuberay_shm_from_1_6():
 def test_eml302_kuberay_unbounded_shm_names_the_release():
     (f,) = ray_lint("EML302")
     assert "KubeRay 1.6 (assumed; set platform.kuberay) adds" in f.message
-    assert not ray_lint("EML302", memory=", memory: 64Gi")
+    assert not ray_lint("EML302", resources=GPU_ONLY.replace('"40"}', '"40", memory: 64Gi}'))
     assert not ray_lint("EML302", PLASMA)  # 1.6: no /dev/shm added, nothing unbounded (EML301's case)
     (f,) = ray_lint("EML302", PLASMA, kuberay="1.5")
     assert "KubeRay 1.5 (from the config)" in f.message and "plasma-directory" in f.message
