@@ -1,5 +1,5 @@
-"""Unit tests for EML302-EML304 (shared memory) and EML401-EML404 (precision): fix values,
-the command-line scanner, and robustness on malformed input."""
+"""Rule tests for EML401-EML404 (precision): the command-line scanner, the rules, and robustness on
+malformed input."""
 
 from __future__ import annotations
 
@@ -8,146 +8,18 @@ import textwrap
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from shm_precision_pods import gpu4, job, lint
 
 from eksmllint.analysis.commands import script_calls
-from eksmllint.checks.precision import BF16, FP16, Edit, combine_edits, flag_uses
+from eksmllint.checks.precision._shared import combine_edits
+from eksmllint.checks.precision._uses import BF16, FP16, Edit, flag_uses
 from eksmllint.config import Config
 from eksmllint.core.engine import lint_text
-from eksmllint.core.finding import RemovePath, SetValue
+from eksmllint.platform import Platform
 
 
 def script_words(script, path, env):
     return [w for call in script_calls(script, path, env) for w in call.words]
-
-
-SHM_AND_PRECISION = ("EML302", "EML303", "EML304", "EML401", "EML402", "EML403", "EML404")
-
-
-def lint(text: str, *codes: str):
-    cfg = Config(select=codes or SHM_AND_PRECISION)
-    result = lint_text(textwrap.dedent(text), cfg)
-    return [f for f in result.active if f.code in (codes or SHM_AND_PRECISION) or f.code == "EML000"]
-
-
-def job(container: str, volumes: str = "", spec_extra: str = "") -> str:
-    """A batch Job whose pod spec has one container (indented YAML snippets)."""
-    return (
-        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: ns}\nspec:\n  template:\n    spec:\n"
-        "      restartPolicy: Never\n"
-        + textwrap.indent(textwrap.dedent(spec_extra), " " * 6)
-        + "      containers:\n"
-        + textwrap.indent(textwrap.dedent(container), " " * 8)
-        + ("      volumes:\n" + textwrap.indent(textwrap.dedent(volumes), " " * 8) if volumes else "")
-    )
-
-
-GPU4 = """\
-- name: c
-  image: repo/img:1.0
-  command: ["python", "train.py", "--num_workers", "4"]
-  resources:
-    limits: {nvidia.com/gpu: 4, cpu: "40", memory: MEM}
-  volumeMounts:
-    - {name: dshm, mountPath: /dev/shm}
-"""
-
-
-def gpu4(mem: str = "160Gi") -> str:
-    return GPU4.replace("MEM", mem)
-
-
-# --- shared memory ------------------------------------------------------------------------------
-
-
-def test_eml302_fix_sets_quarter_of_memory_limit():
-    found = lint(job(gpu4("160Gi"), "- name: dshm\n  emptyDir: {medium: Memory}\n"), "EML302")
-    assert len(found) == 1
-    (op,) = found[0].fix.ops
-    assert isinstance(op, SetValue) and op.path[-1] == "sizeLimit" and op.value == "40Gi"
-
-
-def test_eml302_silent_with_size_limit_and_for_disk_emptydir():
-    assert not lint(job(gpu4(), "- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 8Gi}\n"), "EML302")
-    assert not lint(job(gpu4(), "- name: dshm\n  emptyDir: {}\n"), "EML302")  # EML304's case
-
-
-def test_eml302_no_fix_without_memory():
-    container = gpu4().replace(", memory: MEM", "").replace(", memory: 160Gi", "")
-    found = lint(job(container, "- name: dshm\n  emptyDir: {medium: Memory}\n"), "EML302")
-    assert len(found) == 1 and found[0].fix is None
-    assert "node's allocatable memory" in found[0].message
-
-
-def test_eml302_kuberay_with_request_only_is_bounded():
-    ray = """\
-    apiVersion: ray.io/v1
-    kind: RayCluster
-    metadata: {name: r}
-    spec:
-      headGroupSpec:
-        rayStartParams: {}
-        template:
-          spec:
-            containers:
-              - name: head
-                image: rayproject/ray:2.34.0
-                resources: {requests: {cpu: "2", memory: 8Gi}}
-    """
-    assert not lint(ray, "EML302")
-    assert len(lint(ray.replace(", memory: 8Gi", ""), "EML302")) == 1
-    plasma = ray.replace("rayStartParams: {}", "rayStartParams: {plasma-directory: /tmp}").replace(", memory: 8Gi", "")
-    assert not lint(plasma, "EML302")
-
-
-def test_eml303_fix_scales_proportionally_to_half_the_limit():
-    vols = (
-        "- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 48Gi}\n"
-        "- name: cache\n  emptyDir: {medium: Memory, sizeLimit: 16Gi}\n"
-    )
-    container = gpu4("48Gi") + "    - {name: cache, mountPath: /cache}\n"
-    found = lint(job(container, vols), "EML303")
-    assert len(found) == 1
-    values = {op.path[-3]: op.value for op in found[0].fix.ops}
-    assert values == {0: "18Gi", 1: "6Gi"}  # 24Gi budget split 3:1
-    assert "64Gi" in found[0].message and "48Gi" in found[0].message
-
-
-def test_eml303_option_changes_budget():
-    cfg = Config(select=("EML303",), rules={"EML303": {"budget-fraction": 0.25}})
-    vols = "- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 64Gi}\n"
-    result = lint_text(job(gpu4("32Gi"), vols), cfg)
-    (f,) = [f for f in result.active if f.code == "EML303"]
-    assert f.fix.ops[0].value == "8Gi"
-
-
-def test_eml303_silent_when_a_container_has_no_limit_or_fits():
-    vols = "- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 64Gi}\n"
-    assert not lint(job(gpu4("64Gi"), vols), "EML303")  # equal: not more than the limit
-    no_limit = gpu4().replace(", memory: MEM", "").replace(", memory: 160Gi", "")
-    assert not lint(job(no_limit, vols), "EML303")
-
-
-def test_eml303_uses_pod_level_limit():
-    vols = "- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 64Gi}\n"
-    found = lint(job(gpu4("128Gi"), vols, spec_extra="resources: {limits: {memory: 32Gi}}\n"), "EML303")
-    assert len(found) == 1 and "32Gi" in found[0].message
-
-
-def test_eml304_hostpath_fix_replaces_source():
-    found = lint(job(gpu4("1000Gi"), "- name: dshm\n  hostPath: {path: /dev/shm}\n"), "EML304")
-    assert len(found) == 1
-    ops = found[0].fix.ops
-    assert isinstance(ops[0], RemovePath) and ops[0].path[-1] == "hostPath"
-    assert isinstance(ops[1], SetValue) and ops[1].value == {"medium": "Memory", "sizeLimit": "250Gi"}
-    assert found[0].location.path[-1] == "hostPath"
-
-
-def test_eml304_disk_emptydir_and_memory_ok():
-    found = lint(job(gpu4(), "- name: dshm\n  emptyDir: {sizeLimit: 10Gi}\n"), "EML304")
-    assert len(found) == 1 and found[0].fix.ops == (
-        SetValue(found[0].fix.ops[0].path, {"medium": "Memory", "sizeLimit": "40Gi"}),
-    )
-    assert not lint(job(gpu4(), "- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 10Gi}\n"), "EML304")
 
 
 # --- precision: the scanner ---------------------------------------------------------------------
@@ -406,3 +278,114 @@ def test_eml402_on_t4_g4dn_and_silent_on_a10g():
     assert not lint(
         job(container, "- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 8Gi}\n", spec_extra=a10g), "EML402"
     )
+
+
+# --- EML403: DeepSpeed configs on their own -----------------------------------------------------
+
+DS_BOTH = '{\n  "train_batch_size": 64,\n  "fp16": {"enabled": true},\n  "bf16": {\n    "enabled": true\n  }\n}\n'
+
+
+def test_eml403_deepspeed_json_file_on_its_own():
+    result = lint_text(DS_BOTH, Config(select=("EML403",)), name="configs/zero2.json")
+    (f,) = [f for f in result.active if f.code == "EML403"]
+    assert (f.location.file, f.location.line) == ("configs/zero2.json", 5)  # bf16.enabled, the later one
+    assert "fp16.enabled at line 3, bf16.enabled at line 5" in f.message and "cannot be simultaneously" in f.message
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        DS_BOTH.replace('"enabled": true\n', '"enabled": "auto"\n'),  # bf16 left to the trainer
+        '{"fp16": true, "bf16": true, "output_dir": "/out"}',  # HF TrainingArguments, not DeepSpeed's blocks
+        '{"fp16": {"enabled": true}, "fp16": {"enabled": false}, "bf16": {"enabled": true}}',  # EML005's
+    ],
+)
+def test_eml403_json_file_silent_without_a_loadable_conflict(text):
+    result = lint_text(text, Config(select=("EML403",)), name="ds_config.json")
+    assert not [f for f in result.active if f.code == "EML403"]
+
+
+def configmap(name: str, key: str = "ds.json", text: str = DS_BOTH) -> str:
+    value = textwrap.indent(text, "    ")
+    return (
+        f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: ns}}\ndata:\n  {key}: |\n{value}---\n"
+    )
+
+
+def test_eml403_configmap_named_by_a_launcher_is_reported_once():
+    container = (
+        NEURON.replace("CMD", '["deepspeed", "t.py", "--deepspeed", "/ds/ds.json"]').replace("ENV", "[]")
+        + "  volumeMounts: [{name: ds, mountPath: /ds}]\n"
+    )
+    found = lint(configmap("ds") + job(container, "- name: ds\n  configMap: {name: ds}\n"), "EML403")
+    assert len(found) == 1 and "container 'c'" in found[0].message
+
+
+def test_eml403_configmap_no_launcher_names_is_judged_on_its_own():
+    # two DeepSpeed configs mounted, none named: the container's analysis cannot tell which one it reads
+    container = (
+        NEURON.replace("CMD", '["deepspeed", "t.py"]').replace("ENV", "[]")
+        + "  volumeMounts: [{name: ds, mountPath: /ds}]\n"
+    )
+    other = DS_BOTH.replace('"enabled": true\n', '"enabled": false\n')
+    cm = configmap("ds").replace("---\n", f"  other.json: |\n{textwrap.indent(other, '    ')}---\n")
+    found = lint(cm + job(container, "- name: ds\n  configMap: {name: ds}\n"), "EML403")
+    assert len(found) == 1 and found[0].location.path == ("data", "ds.json")
+    assert "ConfigMap ds key 'ds.json'" in found[0].message
+
+
+def test_eml403_configmap_mounted_only_by_a_serving_pod_is_not_judged():
+    serve = """\
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata: {name: serve, namespace: ns}
+    spec:
+      replicas: 2
+      selector: {matchLabels: {app: s}}
+      template:
+        metadata: {labels: {app: s}}
+        spec:
+          containers:
+            - name: s
+              image: vllm/vllm-openai:v0.6.0
+              args: ["--model", "m"]
+              ports: [{containerPort: 8000}]
+              resources: {limits: {nvidia.com/gpu: 1}}
+              volumeMounts: [{name: ds, mountPath: /ds}]
+          volumes:
+            - {name: ds, configMap: {name: ds}}
+    """
+    assert not lint(configmap("ds") + textwrap.dedent(serve), "EML403")
+    assert len(lint(configmap("ds"), "EML403")) == 1  # the same ConfigMap alone is judged
+
+
+# --- EML404: the Neuron SDK from the platform when the image does not name it ------------------
+
+
+def neuron_lint(flag: str, image: str = "repo/neuron:1.0", **platform: str):
+    neuron = (
+        NEURON.replace("CMD", f'["torchrun", "--nproc_per_node=2", "t.py", "{flag}"]')
+        .replace("ENV", '[{name: XLA_USE_BF16, value: "1"}]')
+        .replace("repo/neuron:1.0", image)
+    )
+    cfg = Config(select=("EML404",), platform=Platform(**platform))
+    return [f for f in lint_text(textwrap.dedent(job(neuron)), cfg).active if f.code == "EML404"]
+
+
+def test_eml404_names_the_platform_neuron_sdk_it_assumed():
+    (f,) = neuron_lint("--bf16")
+    assert "Neuron SDK 2.26 (assumed; set platform.neuron-sdk)" in f.message and "ignore" in f.message
+    (f,) = neuron_lint("--bf16", neuron_sdk="2.25")
+    assert "Neuron SDK 2.25 (from the config)" in f.message
+
+
+def test_eml404_platform_sdk_before_2_25_judges_the_cast():
+    assert not neuron_lint("--bf16", neuron_sdk="2.24")  # the cast agrees with --bf16
+    (f,) = neuron_lint("--fp16", neuron_sdk="2.24")
+    assert "cast fp32 tensors to bf16" in f.message and "Neuron SDK 2.24 (from the config)" in f.message
+
+
+def test_eml404_the_image_tag_wins_over_the_platform():
+    assert not neuron_lint("--bf16", SDK_218)  # default platform 2.26, but the image runs 2.18
+    (f,) = neuron_lint("--bf16", SDK_218.replace("sdk2.18.0", "sdk2.25.0"), neuron_sdk="2.24")
+    assert "the image names Neuron SDK 2.25" in f.message

@@ -1,0 +1,1 @@
+"""Family 3xx: shared memory (/dev/shm), one module per rule."""
