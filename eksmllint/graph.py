@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from eksmllint.core.context import KUEUE_GROUP
+from eksmllint.apigroups import KUEUE_GROUP
 from eksmllint.resource import Resource
 from eksmllint.workload import PodTemplate, Workload
 

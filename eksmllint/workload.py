@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from eksmllint.apigroups import VOLCANO_JOB_GROUP
 from eksmllint.core.finding import DocPath
 from eksmllint.quantity import parse_count, parse_int, parse_quantity
 from eksmllint.resource import Resource
@@ -29,7 +30,6 @@ DEVICE_PLUGIN_RESOURCES = ACCELERATORS + (EFA, "amd.com/gpu", "habana.ai/gaudi")
 TRAINING_KINDS = frozenset(
     {"PyTorchJob", "TFJob", "MPIJob", "TrainJob", "JobSet", "RayCluster", "RayJob", "LeaderWorkerSet"}
 )
-VOLCANO_JOB_API = "batch.volcano.sh"
 #: Words that start a distributed (multi-process, multi-node) launch.
 DISTRIBUTED_LAUNCHERS = re.compile(
     r"\b(torchrun|torch\.distributed\.(run|launch)|mpirun|mpiexec|horovodrun|deepspeed|accelerate\s+launch)\b"
@@ -255,7 +255,7 @@ class Workload:
 
     @cached_property
     def is_volcano_job(self) -> bool:
-        return self.kind == "Job" and self.resource.group == VOLCANO_JOB_API
+        return self.kind == "Job" and self.resource.group == VOLCANO_JOB_GROUP
 
     @cached_property
     def is_batch_job(self) -> bool:

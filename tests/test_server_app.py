@@ -303,12 +303,12 @@ def test_hostile_values_never_get_a_denied_job_admitted(mode, parallelism):
 
 
 def test_unreadable_pod_templates_are_reported_as_eml000_and_the_deny_stands(monkeypatch):
-    import eksmllint.server.linting as linting
+    import eksmllint.core.context as run_module
 
     def unreadable(resource):  # "²" no longer breaks the workload view (it is unknown): force it
         raise ValueError("invalid literal for int() with base 10: '²'")
 
-    monkeypatch.setattr(linting, "workload_of", unreadable)
+    monkeypatch.setattr(run_module, "workload_of", unreadable)
     job = json.loads(json.dumps(BAD_JOB))
     job["spec"]["parallelism"] = "²"
     app = WebhookApp(AdmissionLinter(Config(), default_registry()), ServerSettings(failure_mode="open"))

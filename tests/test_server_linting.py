@@ -12,16 +12,16 @@ import jsonpatch
 import pytest
 
 from eksmllint.config import Config
+from eksmllint.core.context import LintRun
 from eksmllint.core.engine import lint_loaded
-from eksmllint.core.finding import Finding, Location, Severity
+from eksmllint.core.finding import Finding, Location, Severity, format_path
 from eksmllint.core.registry import default_registry
 from eksmllint.loader import LoadResult, load, parse_source
 from eksmllint.resource import SourceFile
 from eksmllint.server import admission as adm
 from eksmllint.server.cluster import ApiStatusError, ClusterContext, KindSpec
 from eksmllint.server.context import ContextSnapshot, ContextStore, DirectoryContext, wait_until
-from eksmllint.server.linting import AdmissionLinter, format_path, is_exempt, to_ymap
-from eksmllint.workload import workload_of
+from eksmllint.server.linting import AdmissionLinter, is_exempt, to_ymap
 from eksmllint.yamlpos import YList, YMap, to_plain
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -520,14 +520,15 @@ def test_an_update_replaces_the_stored_version_in_the_context(linter):
     data = to_ymap(updated)
     doc = Document(src, 0, data, 1)
     res = Resource(doc, data)
-    run = linter._run(res, src, ctx, workload_of(res))
+    run = LintRun.over(ctx.views.without(res.key), [res], [src], linter.linter.settings)
     assert [r.name for r in run.resources] == ["a", "b"] and run.resources[0] is res
     assert [v.name for v in run.nodepools] == ["a", "b"] and run.nodepools[0].resource is res
     assert [r.name for r in run.by_kind["NodePool"]] == ["a", "b"]
     assert plain(run.nodepools[0].resource.data) == updated
     # a different object leaves the snapshot's lists as they are (no per-request copy)
     other = Resource(Document(src, 0, to_ymap(GPU_POD), 1), to_ymap(GPU_POD))
-    run2 = linter._run(other, src, ctx, workload_of(other))
+    run2 = LintRun.over(ctx.views.without(other.key), [other], [src], linter.linter.settings)
+    assert run2.by_kind["NodePool"] is ctx.views.by_kind["NodePool"]
     assert len(run2.resources) == 3 and [w.resource for w in run2.workloads] == [other]
 
 

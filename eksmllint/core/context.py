@@ -8,6 +8,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from eksmllint.analysis.workload_class import classification_of, classify
+from eksmllint.apigroups import KARPENTER_GROUP
+from eksmllint.apigroups import KUEUE_GROUP as KUEUE_GROUP  # re-exported: checks import it from here
 from eksmllint.core.finding import DocPath, Finding, Fix, Location, Severity
 from eksmllint.platform import Platform
 from eksmllint.resource import Resource, SourceFile
@@ -19,9 +21,6 @@ if TYPE_CHECKING:
     from eksmllint.core.rule import Rule
     from eksmllint.scheduling import Landing, NodePoolView
 
-KARPENTER_GROUP = "karpenter.sh"
-KUEUE_GROUP = "kueue.x-k8s.io"
-
 
 @dataclass(frozen=True)
 class RunSettings:
@@ -31,6 +30,51 @@ class RunSettings:
     platform: Platform = field(default_factory=Platform)  # releases of Karpenter, Kueue... assumed
 
 
+@dataclass(frozen=True, eq=False)
+class SharedViews:
+    """Resources shared by many runs (the webhook's cluster context) with the views a run derives
+    from them (workload views, per-kind index, NodePool views), built once by :meth:`of`. A run
+    made with :meth:`LintRun.over` reads them instead of deriving them again. Read-only: runs in
+    several threads share one."""
+
+    resources: list[Resource] = field(default_factory=list)
+    files: list[SourceFile] = field(default_factory=list)
+    workloads: list[Workload] = field(default_factory=list)
+    by_kind: dict[str, list[Resource]] = field(default_factory=dict)
+    nodepools: list[NodePoolView] = field(default_factory=list)
+    keys: frozenset[tuple] = frozenset()  # keys of the named resources (does an object replace one?)
+
+    @classmethod
+    def of(cls, run: LintRun) -> SharedViews:
+        """The views of ``run`` (whose workloads the engine has built: :func:`build_workloads`)."""
+        keys = frozenset(r.key for r in run.resources if r.name is not None)
+        return cls(run.resources, run.files, run.workloads, run.by_kind, run.nodepools, keys)
+
+    def without(self, key: tuple) -> SharedViews:
+        """These views minus the resource with ``key`` (an object being updated replaces its
+        stored version); ``self`` when there is none."""
+        if key not in self.keys:
+            return self
+
+        def keep(items: list, resource_of: Callable[[Any], Resource] = lambda x: x) -> list:
+            return [x for x in items if resource_of(x).key != key]
+
+        by_kind = dict(self.by_kind)
+        kind = key[1]
+        by_kind[kind] = keep(by_kind.get(kind, []))
+        return SharedViews(
+            keep(self.resources),
+            self.files,
+            keep(self.workloads, lambda w: w.resource),
+            by_kind,
+            keep(self.nodepools, lambda v: v.resource),
+            self.keys - {key},
+        )
+
+
+NO_SHARED_VIEWS = SharedViews()
+
+
 @dataclass(eq=False)
 class LintRun:
     """Everything loaded for one lint run. Built once; rules only read it."""
@@ -38,10 +82,51 @@ class LintRun:
     resources: list[Resource]
     files: list[SourceFile] = field(default_factory=list)
     settings: RunSettings = field(default_factory=RunSettings)
+    #: Resources at the end of ``resources`` whose views come ready-made (:meth:`over`).
+    shared: SharedViews = field(default=NO_SHARED_VIEWS, repr=False)
+
+    @classmethod
+    def over(
+        cls, shared: SharedViews, resources: list[Resource], files: list[SourceFile], settings: RunSettings
+    ) -> LintRun:
+        """A run of ``resources`` and ``files`` followed by ``shared``'s, whose derived views are
+        reused rather than derived again (the webhook: one admitted object before thousands of
+        context objects). Same content and order as the run of all of them."""
+        return cls([*resources, *shared.resources], [*files, *shared.files], settings, shared)
+
+    @property
+    def own_resources(self) -> list[Resource]:
+        """The resources that are not from :attr:`shared`."""
+        return self.resources[: len(self.resources) - len(self.shared.resources)]
+
+    @cached_property
+    def own_workloads(self) -> list[Workload]:
+        return [w for r in self.own_resources if (w := workload_of(r)) is not None]
+
+    def build_workloads(self, crashed: Callable[[Resource, Exception], object]) -> None:
+        """Build the workload views of the run's own resources one at a time, before any rule
+        reads them: a resource whose view cannot be built is passed to ``crashed`` and left out
+        of :attr:`workloads`, instead of failing everything that reads them."""
+        workloads = []
+        for resource in self.own_resources:
+            try:
+                workload = workload_of(resource)
+            except Exception as exc:
+                crashed(resource, exc)
+                continue
+            if workload is not None:
+                workloads.append(workload)
+        self.__dict__["own_workloads"] = workloads
+        self.__dict__.pop("workloads", None)
+
+    def own_workload(self, resource: Resource) -> Workload | None:
+        """The workload view of one of the run's own resources (None: not a workload, or its
+        view could not be built)."""
+        return next((w for w in self.own_workloads if w.resource is resource), None)
 
     @cached_property
     def workloads(self) -> list[Workload]:
-        return [w for r in self.resources if (w := workload_of(r)) is not None]
+        return self.own_workloads + self.shared.workloads if self.shared.workloads else self.own_workloads
 
     @cached_property
     def templates(self) -> list[PodTemplate]:
@@ -49,9 +134,14 @@ class LintRun:
 
     @cached_property
     def by_kind(self) -> dict[str, list[Resource]]:
-        out: dict[str, list[Resource]] = {}
-        for r in self.resources:
-            out.setdefault(r.kind, []).append(r)
+        own: dict[str, list[Resource]] = {}
+        for r in self.own_resources:
+            own.setdefault(r.kind, []).append(r)
+        if not self.shared.resources:
+            return own
+        out = dict(self.shared.by_kind)
+        for kind, items in own.items():
+            out[kind] = items + out.get(kind, [])
         return out
 
     def of_kind(self, kind: str, group: str | None = None) -> list[Resource]:
@@ -107,7 +197,8 @@ class LintRun:
     def nodepools(self) -> list[NodePoolView]:
         from eksmllint.scheduling import NodePoolView
 
-        return [NodePoolView(r) for r in self.of_kind("NodePool", KARPENTER_GROUP)]
+        own = [NodePoolView(r) for r in self.own_resources if r.kind == "NodePool" and r.group == KARPENTER_GROUP]
+        return own + self.shared.nodepools if self.shared.nodepools else own
 
     @cached_property
     def _landing_cache(self) -> dict[int, Landing]:
@@ -200,7 +291,6 @@ class RuleContext:
         *,
         fix: Fix | None = None,
         severity: Severity | None = None,
-        extra: Any = (),
     ) -> Finding:
         path = file.path if isinstance(file, SourceFile) else file
         return Finding(
@@ -210,5 +300,4 @@ class RuleContext:
             message=message,
             location=Location(path, line, col),
             fix=fix,
-            extra=tuple(extra),
         )

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import gc
 import traceback
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from eksmllint.config import Config, ConfigError
 from eksmllint.core import suppression
 from eksmllint.core.context import LintRun, RuleContext, RunSettings
-from eksmllint.core.finding import Finding, Location, Severity
+from eksmllint.core.finding import Finding, Location, Severity, finding_order
 from eksmllint.core.registry import Registry, default_registry
 from eksmllint.core.rule import Rule
 from eksmllint.loader import LoadProblem, LoadResult, Skipped, gc_paused, load
 from eksmllint.resource import Resource, SourceFile
-from eksmllint.workload import workload_of
+from eksmllint.workload import Workload
 
 INTERNAL_ERROR = ("EML000", "internal-error")
 YAML_INVALID = ("EML001", "yaml-invalid")
@@ -76,16 +76,28 @@ def select_rules(registry: Registry, cfg: Config) -> list[Rule]:
     return rules
 
 
-def target_items(rule: Rule, run: LintRun) -> Sequence[object]:
+def target_items(rule: Rule, run: LintRun, focus: Workload | None = None) -> Sequence[object]:
     """What ``rule`` is called on, by its ``target``: every template, workload, resource (of its
-    ``kinds``), file, or the run once."""
+    ``kinds``), file, or the run once. With ``focus`` (the webhook's admitted workload), the
+    per-resource targets are that workload's alone and the files are the run's own."""
     target = rule.spec.target
+    kinds = rule.spec.kinds
+    if focus is not None:
+        res = focus.resource
+        if target == "templates":
+            return focus.templates
+        if target == "workloads":
+            return [focus]
+        if target == "resources":
+            return [res] if not kinds or res.kind in kinds else []
+        if target == "files":
+            return [f for f in run.files if not f.context_only]
+        return (run,)
     if target == "templates":
         return run.templates
     if target == "workloads":
         return run.workloads
     if target == "resources":
-        kinds = rule.spec.kinds
         return run.resources if not kinds else [r for k in kinds for r in run.by_kind.get(k, [])]
     if target == "files":
         return run.files
@@ -97,18 +109,22 @@ def subject_resource(target: object) -> Resource | None:
     return target if isinstance(target, Resource) else getattr(target, "resource", None)
 
 
-def targets(rule: Rule, run: LintRun) -> Iterator[tuple[object, Resource | None]]:
-    """(target, its resource) pairs of :func:`target_items`."""
-    return ((t, subject_resource(t)) for t in target_items(rule, run))
-
-
-def run_rules(run: LintRun, rules: list[Rule]) -> list[Finding]:
+def run_rules(run: LintRun, rules: list[Rule], focus: Resource | None = None) -> list[Finding]:
+    """Every rule over its targets (:func:`target_items`; with ``focus``, one of the run's own
+    resources, only its own targets when it is a workload); a rule that raises, on a target or
+    while its targets are gathered, becomes an EML000 finding and the others go on."""
+    own = run.own_workload(focus) if focus is not None else None
     findings: list[Finding] = []
     extend = findings.extend  # the hot loop: rules x templates (hundreds of thousands of calls)
     for rule in rules:
         ctx = RuleContext(rule, run)
         check = rule.check
-        for target in target_items(rule, run):
+        try:
+            items = target_items(rule, run, own)
+        except Exception as exc:  # a derived view of the run could not be built
+            findings.append(internal_error(rule, focus, run, exc))
+            continue
+        for target in items:
             try:
                 extend(check(ctx, target) or ())
             except Exception as exc:  # a broken rule is a finding, never a crashed run
@@ -129,20 +145,75 @@ def internal_error(rule: Rule | None, resource: Resource | None, target: object,
 
 
 def build_workloads(run: LintRun) -> list[Finding]:
-    """Build the run's workload views one resource at a time, before any rule reads them: a
-    resource whose view cannot be built becomes an EML000 on that resource and is left out of
-    the workload rules, instead of failing every rule (or the whole run) that reads the views."""
-    workloads, crashes = [], []
-    for resource in run.resources:
-        try:
-            workload = workload_of(resource)
-        except Exception as exc:
-            crashes.append(internal_error(None, resource, resource, exc))
-            continue
-        if workload is not None:
-            workloads.append(workload)
-    run.workloads = workloads  # what LintRun.workloads would compute, minus the crashed ones
+    """Build the run's workload views (:meth:`LintRun.build_workloads`); a resource whose view
+    cannot be built becomes an EML000 on that resource and is left out of the workload rules."""
+    crashes: list[Finding] = []
+    run.build_workloads(lambda resource, exc: crashes.append(internal_error(None, resource, resource, exc)))
     return crashes
+
+
+class Linter:
+    """The enabled rules of one configuration and what is done with their findings: the one path
+    from a :class:`LintRun` to reported findings, for ``lint``, ``fix`` and the webhook (dispatch,
+    EML000 for crashes, severity overrides, suppression, order)."""
+
+    def __init__(self, cfg: Config, registry: Registry | None = None, mode: str = "cli") -> None:
+        self.cfg = cfg
+        self.registry = registry or default_registry()
+        self.rules = select_rules(self.registry, cfg)
+        self.enabled = frozenset(r.code for r in self.rules)
+        self.mandatory = frozenset(r.code for r in self.registry if r.spec.mandatory)
+        self.overrides = {
+            rule.code: Severity.parse(sev) for name, sev in cfg.severity.items() if (rule := self.registry.get(name))
+        }
+        self.settings = RunSettings(cfg.kubernetes_version, mode, cfg.reference_kinds, cfg.platform)
+
+    def lint(
+        self, run: LintRun, *, found: Iterable[Finding] = (), focus: Resource | None = None, rule_jobs: int = 1
+    ) -> list[Finding]:
+        """The findings on ``run``'s files that are not context (``found``: what the loader
+        reported), suppressed ones included, in :func:`finding_order`. ``focus``: only that
+        resource's own targets are dispatched when it is a workload (:func:`target_items`).
+        ``rule_jobs`` > 1 spreads the rules over forked processes
+        (:func:`eksmllint.parallel.run_rules_forked`); the findings are the same."""
+        findings = list(found) + build_workloads(run)
+        if rule_jobs > 1 and focus is None:
+            from eksmllint.parallel import run_rules_forked
+
+            findings += run_rules_forked(run, self.rules, rule_jobs, run_rules)
+        else:
+            findings += run_rules(run, self.rules, focus)
+        context_paths = {f.path for f in run.files if f.context_only}
+        findings = [f for f in findings if f.location.file not in context_paths]
+        if self.overrides:
+            findings = [f.with_(severity=self.overrides[f.code]) if f.code in self.overrides else f for f in findings]
+        scope = suppression.collect(
+            self.registry,
+            [r for r in run.resources if not r.doc.file.context_only],
+            [f for f in run.files if not f.context_only],
+            {k: list(v) for k, v in self.cfg.per_path_ignores.items()},
+        )
+        findings = suppression.apply(findings, scope, self.mandatory)
+        if suppression.UNUSED_CODE in self.enabled:
+            findings += suppression.unused(scope)
+        return sorted(set(findings), key=finding_order)
+
+    def lint_loaded(self, loaded: LoadResult, context: LoadResult | None = None, rule_jobs: int = 1) -> LintResult:
+        """Lint what the loader loaded; ``context`` files feed cross-file rules, their own
+        findings are dropped."""
+        files = list(loaded.files)
+        resources = list(loaded.resources)
+        if context is not None:
+            known = {f.path for f in files}
+            for f in context.files:
+                if f.path not in known:
+                    f.context_only = True
+                    files.append(f)
+            resources += [r for r in context.resources if r.doc.file.context_only]
+        run = LintRun(resources, files, self.settings)
+        problems = [_load_problem(p) for p in loaded.problems if p.code in self.enabled]
+        findings = self.lint(run, found=problems, rule_jobs=rule_jobs)
+        return LintResult(findings, run, self.rules, loaded.missing, loaded.skipped)
 
 
 def _load_problem(p: LoadProblem) -> Finding:
@@ -158,51 +229,8 @@ def lint_loaded(
     mode: str = "cli",
     rule_jobs: int = 1,
 ) -> LintResult:
-    """Run the enabled rules over what was loaded. ``rule_jobs`` > 1 spreads the rules over
-    forked processes for large runs (:func:`eksmllint.parallel.run_rules_forked`); the findings
-    are the same."""
-    registry = registry or default_registry()
-    rules = select_rules(registry, cfg)
-    files = list(loaded.files)
-    resources = list(loaded.resources)
-    if context is not None:  # context files feed the graph; their own findings are dropped
-        known = {f.path for f in files}
-        for f in context.files:
-            if f.path not in known:
-                f.context_only = True
-                files.append(f)
-        resources += [r for r in context.resources if r.doc.file.context_only]
-    settings = RunSettings(cfg.kubernetes_version, mode, cfg.reference_kinds, cfg.platform)
-    run = LintRun(resources, files, settings)
-    enabled = {r.code for r in rules}
-    findings = [_load_problem(p) for p in loaded.problems if p.code in enabled] + build_workloads(run)
-    if rule_jobs > 1:
-        from eksmllint.parallel import run_rules_forked
-
-        findings += run_rules_forked(run, rules, rule_jobs, run_rules)
-    else:
-        findings += run_rules(run, rules)
-    context_paths = {f.path for f in files if f.context_only}
-    findings = [f for f in findings if f.location.file not in context_paths]
-    overrides = {}
-    for name, sev in cfg.severity.items():
-        rule = registry.get(name)
-        if rule:
-            overrides[rule.code] = Severity.parse(sev)
-    if overrides:
-        findings = [f.with_(severity=overrides[f.code]) if f.code in overrides else f for f in findings]
-    scope = suppression.collect(
-        registry,
-        [r for r in resources if not r.doc.file.context_only],
-        [f for f in files if not f.context_only],
-        {k: list(v) for k, v in cfg.per_path_ignores.items()},
-    )
-    mandatory = frozenset(r.code for r in registry if r.spec.mandatory)
-    findings = suppression.apply(findings, scope, mandatory)
-    if suppression.UNUSED_CODE in enabled:
-        findings += suppression.unused(scope)
-    findings = sorted(set(findings), key=Finding.sort_key)
-    return LintResult(findings, run, rules, loaded.missing, loaded.skipped)
+    """:meth:`Linter.lint_loaded` with the rules of ``cfg``."""
+    return Linter(cfg, registry, mode).lint_loaded(loaded, context, rule_jobs)
 
 
 def lint_paths(

@@ -8,6 +8,7 @@ does), which is what lets the same rule run in the admission webhook where there
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -137,7 +138,6 @@ class Finding:
     related: tuple[Location, ...] = field(default=(), compare=False)
     suppressed_by: str | None = None  # description of the suppression that matched
     base_path: DocPath = field(default=(), compare=False)  # resource's path in its document (kind: List)
-    extra: tuple[tuple[str, Any], ...] = field(default=(), compare=False)
     #: What the reported workload was classified as, and why (eksmllint.analysis.workload_class).
     workload_class: str | None = field(default=None, compare=False)
     workload_evidence: tuple[str, ...] = field(default=(), compare=False)
@@ -148,3 +148,26 @@ class Finding:
 
     def with_(self, **changes: Any) -> Finding:
         return replace(self, **changes)
+
+
+def finding_order(f: Finding) -> tuple:
+    """The order findings are reported in: :meth:`Finding.sort_key`, then the path and the rest,
+    so that findings the key ties (an admitted object has no lines: every position is 1:1) do not
+    come out in the set's hash order, which differs from one process to the next."""
+    return (*f.sort_key(), format_path(f.location.path), f.slug, int(f.severity), f.suppressed_by or "")
+
+
+def format_path(path: Iterable[Any]) -> str:
+    """``spec.containers[0].resources.limits[nvidia.com/gpu]``: dotted, with list indices and
+    keys that contain dots or slashes in brackets (what users can find in their manifest)."""
+    out = ""
+    for elem in path:
+        if isinstance(elem, int) and not isinstance(elem, bool):
+            out += f"[{elem}]"
+        else:
+            text = str(elem)
+            if not text or any(ch in text for ch in "./[]"):
+                out += f"[{text}]"
+            else:
+                out += f".{text}" if out else text
+    return out or "<object>"

@@ -13,16 +13,15 @@ import hashlib
 from dataclasses import dataclass, field
 
 from eksmllint.config import Config
-from eksmllint.core.engine import LintResult, lint_loaded
+from eksmllint.core.engine import Linter, LintResult
 from eksmllint.core.finding import Applicability, Finding
 from eksmllint.core.registry import Registry, default_registry
 from eksmllint.fix.apply import apply_findings, select_fixes
+from eksmllint.fix.loop import MAX_PASSES, fix_until_settled
 from eksmllint.fix.spans import FixError, parse_stream
 from eksmllint.fix.text import ScriptText
 from eksmllint.loader import LoadProblem, LoadResult, parse_source
 from eksmllint.resource import Resource, SourceFile
-
-MAX_PASSES = 10
 
 
 @dataclass
@@ -110,12 +109,7 @@ class _Parsed:
 
 
 def _lint(
-    states: list[_State],
-    extra: list[LoadProblem],
-    parsed: _Parsed,
-    cfg: Config,
-    registry: Registry,
-    context: LoadResult | None,
+    states: list[_State], extra: list[LoadProblem], parsed: _Parsed, linter: Linter, context: LoadResult | None
 ) -> LintResult:
     loaded = LoadResult(problems=list(extra))
     for s in states:
@@ -123,7 +117,7 @@ def _lint(
         loaded.files.append(src)
         loaded.resources.extend(resources)
         loaded.problems.extend(problems)
-    return lint_loaded(loaded, cfg, registry, context)
+    return linter.lint_loaded(loaded, context)
 
 
 def _prepare(src: FixSource, parsed: _Parsed) -> _State:
@@ -169,25 +163,31 @@ def fix_sources(
     parsed = _Parsed()
     states = [_prepare(s, parsed) for s in sources]
     by_path = {s.out.path: s for s in states}
+    linter = Linter(cfg, registry)
     extra = list(problems or ())
-    result = _lint(states, extra, parsed, cfg, registry, context)
-    for pass_no in range(1, max_passes + 2):
-        pending: dict[str, list[Finding]] = {}
+
+    def lint() -> LintResult:
+        return _lint(states, extra, parsed, linter, context)
+
+    def pending(result: LintResult) -> dict[str, list[Finding]]:
+        todo: dict[str, list[Finding]] = {}
         for f in result.active:
             s = by_path.get(f.location.file)
             if s is None or not s.fixable or s.frozen or not applicable(f, unsafe) or _fix_key(f) in s.refused:
                 continue
-            pending.setdefault(f.location.file, []).append(f)
-        if not pending:
-            break
-        if pass_no > max_passes:
-            for path in pending:
-                _give_up(by_path[path], f"fixes did not settle after {max_passes} passes; file left unchanged")
-            result = _lint(states, extra, parsed, cfg, registry, context)
-            break
-        for path, findings in pending.items():
+            todo.setdefault(f.location.file, []).append(f)
+        return todo
+
+    def apply(todo: dict[str, list[Finding]], pass_no: int) -> bool:
+        for path, findings in todo.items():
             _fix_pass(by_path[path], findings, pass_no)
-        result = _lint(states, extra, parsed, cfg, registry, context)
+        return True  # refused fixes are not pending any more; deferred ones get the next pass
+
+    def give_up(todo: dict[str, list[Finding]]) -> None:
+        for path in todo:
+            _give_up(by_path[path], f"fixes did not settle after {max_passes} passes; file left unchanged")
+
+    result = fix_until_settled(lint, pending, apply, give_up, max_passes)
     for s in states:
         s.out.fixed = s.text
         s.out.remaining = [f for f in result.active if f.location.file == s.out.path and f.fix and f.fix.ops]

@@ -14,8 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from eksmllint.core.finding import Finding, Severity
-from eksmllint.server.linting import format_path
+from eksmllint.core.finding import Finding, Severity, format_path
 from eksmllint.server.logtext import escape_log
 
 API_VERSION = "admission.k8s.io/v1"

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from eksmllint.apigroups import KARPENTER_AWS_GROUP, KARPENTER_GROUP, KUEUE_GROUP, VOLCANO_SCHEDULING_GROUP
 from eksmllint.loader import LoadResult
 from eksmllint.resource import Document, Resource, SourceFile
 
@@ -37,11 +38,11 @@ class KindSpec:
 
 #: What context-dependent rules read (and what the ClusterRole in deploy/ allows).
 CLUSTER_KINDS: tuple[KindSpec, ...] = (
-    KindSpec("NodePool", "karpenter.sh", "v1", "nodepools"),
-    KindSpec("EC2NodeClass", "karpenter.k8s.aws", "v1", "ec2nodeclasses"),
-    KindSpec("Queue", "scheduling.volcano.sh", "v1beta1", "queues"),
-    KindSpec("ClusterQueue", "kueue.x-k8s.io", "v1beta1", "clusterqueues"),
-    KindSpec("LocalQueue", "kueue.x-k8s.io", "v1beta1", "localqueues"),
+    KindSpec("NodePool", KARPENTER_GROUP, "v1", "nodepools"),
+    KindSpec("EC2NodeClass", KARPENTER_AWS_GROUP, "v1", "ec2nodeclasses"),
+    KindSpec("Queue", VOLCANO_SCHEDULING_GROUP, "v1beta1", "queues"),
+    KindSpec("ClusterQueue", KUEUE_GROUP, "v1beta1", "clusterqueues"),
+    KindSpec("LocalQueue", KUEUE_GROUP, "v1beta1", "localqueues"),
     KindSpec("DaemonSet", "apps", "v1", "daemonsets"),
     KindSpec("PersistentVolumeClaim", "", "v1", "persistentvolumeclaims"),
     KindSpec("StorageClass", "storage.k8s.io", "v1", "storageclasses"),

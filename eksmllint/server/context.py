@@ -21,13 +21,16 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from eksmllint.core.context import KARPENTER_GROUP
+from eksmllint.core.context import NO_SHARED_VIEWS, LintRun, SharedViews
+from eksmllint.core.engine import build_workloads
 from eksmllint.loader import LoadProblem, LoadResult, discover, load
 from eksmllint.resource import Resource, SourceFile
 from eksmllint.server.logtext import escape_log
-from eksmllint.workload import workload_of
+
+if TYPE_CHECKING:
+    from eksmllint.scheduling import NodePoolView
 
 log = logging.getLogger("eksmllint.server.context")
 
@@ -38,24 +41,29 @@ CONFIGMAP_EXCLUDES = ("..*",)
 
 @dataclass(frozen=True)
 class ContextSnapshot:
-    """The context objects plus what every request would otherwise recompute from them (the
-    views a :class:`~eksmllint.core.context.LintRun` derives: workloads, per-kind index,
-    NodePool views). All of it is read-only once built, so requests share it across threads."""
+    """The context objects with the views every request's run would otherwise derive from them
+    (:class:`~eksmllint.core.context.SharedViews`: workloads, per-kind index, NodePool views).
+    All of it is read-only once built, so requests share it across threads."""
 
-    files: list[SourceFile] = field(default_factory=list)
-    resources: list[Resource] = field(default_factory=list)
-    nodepool_views: list = field(default_factory=list)
+    views: SharedViews = NO_SHARED_VIEWS
     generation: int = 0
     counts: dict[str, int] = field(default_factory=dict)  # resources per kind (metrics, /readyz)
-    workloads: list = field(default_factory=list)
-    by_kind: dict[str, list[Resource]] = field(default_factory=dict)
-    keys: frozenset = frozenset()  # keys of the named resources (is an UPDATE replacing one?)
     problems: int = 0  # context files (or parts) that could not be loaded (metric)
+
+    @property
+    def files(self) -> list[SourceFile]:
+        return self.views.files
+
+    @property
+    def resources(self) -> list[Resource]:
+        return self.views.resources
+
+    @property
+    def nodepool_views(self) -> list[NodePoolView]:
+        return self.views.nodepools
 
     @classmethod
     def build(cls, parts: list[LoadResult], generation: int) -> ContextSnapshot:
-        from eksmllint.scheduling import NodePoolView
-
         files = [f for p in parts for f in p.files]
         for f in files:
             f.context_only = True
@@ -70,23 +78,12 @@ class ContextSnapshot:
                 else:
                     by_key.pop(r.key, None)
                     by_key[r.key] = r
-        resources = list(by_key.values()) + unnamed
-        by_kind: dict[str, list[Resource]] = {}
-        for r in resources:
-            by_kind.setdefault(r.kind, []).append(r)
-        views = [NodePoolView(r) for r in resources if r.kind == "NodePool" and r.group == KARPENTER_GROUP]
-        workloads = [w for r in resources if (w := workload_of(r)) is not None]
-        return cls(
-            files,
-            resources,
-            views,
-            generation,
-            {k: len(v) for k, v in by_kind.items()},
-            workloads,
-            by_kind,
-            frozenset(by_key),
-            sum(len(p.problems) for p in parts),
-        )
+        run = LintRun(list(by_key.values()) + unnamed, files)
+        for crash in build_workloads(run):  # left out of the context, as a lint run leaves it out
+            log.warning("context: %s", escape_log(crash.message))
+        views = SharedViews.of(run)
+        counts = {k: len(v) for k, v in views.by_kind.items()}
+        return cls(views, generation, counts, sum(len(p.problems) for p in parts))
 
 
 class ContextSource(Protocol):

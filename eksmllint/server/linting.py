@@ -1,19 +1,20 @@
-"""Lint one admitted object against a (possibly large) context, and compute its safe-fix patch.
+"""The webhook's adapter: an admitted object (decoded JSON) in, the engine's findings and a safe-fix
+JSON Patch out.
 
-Why not :func:`eksmllint.core.engine.lint_loaded`? It dispatches every rule over every resource of
-the run, context included, and only afterwards drops the findings that point into context files;
-and it rebuilds the run's derived views (workloads, NodePool views, per-kind index) from the whole
-context on every call. With 50 NodePools of context that is ~20 ms of wasted work per admission
-request, and it grows with the cluster. Here:
+Linting goes through :class:`eksmllint.core.engine.Linter`, the same path as ``eksmllint lint``
+(dispatch, EML000 for crashes, severity overrides, suppression, order). Two things keep a request
+cheap against a large context (50 NodePools of context cost ~20 ms per request otherwise):
 
-- when the admitted object is a workload (what the webhook sees at volume), the per-resource
-  targets (``templates``, ``workloads``, ``resources``) are restricted to it; ``run`` rules still
-  see the whole run. Any other object (a NodePool, a ConfigMap) gets the engine's full dispatch,
-  because a rule may report on an object other than its target;
-- the context's derived views come precomputed from the :class:`ContextSnapshot`.
+- the context's derived views (workloads, per-kind index, NodePool views) are built once per
+  context snapshot (:class:`~eksmllint.core.context.SharedViews`) and the run of a request is
+  made *over* them (:meth:`LintRun.over <eksmllint.core.context.LintRun.over>`);
+- the admitted object is the run's *focus*: when it is a workload (what the webhook sees at
+  volume), the per-resource targets are its own; ``run`` rules still see the whole run. Any other
+  object (a NodePool, a ConfigMap) gets the full dispatch, because a rule may report on an object
+  other than its target.
 
-The rest (severity overrides, suppression, mandatory rules, crash isolation as ``EML000``)
-follows the engine; ``tests/test_server_linting.py`` checks that both give the same findings on
+Fixes go through :func:`eksmllint.fix.loop.fix_until_settled`, the loop of ``eksmllint fix``.
+``tests/test_server_linting.py`` checks that the webhook and the engine give the same findings on
 every rule fixture.
 """
 
@@ -26,24 +27,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from eksmllint.config import Config
-from eksmllint.core import suppression
-from eksmllint.core.context import KARPENTER_GROUP, LintRun, RuleContext, RunSettings
-from eksmllint.core.engine import internal_error, select_rules, targets
-from eksmllint.core.finding import Applicability, Finding, Severity
+from eksmllint.core.context import NO_SHARED_VIEWS, LintRun
+from eksmllint.core.engine import INTERNAL_ERROR, Linter
+from eksmllint.core.finding import Applicability, Finding
+from eksmllint.core.finding import format_path as format_path  # re-exported: admission messages
 from eksmllint.core.registry import Registry
-from eksmllint.core.rule import Rule
 from eksmllint.resource import Document, Resource, SourceFile
-from eksmllint.scheduling import NodePoolView
 from eksmllint.server.context import ContextSnapshot
-from eksmllint.workload import workload_of
 from eksmllint.yamlpos import YList, YMap
 
 ADMISSION_FILE = "<admission>"
-INTERNAL_ERROR_CODE = "EML000"
+INTERNAL_ERROR_CODE = INTERNAL_ERROR[0]
 #: A resource annotation that exempts the object from the webhook entirely (value "true" or a
 #: reason; "false" or "" does not exempt). Per-rule exemptions use ``eksmllint.io/ignore``.
 EXEMPT_ANNOTATION = "eksmllint.io/exempt"
-MAX_FIX_PASSES = 5
 #: Kinds whose pod templates the webhook judges when they are admitted. Objects a controller
 #: creates from them (a PyTorchJob's Pods, a JobSet's Jobs) were judged as part of their owner;
 #: judging them again would report every finding twice, to the controller instead of the user, and
@@ -114,14 +111,6 @@ def to_ymap(value: Any) -> Any:
     return root
 
 
-def _workload_view(res: Resource) -> tuple[Any, Exception | None]:
-    """(the object's workload view or None, the error that prevented building it)."""
-    try:
-        return workload_of(res), None
-    except Exception as exc:
-        return None, exc
-
-
 def judged_owner(obj: dict) -> str | None:
     """``Kind/name`` of the controller owner when it is one of :data:`JUDGED_OWNER_KINDS`."""
     meta = obj.get("metadata")
@@ -153,15 +142,7 @@ class AdmissionLinter:
     def __init__(self, cfg: Config, registry: Registry, mutate: Iterable[str] = ()) -> None:
         self.cfg = cfg
         self.registry = registry
-        self.rules: list[Rule] = select_rules(registry, cfg)
-        self.settings = RunSettings(cfg.kubernetes_version, "webhook", cfg.reference_kinds, cfg.platform)
-        self.mandatory = frozenset(r.code for r in registry if r.spec.mandatory)
-        self.enabled = frozenset(r.code for r in self.rules)
-        self.overrides = {}
-        for name, sev in cfg.severity.items():
-            rule = registry.get(name)
-            if rule:
-                self.overrides[rule.code] = Severity.parse(sev)
+        self.linter = Linter(cfg, registry, mode="webhook")
         self.mutate_codes = self.resolve_codes(mutate)
 
     def resolve_codes(self, selectors: Iterable[str]) -> frozenset[str]:
@@ -193,88 +174,9 @@ class AdmissionLinter:
         doc = Document(src, 0, data, 1)
         src.documents.append(doc)
         res = Resource(doc, data)
-        own, unreadable = _workload_view(res)
-        run = self._run(res, src, context, own)
-        findings: list[Finding] = []
-        if unreadable is not None:
-            # A value the workload parser chokes on (parallelism: "²"): the template rules cannot
-            # judge this object, the others still do, so their denial stands.
-            findings.append(
-                Finding(
-                    INTERNAL_ERROR_CODE,
-                    "internal-error",
-                    Severity.ERROR,
-                    f"the pod templates of {res.ref.display()} could not be read, template "
-                    f"rules skipped: {type(unreadable).__name__}: {unreadable}",
-                    res.location(()),
-                    res.ref,
-                )
-            )
-        # Rules may report on an object other than their target (a Job's template rule pointing
-        # at the DeepSpeed ConfigMap it mounts). Workloads are what the webhook admits at volume,
-        # and for them only their own targets are dispatched; anything else (a NodePool, a
-        # ConfigMap: rare admissions) gets the engine's full dispatch so nothing is missed.
-        for rule in self.rules:
-            rctx = RuleContext(rule, run)
-            try:
-                pairs = targets(rule, run) if own is None else self._targets(rule, run, res, own)
-                for target, resource in pairs:
-                    try:
-                        findings.extend(rule.check(rctx, target) or ())
-                    except Exception as exc:  # a broken rule is a finding, never a failed request
-                        findings.append(internal_error(rule, resource, target, exc))
-            except Exception as exc:  # the dispatch itself (a derived view of the run) failed
-                findings.append(internal_error(rule, res, res, exc))
-        findings = [f for f in findings if f.location.file == ADMISSION_FILE]
-        if self.overrides:
-            findings = [f.with_(severity=self.overrides[f.code]) if f.code in self.overrides else f for f in findings]
-        scope = suppression.collect(
-            self.registry, [res], [src], {k: list(v) for k, v in self.cfg.per_path_ignores.items()}
-        )
-        findings = suppression.apply(findings, scope, self.mandatory)
-        if suppression.UNUSED_CODE in self.enabled:
-            findings += suppression.unused(scope)
-        return ObjectLint(sorted(set(findings), key=_admission_order), res)
-
-    def _run(self, res: Resource, src: SourceFile, snapshot: ContextSnapshot | None, own) -> LintRun:
-        """The run: the admitted object first, then the context (minus the stored version of the
-        object being updated). LintRun's derived views are cached_properties; they are seeded with
-        what the snapshot computed once, instead of being rebuilt from thousands of context
-        objects (PVCs, DaemonSets...) on every request. Same content and order as LintRun would
-        compute (tests/test_server_linting.py compares findings with the engine's). ``own`` is the
-        object's workload view (None when it is not a workload or could not be read)."""
-        if snapshot is None:
-            run = LintRun([res], [src], self.settings)
-            run.__dict__["workloads"] = [own] if own else []
-            return run
-        replaced = res.name is not None and res.key in snapshot.keys
-
-        def keep(items: list, resource_of=lambda x: x) -> list:
-            return [x for x in items if resource_of(x).key != res.key] if replaced else items
-
-        run = LintRun([res, *keep(snapshot.resources)], [src, *snapshot.files], self.settings)
-        run.__dict__["workloads"] = ([own] if own else []) + keep(snapshot.workloads, lambda w: w.resource)
-        by_kind = dict(snapshot.by_kind)
-        by_kind[res.kind] = [res, *keep(by_kind.get(res.kind, []))]
-        run.__dict__["by_kind"] = by_kind
-        pool = [NodePoolView(res)] if res.kind == "NodePool" and res.group == KARPENTER_GROUP else []
-        run.__dict__["nodepools"] = pool + keep(snapshot.nodepool_views, lambda v: v.resource)
-        return run
-
-    @staticmethod
-    def _targets(rule: Rule, run: LintRun, res: Resource, own) -> Iterable[tuple[object, Resource | None]]:
-        """The engine's dispatch restricted to the admitted workload ``own`` (see :meth:`lint`)."""
-        target = rule.spec.target
-        if target == "templates":
-            return ((t, res) for t in own.templates)
-        if target == "workloads":
-            return [(own, res)]
-        if target == "resources":
-            kinds = rule.spec.kinds
-            return [(res, res)] if not kinds or res.kind in kinds else []
-        if target == "files":
-            return ((f, None) for f in run.files if not f.context_only)
-        return [(run, None)]
+        shared = context.views.without(res.key) if context is not None else NO_SHARED_VIEWS
+        run = LintRun.over(shared, [res], [src], self.linter.settings)
+        return ObjectLint(self.linter.lint(run, focus=res), res)
 
     # -- mutation ----------------------------------------------------------------------------
     def mutate(
@@ -293,6 +195,7 @@ class AdmissionLinter:
         webhook safe under ``reinvocationPolicy: IfNeeded``."""
         from eksmllint.fix import FixError, select_fixes, to_json_patch
         from eksmllint.fix.jsonpatch import apply_json_patch
+        from eksmllint.fix.loop import MAX_PASSES, fix_until_settled
 
         codes = self.mutate_codes if codes is None else codes
         result = MutationResult([], patched=obj)
@@ -300,19 +203,26 @@ class AdmissionLinter:
             return result
         doc = copy.deepcopy(obj)
         seen = {_canonical(doc)}
-        for _ in range(MAX_FIX_PASSES):
-            lint = self.lint(doc, context, namespace)
-            result.internal_errors += lint.internal_errors
-            fixable = [
+        gave_up: list[str] = []
+
+        def lint() -> ObjectLint:
+            found = self.lint(doc, context, namespace)
+            result.internal_errors.extend(found.internal_errors)
+            return found
+
+        def pending(found: ObjectLint) -> list[Finding]:
+            return [
                 f
-                for f in lint.active
+                for f in found.active
                 if f.code in codes and f.fix is not None and f.fix.applicability == Applicability.SAFE
             ]
-            if not fixable:
-                break
+
+        def apply(fixable: list[Finding], _pass_no: int) -> bool:
+            nonlocal doc
             chosen, _ = select_fixes(fixable)
             step: list[dict] = []
             for f in chosen:
+                assert f.fix is not None  # pending() keeps findings with a fix
                 try:
                     ops = to_json_patch(f.fix, doc, f.base_path)
                     doc = apply_json_patch(doc, ops)
@@ -323,39 +233,24 @@ class AdmissionLinter:
                     step += ops
                     result.applied.append(f)
             if not step:
-                break
+                return False
             key = _canonical(doc)
             if key in seen:  # two fixes undo each other: give up rather than oscillate
-                result.errors.append("fixes do not converge; no patch")
-                return MutationResult([], [], result.errors, result.internal_errors, obj)
+                gave_up.append("fixes do not converge; no patch")
+                return False
             seen.add(key)
             result.patch += step
+            return True
+
+        def give_up(_fixable: list[Finding]) -> None:
+            gave_up.append(f"fixes did not settle after {MAX_PASSES} passes; no patch")
+
+        fix_until_settled(lint, pending, apply, give_up)
+        if gave_up:
+            return MutationResult([], [], result.errors + gave_up, result.internal_errors, obj)
         result.patched = doc
         return result
 
 
-def _admission_order(f: Finding) -> tuple:
-    """The engine's order, then the path and the rest: an admitted object has no lines (every
-    position is 1:1), and ties left to the set's hash order made denial messages differ from
-    one process to the next."""
-    return (*f.sort_key(), format_path(f.location.path), f.slug, int(f.severity), f.suppressed_by or "")
-
-
 def _canonical(doc: Any) -> str:
     return json.dumps(doc, sort_keys=True, separators=(",", ":"), default=str)
-
-
-def format_path(path: Iterable[Any]) -> str:
-    """``spec.containers[0].resources.limits[nvidia.com/gpu]``: dotted, with list indices and
-    keys that contain dots or slashes in brackets (what users can find in their manifest)."""
-    out = ""
-    for elem in path:
-        if isinstance(elem, int) and not isinstance(elem, bool):
-            out += f"[{elem}]"
-        else:
-            text = str(elem)
-            if not text or any(ch in text for ch in "./[]"):
-                out += f"[{text}]"
-            else:
-                out += f".{text}" if out else text
-    return out or "<object>"
