@@ -1,6 +1,6 @@
 """An on-disk cache of parsed files (``--cache-dir``), for pre-commit hooks and editors.
 
-What is cached is the parse of a file's text (:class:`~eksmllint.loader.ParsedText`: documents
+What is cached is the parse of a file's text (:class:`~eksmllint.loader.files.ParsedText`: documents
 with positions, and YAML problems), never findings: rules read the whole run (a NodePool in one
 file changes what a pod in another may do), so every rule runs again on every run, over every
 file, cached or not. The parse depends only on the text, the file kind (yaml/json) and the parser,
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from eksmllint import __version__
-from eksmllint.loader import ParsedText
+from eksmllint.loader.files import ParsedText
 from eksmllint.yamlpos import YList, YMap
 
 FORMAT = 1
@@ -39,7 +39,7 @@ def _parser_digest() -> str:
     """Digest of the modules whose code decides what a parse yields."""
     h = hashlib.blake2b(digest_size=16)
     h.update(f"{FORMAT}|{__version__}|{sys.version_info[:2]}|{marshal.version}".encode())
-    for mod in ("eksmllint.yamlpos", "eksmllint.loader", "eksmllint.loader.templates"):
+    for mod in ("eksmllint.yamlpos", "eksmllint.loader.files", "eksmllint.loader.templates"):
         module = sys.modules.get(mod)
         path = getattr(module, "__file__", None)
         try:

@@ -15,7 +15,7 @@ LocalQueue / PodGroup), ``submits-to`` (Kueue LocalQueue -> ClusterQueue), ``use
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from eksmllint.apigroups import KUEUE_GROUP
 from eksmllint.resource import Resource
@@ -36,8 +36,9 @@ def template_node(t: PodTemplate) -> tuple:
     return ("tpl", r.kind, r.namespace, r.name, t.role)
 
 
-def template_references(t: PodTemplate) -> Iterator[tuple[str, str, tuple]]:
-    """(kind, name, path) of every object a pod template refers to by name."""
+def template_references(t: PodTemplate) -> Iterator[tuple[str, Any, tuple]]:
+    """(kind, name, path) of every object a pod template refers to by name (the name as the
+    manifest has it: a str when well-formed, else None or whatever was written)."""
     spec_path = t.spec_path
     for i, v in t.volumes:
         base = spec_path + ("volumes", i)

@@ -30,11 +30,11 @@ from eksmllint.core.rule import Rule
 from eksmllint.fix import apply as apply_mod
 from eksmllint.fix import writer
 from eksmllint.fix.apply import apply_findings, apply_fix, select_fixes
-from eksmllint.fix.cli import fix_then_lint
 from eksmllint.fix.engine import fix_text
 from eksmllint.fix.goldens import case_files, fix_case, fixable_cases, golden_path
 from eksmllint.fix.jsonpatch import apply_json_patch, pointer, to_json_patch
 from eksmllint.fix.model import apply_ops
+from eksmllint.fix.run import fix_then_lint
 from eksmllint.fix.spans import FixError, parse_stream
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -134,16 +134,16 @@ def test_numbers_are_bounded_centrally():
 
 
 def test_a_crashing_workload_view_is_an_eml000_on_that_resource_only(monkeypatch):
-    from eksmllint.core import engine
+    from eksmllint.core import context
 
-    real = engine.workload_of
+    real = context.workload_of
 
     def broken(resource):
         if resource.name == "bad":
             raise RuntimeError("boom")
         return real(resource)
 
-    monkeypatch.setattr(engine, "workload_of", broken)
+    monkeypatch.setattr(context, "workload_of", broken)
     text = job().replace("name: train", "name: bad") + "---\n" + job().replace("trainer:1.0", "trainer:latest")
     result = lint_text(text, Config(), "jobs.yaml")
     crashes = [f for f in result.active if f.code == "EML000"]
@@ -152,16 +152,16 @@ def test_a_crashing_workload_view_is_an_eml000_on_that_resource_only(monkeypatch
 
 
 def test_a_parser_bug_is_a_finding_on_that_file_and_the_run_goes_on(tmp_path, monkeypatch):
-    from eksmllint import loader
+    from eksmllint.loader import files
 
-    real = loader.parse_text
+    real = files.parse_text
 
     def broken(text, kind):
         if "bad" in text:
             raise RuntimeError("boom")
         return real(text, kind)
 
-    monkeypatch.setattr(loader, "parse_text", broken)
+    monkeypatch.setattr(files, "parse_text", broken)
     (tmp_path / "a.yaml").write_text(job().replace("name: train", "name: bad"))
     (tmp_path / "b.yaml").write_text(job().replace("trainer:1.0", "trainer:latest"))
     findings = json.loads(lint_cli("--format", "json", "-j", "1", str(tmp_path)).output)["findings"]
@@ -226,7 +226,7 @@ def test_an_unreadable_directory_is_reported_not_skipped(tmp_path, monkeypatch):
 
 
 def test_an_unreadable_file_is_reported(tmp_path, monkeypatch):
-    from eksmllint import loader
+    from eksmllint.loader import files
 
     (tmp_path / "a.yaml").write_bytes(BAD301.read_bytes())
     (tmp_path / "b.yaml").write_bytes(BAD301.read_bytes())
@@ -236,7 +236,7 @@ def test_an_unreadable_file_is_reported(tmp_path, monkeypatch):
             raise PermissionError(13, "Permission denied", str(path))
         return open(path, *args, **kwargs)
 
-    monkeypatch.setattr(loader, "open", guarded_open, raising=False)
+    monkeypatch.setattr(files, "open", guarded_open, raising=False)
     findings = json.loads(lint_cli("--format", "json", "-j", "1", str(tmp_path)).output)["findings"]
     assert [(f["file"], f["message"]) for f in findings if f["code"] == "EML001"] == [
         (str(tmp_path / "a.yaml"), "cannot read file: Permission denied")
@@ -449,7 +449,7 @@ def test_fix_stdin_binary_oversized_and_invalid_yaml_are_errors():
 def test_fix_stdin_reads_no_more_than_the_size_limit(monkeypatch):
     from types import SimpleNamespace
 
-    from eksmllint.fix.cli import read_sources
+    from eksmllint.fix.run import read_sources
 
     class Endless:
         def read(self, size=-1):

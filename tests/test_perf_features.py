@@ -16,13 +16,13 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eksmllint import parallel
+from eksmllint import jobs, parallel
 from eksmllint.cache import ParseCache
 from eksmllint.cli import cli
 from eksmllint.config import Config
 from eksmllint.core import engine
 from eksmllint.core.engine import lint_paths
-from eksmllint.loader import gc_paused, load, parse_text
+from eksmllint.loader import gc_paused, load, parse_text, workers
 from eksmllint.yamlpos import MAX_DEPTH, YList, YMap, _convert_generic, load_yaml_stream
 
 POOL = """\
@@ -223,7 +223,7 @@ def findings_of(result):
 
 
 def test_parallel_load_equals_serial_load(tree, monkeypatch):
-    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
+    monkeypatch.setattr(workers, "MIN_PARALLEL_BYTES", 0)
     serial = load([str(tree)], jobs=1)
     par = load([str(tree)], jobs=2)
     assert summary(par) == summary(serial)
@@ -232,7 +232,7 @@ def test_parallel_load_equals_serial_load(tree, monkeypatch):
 
 
 def test_parallel_lint_finds_exactly_what_serial_lint_finds(tree, monkeypatch):
-    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
+    monkeypatch.setattr(workers, "MIN_PARALLEL_BYTES", 0)
     serial, par = lint_paths([str(tree)], Config(), jobs=1), lint_paths([str(tree)], Config(), jobs=2)
     assert findings_of(par) == findings_of(serial) and serial.findings
     assert gc.get_freeze_count() == 0  # the run's frozen heap was released
@@ -240,39 +240,39 @@ def test_parallel_lint_finds_exactly_what_serial_lint_finds(tree, monkeypatch):
 
 def test_small_inputs_and_one_job_start_no_workers(tree, monkeypatch):
     files = sorted(str(p) for p in tree.rglob("*.yaml"))
-    assert not parallel.worth_parallel(files, 1)
-    assert not parallel.worth_parallel(files[:3], 8)
-    assert not parallel.worth_parallel(files, 8)  # a few KB: below MIN_PARALLEL_BYTES
+    assert not workers.worth_parallel(files, 1)
+    assert not workers.worth_parallel(files[:3], 8)
+    assert not workers.worth_parallel(files, 8)  # a few KB: below MIN_PARALLEL_BYTES
 
     def no_pool(*a, **k):
         raise AssertionError("a worker pool was started")
 
-    monkeypatch.setattr(parallel, "ProcessPoolExecutor", no_pool)
+    monkeypatch.setattr(workers, "ProcessPoolExecutor", no_pool)
     assert summary(load([str(tree)], jobs=4)) == summary(load([str(tree)], jobs=1))
 
 
 def test_chunks_keep_order_and_cover_every_file():
     paths = [f"f{i}" for i in range(10)]
     sizes = [5, 1, 1, 1, 20, 1, 1, 1, 1, 1]
-    chunks = parallel.chunk(paths, sizes, 4)
+    chunks = workers.chunk(paths, sizes, 4)
     assert [p for c in chunks for p in c] == paths and 1 < len(chunks) <= 4
-    assert parallel.resolve_jobs(3) == 3 and parallel.resolve_jobs(-2) == 1
+    assert jobs.resolve_jobs(3) == 3 and jobs.resolve_jobs(-2) == 1
 
 
 @pytest.mark.parametrize("cpus,auto", [(1, 1), (2, 1), (3, 1), (4, 4), (16, 16)])
 def test_automatic_jobs_start_workers_only_where_they_pay(monkeypatch, cpus, auto):
-    monkeypatch.setattr(parallel, "available_cpus", lambda: cpus)
-    assert parallel.resolve_jobs(0) == parallel.resolve_jobs(None) == auto
-    assert parallel.resolve_jobs(2) == 2  # an explicit count is honoured
+    monkeypatch.setattr(jobs, "available_cpus", lambda: cpus)
+    assert jobs.resolve_jobs(0) == jobs.resolve_jobs(None) == auto
+    assert jobs.resolve_jobs(2) == 2  # an explicit count is honoured
 
 
 def test_pool_that_cannot_start_falls_back_to_serial(tree, monkeypatch):
-    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
+    monkeypatch.setattr(workers, "MIN_PARALLEL_BYTES", 0)
 
     def broken(*a, **k):
         raise OSError("no semaphores here")
 
-    monkeypatch.setattr(parallel, "ProcessPoolExecutor", broken)
+    monkeypatch.setattr(workers, "ProcessPoolExecutor", broken)
     assert summary(load([str(tree)], jobs=2)) == summary(load([str(tree)], jobs=1))
 
 
@@ -409,7 +409,7 @@ def test_rule_groups_keep_families_together_and_balance_work():
     loads = [sum(sizes[r.spec.target] for r in g) for g in groups]
     assert len(groups) == 2 and max(loads) <= 1.25 * min(loads)
     assert parallel.rule_groups(rules, 1, sizes) == [rules]
-    assert parallel.rule_jobs(3) == 3 and parallel.rule_jobs(0) == parallel.available_cpus()
+    assert jobs.rule_jobs(3) == 3 and jobs.rule_jobs(0) == jobs.available_cpus()
 
 
 @needs_fork

@@ -13,11 +13,11 @@ import yaml
 from click.testing import CliRunner
 
 from eksmllint.cli import cli
+from eksmllint.cli.serve import serve_command
 from eksmllint.config import Config
 from eksmllint.core.engine import lint_paths
 from eksmllint.core.finding import Severity
 from eksmllint.server import manifests
-from eksmllint.server.cli import serve_command
 
 helm = pytest.importorskip(
     "helm_python",

@@ -229,7 +229,7 @@ def test_parallel_loading_reports_the_same(tmp_path):
 
 def test_fix_leaves_chart_templates_alone(tmp_path):
     from eksmllint.core.registry import default_registry
-    from eksmllint.fix.cli import read_sources
+    from eksmllint.fix.run import read_sources
 
     write(tmp_path, CHART)
     sources, _raw, problems, _missing = read_sources([str(tmp_path)], Config())

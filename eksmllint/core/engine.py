@@ -13,7 +13,7 @@ from eksmllint.core.context import LintRun, RuleContext, RunSettings
 from eksmllint.core.finding import Finding, Location, Severity, finding_order
 from eksmllint.core.registry import Registry, default_registry
 from eksmllint.core.rule import Rule
-from eksmllint.loader import LoadProblem, LoadResult, Skipped, gc_paused, load
+from eksmllint.loader import LoadProblem, LoadResult, ProgressFactory, Skipped, gc_paused, load
 from eksmllint.resource import Resource, SourceFile
 from eksmllint.workload import Workload
 
@@ -241,6 +241,7 @@ def lint_paths(
     jobs: int = 1,
     cache_dir: str | None = None,
     follow_symlinks: bool = False,
+    progress: ProgressFactory | None = None,
 ) -> LintResult:
     """Lint files and directories.
 
@@ -249,6 +250,7 @@ def lint_paths(
     over that many forked processes (0 = one per CPU). Every rule runs once over everything loaded.
     ``cache_dir``: reuse the parse of files whose text is unchanged (:mod:`eksmllint.cache`).
     ``follow_symlinks``: also read symlinks leading outside the directories given.
+    ``progress``: reports the files read (:func:`eksmllint.loader.load`).
     Findings are the same whatever the two are.
     """
     cache = None
@@ -258,7 +260,7 @@ def lint_paths(
         cache = ParseCache(cache_dir)
     checking_jobs = 1
     if jobs != 1:
-        from eksmllint.parallel import resolve_jobs, rule_jobs
+        from eksmllint.jobs import resolve_jobs, rule_jobs
 
         jobs, checking_jobs = resolve_jobs(jobs), rule_jobs(jobs)
     with gc_paused():
@@ -269,6 +271,7 @@ def lint_paths(
             jobs=jobs,
             cache=cache,
             follow_symlinks=follow_symlinks,
+            progress=progress,
         )
         context = (
             load(
@@ -279,6 +282,7 @@ def lint_paths(
                 jobs=jobs,
                 cache=cache,
                 follow_symlinks=follow_symlinks,
+                progress=progress,
             )
             if cfg.context
             else None
@@ -302,8 +306,8 @@ def lint_text(
     text: str, cfg: Config | None = None, name: str = "<text>", registry: Registry | None = None
 ) -> LintResult:
     """Lint a manifest held in memory (tests, the webhook)."""
-    from eksmllint.loader import _file_kind, parse_source
+    from eksmllint.loader.files import file_kind, parse_source
 
-    src = SourceFile(name, text, _file_kind(name, text) or "yaml")
+    src = SourceFile(name, text, file_kind(name, text) or "yaml")
     resources, problems = parse_source(src)
     return lint_loaded(LoadResult([src], resources, problems), cfg or Config(), registry)

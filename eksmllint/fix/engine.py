@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from eksmllint.config import Config
 from eksmllint.core.engine import Linter, LintResult
-from eksmllint.core.finding import Applicability, Finding
+from eksmllint.core.finding import Applicability, Finding, ReplaceText
 from eksmllint.core.registry import Registry, default_registry
 from eksmllint.fix.apply import apply_findings, select_fixes
 from eksmllint.fix.loop import MAX_PASSES, fix_until_settled
@@ -195,6 +195,7 @@ def fix_sources(
 
 
 def _fix_pass(s: _State, findings: list[Finding], pass_no: int) -> None:
+    assert s.text is not None  # only files that were read are fixable (_prepare)
     if s.out.kind == "slurm":
         text, applied, failed = _apply_text_fix(s.text, findings)
     else:
@@ -225,14 +226,16 @@ def _apply_text_fix(text: str, findings: list[Finding]) -> tuple[str, list[Findi
     touched: set[int] = set()
     script = ScriptText(text)
     for f in sorted((f for f in findings if f.fix is not None), key=Finding.sort_key):
-        if not f.fix.edits_text:
+        fix = f.fix
+        assert fix is not None  # filtered above
+        if not fix.edits_text:
             failed.append((f, "a script can only be fixed with text edits"))
             continue
-        lines = {op.line for op in f.fix.ops}
+        lines = {op.line for op in fix.ops if isinstance(op, ReplaceText)}  # all of them (edits_text)
         if lines & touched:
             continue  # deferred
         try:
-            script.apply(f.fix)
+            script.apply(fix)
         except FixError as err:
             failed.append((f, str(err)))
             continue
@@ -258,8 +261,8 @@ def fix_text(
     max_passes: int = MAX_PASSES,
 ) -> FileOutcome:
     """Fix one manifest held in memory (tests, editors, the webhook's dry run)."""
-    from eksmllint.loader import _file_kind
+    from eksmllint.loader.files import file_kind
 
-    kind = _file_kind(name, text) or "yaml"
+    kind = file_kind(name, text) or "yaml"
     report = fix_sources([FixSource(name, text, kind)], cfg, registry, unsafe=unsafe, max_passes=max_passes)
     return report.files[0]

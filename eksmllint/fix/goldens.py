@@ -14,7 +14,7 @@ from pathlib import Path
 
 from eksmllint.core.registry import default_registry
 from eksmllint.fix.engine import FileOutcome, FixSource, fix_sources
-from eksmllint.loader import _file_kind
+from eksmllint.loader.files import file_kind
 from eksmllint.paths import rule_fixtures_dir
 from eksmllint.testing import RuleCase, discover_cases
 
@@ -28,7 +28,7 @@ def case_files(path: Path) -> list[Path]:
 
 def golden_path(case: RuleCase, bad_file: Path) -> Path:
     """Where the fixed version of ``bad_file`` lives."""
-    if case.bad is not None and case.bad.is_file():
+    if case.bad is None or case.bad.is_file():
         return case.directory / "fixed.yaml"
     return case.directory / "fixed" / bad_file.relative_to(case.bad)
 
@@ -48,10 +48,10 @@ def fixable_cases(root: Path | None = None) -> list[RuleCase]:
 
 def fix_case(case: RuleCase, texts: dict[Path, str] | None = None) -> dict[Path, FileOutcome]:
     """Fix the case's bad example (all of its files together) with only its rule selected."""
-    files = case_files(case.bad)
+    files = case_files(case.bad) if case.bad is not None else []
     texts = texts or {p: p.read_text(encoding="utf-8") for p in files}
     cfg = case.config().model_copy(update={"select": (case.code,)})
-    sources = [FixSource(str(p), texts[p], _file_kind(str(p), texts[p]) or "yaml") for p in files]
+    sources = [FixSource(str(p), texts[p], file_kind(str(p), texts[p]) or "yaml") for p in files]
     report = fix_sources(sources, cfg, default_registry(), unsafe=True)
     return {Path(o.path): o for o in report.files}
 
@@ -65,8 +65,9 @@ def main(argv: list[str]) -> int:
             continue
         for path, out in fix_case(case).items():
             target = golden_path(case, path)
-            if out.error or out.failed:
-                print(f"{case.code} {path}: not fixable cleanly: {out.error or [w for _, w in out.failed]}")
+            if out.error or out.failed or out.fixed is None:
+                why = out.error or [w for _, w in out.failed] or out.note
+                print(f"{case.code} {path}: not fixable cleanly: {why}")
                 status = 1
                 continue
             old = target.read_text(encoding="utf-8") if target.exists() else None

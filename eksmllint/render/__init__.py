@@ -3,7 +3,7 @@ the self-contained HTML report, and the terminal progress bar.
 
 Modules: :mod:`~eksmllint.render.graph_export` (graph model and text formats),
 :mod:`~eksmllint.render.svg` (layered layout computed in Python), :mod:`~eksmllint.render.html`
-(the report page), :mod:`~eksmllint.render.progress` and :mod:`~eksmllint.render.cli`.
-Nothing is imported here on purpose: the loader imports ``progress`` on every run and must not
-pay for networkx or the HTML templates.
+(the report page) and :mod:`~eksmllint.render.progress` (the ``graph`` command is
+:mod:`eksmllint.cli.graph`). Nothing is imported here on purpose: the CLI imports ``progress`` on
+every run and must not pay for networkx or the HTML templates.
 """

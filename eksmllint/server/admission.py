@@ -51,7 +51,8 @@ class AdmissionRequest:
     @property
     def subject(self) -> str:
         obj = self.object or self.old_object or {}
-        meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        raw_meta = obj.get("metadata")
+        meta = raw_meta if isinstance(raw_meta, dict) else {}
         name = meta.get("name") or meta.get("generateName") or "<unnamed>"
         ns = meta.get("namespace") or self.namespace
         kind = obj.get("kind") or self.kind.get("kind") or "<kind>"
@@ -107,7 +108,8 @@ def parse_review(body: bytes) -> AdmissionRequest:
     if op in ("CREATE", "UPDATE") and obj is None:
         raise AdmissionError(400, f"request.object is required for {op}")
     ns = req.get("namespace")
-    kind_field = req.get("kind") if isinstance(req.get("kind"), dict) else {}
+    raw_kind = req.get("kind")
+    kind_field = raw_kind if isinstance(raw_kind, dict) else {}
     sub = req.get("subResource")
     dry = req.get("dryRun")
     if dry is not None and not isinstance(dry, bool):

@@ -140,6 +140,11 @@ def _slim(obj: dict, spec: KindSpec) -> dict:
     return out
 
 
+def _mapping(value: Any) -> dict:
+    """``value`` when it is a JSON object, else an empty one (API answers are data, not trusted)."""
+    return value if isinstance(value, dict) else {}
+
+
 class _KindWatcher:
     def __init__(self, spec: KindSpec, transport: Transport, on_change, stop: threading.Event) -> None:
         self.spec = spec
@@ -152,12 +157,13 @@ class _KindWatcher:
         self.lock = threading.Lock()
 
     def _key(self, obj: dict) -> tuple[str, str]:
-        meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        meta = _mapping(obj.get("metadata"))
         return (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
 
     def _relist(self) -> str:
         data = self.transport.list(self.spec)
-        items = data.get("items") if isinstance(data.get("items"), list) else []
+        raw_items = data.get("items")
+        items = raw_items if isinstance(raw_items, list) else []
         objects = {self._key(o): _slim(o, self.spec) for o in items if isinstance(o, dict)}
         with self.lock:
             self.objects = objects
@@ -202,10 +208,10 @@ class _KindWatcher:
             if self.stop.is_set():
                 break
             etype = event.get("type")
-            obj = event.get("object") if isinstance(event.get("object"), dict) else {}
+            obj = _mapping(event.get("object"))
             if etype == "ERROR":
                 raise ApiStatusError(int(obj.get("code") or 0), str(obj.get("message") or ""))
-            meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+            meta = _mapping(obj.get("metadata"))
             rv = str(meta.get("resourceVersion") or rv)
             if etype == "BOOKMARK":
                 continue

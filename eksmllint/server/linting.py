@@ -166,7 +166,7 @@ class AdmissionLinter:
         """Run the enabled rules on ``obj`` (a decoded Kubernetes object), with ``context``."""
         data = to_ymap(obj)
         meta = data.get("metadata")
-        if namespace and isinstance(meta, dict) and not meta.get("namespace"):
+        if namespace and isinstance(meta, YMap) and not meta.get("namespace"):
             # The API server may not have filled metadata.namespace in yet: the request says it.
             meta["namespace"] = namespace
             meta.pos["namespace"] = (1, 1)

@@ -3,9 +3,6 @@
 The rules run first (with the usual config, ``--select`` and ``--ignore``) so that nodes are
 coloured by their worst finding. Exit codes: 0 graph written (findings do not fail it: this is a
 picture, not a gate); 2 usage error, unknown ``--focus``, or a path that does not exist.
-
-Import note: like ``eksmllint.fix.cli``, this imports ``eksmllint.cli`` for the shared options and
-is registered by it; import ``eksmllint.cli`` first, as the entry point does.
 """
 
 from __future__ import annotations
@@ -15,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from eksmllint.cli import EXIT_OK, EXIT_USAGE, _registry, common_options, make_config
+from eksmllint.cli.options import EXIT_OK, EXIT_USAGE, common_options, load_registry, make_config
 from eksmllint.config import ConfigError
 from eksmllint.formatters.safe import one_line
 
@@ -48,13 +45,14 @@ def graph_command(paths, config, select, ignore, k8s_version, platform, context,
     volumes and config, with typed edges; nodes with findings are coloured by worst severity."""
     from eksmllint.core.engine import lint_paths
     from eksmllint.render.graph_export import FocusError, export_graph, focus, to_dot, to_json, to_mermaid
+    from eksmllint.render.progress import progress_for
 
     if not paths:
         raise click.UsageError("give at least one path (or - for stdin)")
     cfg = make_config(config, select, ignore, k8s_version, context, platform)
-    registry = _registry()
+    registry = load_registry()
     try:
-        result = lint_paths(list(paths), cfg, registry)
+        result = lint_paths(list(paths), cfg, registry, progress=progress_for)
     except ConfigError as err:
         raise click.UsageError(str(err)) from None
     for missing in result.missing:

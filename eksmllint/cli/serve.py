@@ -1,4 +1,4 @@
-"""``eksmllint serve`` and ``eksmllint webhook-manifests`` (registered on the main CLI group)."""
+"""``eksmllint serve``: the validating and mutating admission webhook."""
 
 from __future__ import annotations
 
@@ -9,11 +9,8 @@ from pathlib import Path
 
 import click
 
+from eksmllint.cli.options import load_registry, make_config, split_values
 from eksmllint.core.finding import Severity
-
-
-def _split(values: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(v.strip() for item in values for v in item.split(",") if v.strip())
 
 
 def _is_loopback(host: str) -> bool:
@@ -213,7 +210,6 @@ def serve_command(
     log_level,
 ):
     """Run the validating and mutating admission webhook (HTTPS)."""
-    from eksmllint.cli import _registry, make_config
     from eksmllint.config import ConfigError
     from eksmllint.server.app import DEFAULT_MAX_BODY, ServerSettings, WebhookApp
     from eksmllint.server.context import ContextStore, DirectoryContext
@@ -234,9 +230,9 @@ def serve_command(
     )
 
     cfg = make_config(config, select, ignore, k8s_version, (), platform)
-    registry = _registry()
+    registry = load_registry()
     try:
-        linter = AdmissionLinter(cfg, registry, _split(mutate))
+        linter = AdmissionLinter(cfg, registry, split_values(mutate) or ())
     except (ConfigError, ValueError) as err:
         raise click.UsageError(str(err)) from None
 
@@ -289,42 +285,3 @@ def serve_command(
         log_level=log_level,
         limits=ConnectionLimits(header_timeout, idle_timeout, max_connections),
     )
-
-
-@click.command("webhook-manifests")
-@click.option(
-    "--namespace",
-    "namespace",
-    default="eksmllint",
-    show_default=True,
-    help="Namespace to deploy the webhook into (it is excluded from admission).",
-)
-@click.option("--image", default=None, help="Container image (default ghcr.io/eksmllint/eksmllint:<version>).")
-@click.option("--replicas", default=2, show_default=True, type=click.IntRange(min=2))
-@click.option(
-    "--mutate",
-    multiple=True,
-    help="Rules whose safe fixes the webhook applies; registers the MutatingWebhookConfiguration "
-    "(without it only the validating webhook is registered).",
-)
-@click.option("--output-dir", type=click.Path(file_okay=False), help="Write one file per component instead of stdout.")
-def webhook_manifests_command(namespace, image, replicas, mutate, output_dir):
-    """Print the webhook's Kubernetes manifests (RBAC, Deployment, webhooks, cert-manager)."""
-    from eksmllint.cli import _registry
-    from eksmllint.server import manifests
-
-    if not manifests.valid_namespace(namespace):
-        raise click.UsageError(f"--namespace {namespace!r} is not a valid namespace name (RFC 1123 label)")
-    mutate = _split(mutate)
-    unknown = [m for m in mutate if not _registry().select(m)]
-    if unknown:
-        raise click.UsageError(f"--mutate: no such rule {unknown[0]!r}")
-    image = image or manifests.DEFAULT_IMAGE
-    if not output_dir:
-        click.echo(manifests.render(namespace, image, replicas, mutate), nl=False)
-        return
-    out = Path(output_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    for name, docs in manifests.manifest_files(namespace, image, replicas, mutate).items():
-        (out / name).write_text(manifests.dump(docs), encoding="utf-8")
-        click.echo(f"wrote {out / name}", err=True)

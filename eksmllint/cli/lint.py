@@ -1,4 +1,4 @@
-"""The ``eksmllint`` command line (click).
+"""``eksmllint lint``: lint manifests, report in a format, exit by severity.
 
 Exit codes: 0 nothing at or above ``--fail-on``; 1 findings at or above it; 2 usage, config or
 unreadable-path error (see README "Exit codes").
@@ -9,131 +9,25 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import ClassVar
 
 import click
 
-from eksmllint import __version__
-from eksmllint.config import Config, ConfigError, resolve_config, with_overrides
+from eksmllint.cli.options import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    EXIT_USAGE,
+    common_options,
+    fails,
+    follow_symlinks_option,
+    load_registry,
+    make_config,
+)
+from eksmllint.config import ConfigError
 from eksmllint.core.finding import Severity
 from eksmllint.formatters.safe import one_line
 
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
-
-def _split(values: tuple[str, ...]) -> tuple[str, ...] | None:
-    out = tuple(v.strip() for item in values for v in item.split(",") if v.strip())
-    return out or None
-
-
-def _load_config(config: str | None, **overrides) -> Config:
-    try:
-        cfg = resolve_config(config)
-        return with_overrides(cfg, **overrides)
-    except ConfigError as err:
-        raise click.UsageError(str(err)) from None
-
-
-def _registry():
-    from eksmllint.core.registry import RegistryError, default_registry
-
-    try:
-        return default_registry()
-    except RegistryError as err:
-        raise click.ClickException(f"rule pack error: {err}") from None
-
-
-def fails(findings, fail_on: str) -> bool:
-    if fail_on == "never":
-        return False
-    threshold = Severity.parse(fail_on)
-    return any(f.severity >= threshold for f in findings)
-
-
-class LazyGroup(click.Group):
-    """Subcommands in other packages are imported only when used, so `eksmllint lint` does not
-    pay for the webhook server (uvicorn) or the graph renderer at start-up."""
-
-    LAZY: ClassVar[dict[str, str]] = {
-        "fix": "eksmllint.fix.cli:fix_command",
-        "graph": "eksmllint.render.cli:graph_command",
-        "serve": "eksmllint.server.cli:serve_command",
-        "webhook-manifests": "eksmllint.server.cli:webhook_manifests_command",
-    }
-
-    def list_commands(self, ctx):
-        return sorted(set(super().list_commands(ctx)) | set(self.LAZY))
-
-    def get_command(self, ctx, name):
-        if name in self.LAZY and name not in self.commands:
-            import importlib
-
-            module, _, attr = self.LAZY[name].partition(":")
-            self.add_command(getattr(importlib.import_module(module), attr), name)
-        return super().get_command(ctx, name)
-
-
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="eksmllint")
-def cli() -> None:
-    """Lint ML training manifests for Kubernetes / Amazon EKS."""
-
-
-_common = [
-    click.option(
-        "--config",
-        "config",
-        type=click.Path(dir_okay=False),
-        help="Config file (default: closest .eksmllint.yaml or pyproject.toml).",
-    ),
-    click.option(
-        "--select", multiple=True, help="Rules to run (codes, slugs, families, prefixes); replaces the config's."
-    ),
-    click.option("--ignore", multiple=True, help="Rules to skip."),
-    click.option("--kubernetes-version", "k8s_version", help="Target Kubernetes version (default 1.33)."),
-    click.option(
-        "--platform",
-        "platform",
-        multiple=True,
-        metavar="NAME=VERSION",
-        help="Release of a platform component rules assume, e.g. karpenter=1.8 (repeatable; see the config's platform:).",
-    ),
-    click.option(
-        "--context",
-        "context",
-        multiple=True,
-        type=click.Path(),
-        help="Extra paths loaded only as context for cross-file rules.",
-    ),
-]
-
-
-def common_options(fn):
-    for opt in reversed(_common):
-        fn = opt(fn)
-    return fn
-
-
-follow_symlinks_option = click.option(
-    "--follow-symlinks",
-    is_flag=True,
-    help="Also read symlinks inside the given directories that lead outside them (not followed by default).",
-)
-
-
-def make_config(config, select, ignore, k8s_version, context, platform=(), **extra) -> Config:
-    return _load_config(
-        config,
-        select=_split(select),
-        ignore=_split(ignore),
-        kubernetes_version=k8s_version,
-        context=tuple(context) or None,
-        platform=tuple(platform) or None,
-        **extra,
-    )
-
-
-@cli.command()
+@click.command("lint")
 @click.argument("paths", nargs=-1)
 @common_options
 @click.option(
@@ -215,6 +109,7 @@ def lint(
     """Lint manifest files or directories (``-`` reads stdin)."""
     from eksmllint.core.engine import lint_paths
     from eksmllint.formatters import FORMATTERS, RenderOptions, get_renderer, use_color
+    from eksmllint.render.progress import progress_for
 
     if fmt not in FORMATTERS:
         raise click.UsageError(f"unknown format {fmt!r} (choose from {', '.join(sorted(FORMATTERS))})")
@@ -223,17 +118,28 @@ def lint(
     if output and not os.path.isdir(os.path.dirname(output) or "."):
         raise click.UsageError(f"--output {output}: the directory {os.path.dirname(output)!r} does not exist")
     cfg = make_config(config, select, ignore, k8s_version, context, platform, fail_on=fail_on)
-    registry = _registry()
+    registry = load_registry()
     try:
         if apply_fixes:
-            from eksmllint.fix.cli import fix_then_lint
+            from eksmllint.fix.run import fix_then_lint
 
             result = fix_then_lint(
-                list(paths), cfg, registry, unsafe=unsafe_fixes or None, follow_symlinks=follow_symlinks
+                list(paths),
+                cfg,
+                registry,
+                unsafe=unsafe_fixes or None,
+                follow_symlinks=follow_symlinks,
+                progress=progress_for,
             )
         else:
             result = lint_paths(
-                list(paths), cfg, registry, jobs=jobs, cache_dir=cache_dir, follow_symlinks=follow_symlinks
+                list(paths),
+                cfg,
+                registry,
+                jobs=jobs,
+                cache_dir=cache_dir,
+                follow_symlinks=follow_symlinks,
+                progress=progress_for,
             )
     except ConfigError as err:
         raise click.UsageError(str(err)) from None
@@ -292,57 +198,3 @@ def _apply_baseline(result, path: str):
     known = {id(f) for f in cmp.known}
     kept = [f if id(f) not in known else f.with_(suppressed_by=f"baseline {path}") for f in result.findings]
     return replace(result, findings=kept)
-
-
-@cli.command("rules")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
-def rules_cmd(fmt):
-    """List every rule with its code, slug, severity and fix safety."""
-    from eksmllint.docs import rules_json, rules_markdown, rules_text
-
-    registry = _registry()
-    render = {"text": rules_text, "json": rules_json, "markdown": rules_markdown}[fmt]
-    click.echo(render(registry), nl=False)
-
-
-@cli.command()
-@click.argument("rule")
-@click.option(
-    "--config", "config", type=click.Path(dir_okay=False), help="Config file whose platform: releases to assume."
-)
-@click.option("--platform", "platform", multiple=True, metavar="NAME=VERSION", help="As for lint.")
-def explain(rule, config, platform):
-    """Explain a rule (code or slug): rationale, a bad and a good example, the fix."""
-    from eksmllint.docs import explain_text
-
-    registry = _registry()
-    found = registry.get(rule)
-    if found is None:
-        raise click.UsageError(f"no such rule {rule!r}; see `eksmllint rules`")
-    cfg = make_config(config, (), (), None, (), platform)
-    click.echo(explain_text(found, cfg.platform), nl=False)
-
-
-def main() -> None:
-    try:
-        cli.main(standalone_mode=False)
-    except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
-    except click.UsageError as exc:
-        exc.show()
-        sys.exit(EXIT_USAGE)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(EXIT_USAGE)
-    except click.Abort:
-        click.echo("Aborted.", err=True)
-        sys.exit(EXIT_USAGE)
-    except BrokenPipeError:
-        sys.exit(EXIT_OK)
-    finally:
-        # Interpreter shutdown runs full garbage collections over everything still alive (the
-        # whole run): ~0.9 s at 1,000 documents. Frozen objects are skipped. Only here, in the
-        # console entry point: in-process callers (CliRunner, the server) keep normal collection.
-        import gc
-
-        gc.freeze()

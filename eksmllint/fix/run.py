@@ -1,4 +1,4 @@
-"""``eksmllint fix`` and the pieces ``eksmllint lint --fix`` reuses.
+"""What ``eksmllint fix`` and ``eksmllint lint --fix`` do: read, fix in memory, write, report.
 
 Output contract: the fixed stream (``fix -``) and ``--diff`` output go to stdout; everything else
 (what was fixed, what could not be, the summary) goes to stderr, so ``helm template . |
@@ -7,8 +7,7 @@ eksmllint fix - | kubectl apply -f -`` and ``eksmllint fix --diff > fixes.patch`
 Exit codes: 0 done (or nothing to fix); 1 ``--check`` found pending fixes, or a file could not
 be fixed or written; 2 usage or configuration error, or a path that does not exist.
 
-This module imports ``eksmllint.cli`` for the shared options; ``eksmllint.cli`` loads it lazily
-when the ``fix`` subcommand is used.
+The command itself is :mod:`eksmllint.cli.fix`.
 """
 
 from __future__ import annotations
@@ -21,16 +20,7 @@ from dataclasses import dataclass, field, replace
 
 import click
 
-from eksmllint.cli import (
-    EXIT_FINDINGS,
-    EXIT_OK,
-    EXIT_USAGE,
-    _registry,
-    common_options,
-    follow_symlinks_option,
-    make_config,
-)
-from eksmllint.config import Config, ConfigError
+from eksmllint.config import Config
 from eksmllint.core.engine import YAML_INVALID, LintResult, lint_loaded
 from eksmllint.core.finding import Applicability, Finding
 from eksmllint.core.registry import Registry
@@ -40,13 +30,14 @@ from eksmllint.loader import (
     STDIN,
     LoadProblem,
     LoadResult,
-    _file_kind,
+    ProgressFactory,
     decode,
     discover,
     load,
     parse_source,
     read_bytes,
 )
+from eksmllint.loader.files import file_kind
 from eksmllint.loader.templates import chart_source
 from eksmllint.resource import SourceFile
 
@@ -88,11 +79,14 @@ def read_sources(
     for path in files:
         display = STDIN_NAME if path == STDIN else path
         data, problem = read_bytes(path, cfg.max_file_size)
-        text, problem = decode(display, data, cfg.max_file_size) if data is not None else (None, problem)
-        if text is None:
-            problems.append(replace(problem, message=f"{problem.message}; not fixed"))
+        text = None
+        if data is not None:
+            text, problem = decode(display, data, cfg.max_file_size)
+        if data is None or text is None:
+            if problem is not None:  # read_bytes and decode always say why
+                problems.append(replace(problem, message=f"{problem.message}; not fixed"))
             continue
-        kind = _file_kind(display, text)
+        kind = file_kind(display, text)
         if kind is None or chart_source(display, text):  # not ours; a chart template is rendered first
             continue
         raw[display] = data
@@ -108,6 +102,7 @@ def run_fix(
     unsafe: bool | None = None,
     write: bool = True,
     follow_symlinks: bool = False,
+    progress: ProgressFactory | None = None,
 ) -> FixRun:
     """Read, fix in memory and (``write``) write back. Nothing is printed, except when a
     termination signal arrives while files are written: then what was written is said on stderr
@@ -120,6 +115,7 @@ def run_fix(
             max_bytes=cfg.max_file_size,
             context_only=True,
             follow_symlinks=follow_symlinks,
+            progress=progress,
         )
         if cfg.context
         else None
@@ -144,7 +140,7 @@ def run_fix(
 def _write(run: FixRun, out: FileOutcome) -> None:
     """Write one fixed file, or record why it was not written (the run goes on either way)."""
     why = refusal(out.path, out)
-    if why is None:
+    if why is None and out.fixed is not None:  # a changed file has a fixed text
         try:
             atomic_write(out.path, encode(out.fixed, run.raw[out.path]), expected=run.raw[out.path])
         except WriteError as err:
@@ -223,23 +219,30 @@ def fix_then_lint(
     unsafe: bool | None = None,
     echo: Echo | None = None,
     follow_symlinks: bool = False,
+    progress: ProgressFactory | None = None,
 ) -> LintResult:
     """``eksmllint lint --fix``: apply the fixes (writing files; reporting on ``echo``, default
     stderr), then lint what is now on disk. For ``-`` the fixed stream is linted (not printed)."""
     echo = echo or (lambda line: click.echo(line, err=True))
     unsafe = cfg.unsafe_fixes if unsafe is None else unsafe
-    run = run_fix(paths, cfg, registry, unsafe=unsafe, write=True, follow_symlinks=follow_symlinks)
+    run = run_fix(paths, cfg, registry, unsafe=unsafe, write=True, follow_symlinks=follow_symlinks, progress=progress)
     for line in report_lines(run, unsafe=unsafe):
         echo(line)
     disk = [p for p in paths if p != STDIN]
     loaded = (
-        load(disk, exclude=cfg.path_filter(), max_bytes=cfg.max_file_size, follow_symlinks=follow_symlinks)
+        load(
+            disk,
+            exclude=cfg.path_filter(),
+            max_bytes=cfg.max_file_size,
+            follow_symlinks=follow_symlinks,
+            progress=progress,
+        )
         if disk
         else LoadResult()
     )
     stdin_text = next((out.fixed for out in run.report.files if out.path == STDIN_NAME), None)
     if stdin_text is not None:  # the fixed stream, or the original when it could not be fixed
-        src = SourceFile(STDIN_NAME, stdin_text, _file_kind(STDIN_NAME, stdin_text) or "yaml")
+        src = SourceFile(STDIN_NAME, stdin_text, file_kind(STDIN_NAME, stdin_text) or "yaml")
         resources, problems = parse_source(src)
         loaded.files.append(src)
         loaded.resources.extend(resources)
@@ -251,6 +254,7 @@ def fix_then_lint(
             max_bytes=cfg.max_file_size,
             context_only=True,
             follow_symlinks=follow_symlinks,
+            progress=progress,
         )
         if cfg.context
         else None
@@ -258,58 +262,3 @@ def fix_then_lint(
     result = lint_loaded(loaded, cfg, registry, context)
     result.missing = list(loaded.missing)
     return result
-
-
-# -- the command --------------------------------------------------------------------------------
-@click.command("fix")
-@click.argument("paths", nargs=-1)
-@common_options
-@click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff of the fixes to stdout; write nothing.")
-@click.option("--check", is_flag=True, help="Write nothing; exit 1 when fixes are pending (for CI).")
-@click.option(
-    "--unsafe-fixes",
-    "unsafe",
-    is_flag=True,
-    default=None,
-    help="Also apply unsafe fixes (they need a judgement; review the result).",
-)
-@follow_symlinks_option
-def fix_command(
-    paths, config, select, ignore, k8s_version, platform, context, show_diff, check, unsafe, follow_symlinks
-):
-    """Apply safe fixes in place ('-' reads stdin and writes the fixed stream to stdout).
-
-    Everything a fix does not touch stays byte for byte: comments, key order, quoting,
-    indentation, document separators. Rendered Helm output, symlinks and read-only files are
-    never written (--diff still shows what would change). Exit 1 with --check when fixes are
-    pending, or when a file could not be fixed or written.
-    """
-    if not paths:
-        raise click.UsageError("give at least one path (or - for stdin)")
-    cfg = make_config(config, select, ignore, k8s_version, context, platform, unsafe_fixes=unsafe or None)
-    registry = _registry()
-    dry = show_diff or check
-    try:
-        run = run_fix(
-            list(paths), cfg, registry, unsafe=cfg.unsafe_fixes, write=not dry, follow_symlinks=follow_symlinks
-        )
-    except ConfigError as err:
-        raise click.UsageError(str(err)) from None
-    stdout = getattr(sys.stdout, "buffer", None)
-    chunks: list[bytes] = []
-    if show_diff:
-        chunks = [unified_diff(out).encode("utf-8") for out in run.report.files if out.changed]
-    elif not check and run.stdin_fixed is not None:
-        chunks = [encode(run.stdin_fixed, run.raw.get(STDIN_NAME, b""))]
-    for chunk in chunks:
-        if stdout is not None:
-            stdout.write(chunk)
-        else:  # a text-only stdout (embedding): the bytes are UTF-8 by construction
-            sys.stdout.write(chunk.decode("utf-8"))
-    sys.stdout.flush()
-    for line in report_lines(run, verb="would fix" if dry else "fixed", unsafe=cfg.unsafe_fixes):
-        click.echo(line, err=True)
-    if run.missing:
-        sys.exit(EXIT_USAGE)
-    pending = check and any(out.changed for out in run.report.files)
-    sys.exit(EXIT_FINDINGS if pending or run.errors else EXIT_OK)

@@ -1,0 +1,25 @@
+"""``eksmllint explain``: one rule's documentation."""
+
+from __future__ import annotations
+
+import click
+
+from eksmllint.cli.options import load_registry, make_config
+
+
+@click.command("explain")
+@click.argument("rule")
+@click.option(
+    "--config", "config", type=click.Path(dir_okay=False), help="Config file whose platform: releases to assume."
+)
+@click.option("--platform", "platform", multiple=True, metavar="NAME=VERSION", help="As for lint.")
+def explain(rule, config, platform):
+    """Explain a rule (code or slug): rationale, a bad and a good example, the fix."""
+    from eksmllint.docs import explain_text
+
+    registry = load_registry()
+    found = registry.get(rule)
+    if found is None:
+        raise click.UsageError(f"no such rule {rule!r}; see `eksmllint rules`")
+    cfg = make_config(config, (), (), None, (), platform)
+    click.echo(explain_text(found, cfg.platform), nl=False)

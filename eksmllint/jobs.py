@@ -1,0 +1,32 @@
+"""``--jobs``: how many processes parse (:mod:`eksmllint.loader.workers`) and how many run the
+rules (:mod:`eksmllint.parallel`)."""
+
+from __future__ import annotations
+
+import os
+
+#: Fewest CPUs at which the automatic setting starts parse workers (below, transfer eats the gain).
+AUTO_MIN_CPUS = 4
+
+
+def available_cpus() -> int:
+    """CPUs this process may run on (affinity and cgroup-limited containers), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def resolve_jobs(jobs: int | None) -> int:
+    """Parse workers. ``None`` or 0 (automatic): one per available CPU when there are at least
+    :data:`AUTO_MIN_CPUS`, else none (1). Anything else is clamped to at least 1."""
+    if not jobs:
+        cpus = available_cpus()
+        return cpus if cpus >= AUTO_MIN_CPUS else 1
+    return max(1, int(jobs))
+
+
+def rule_jobs(jobs: int | None) -> int:
+    """Processes for the rules: ``--jobs N`` as given; automatic (0) is one per available CPU
+    (there is no transfer of documents to pay for, unlike parsing)."""
+    return max(1, int(jobs)) if jobs else available_cpus()
