@@ -43,12 +43,14 @@ class SharedViews:
     by_kind: dict[str, list[Resource]] = field(default_factory=dict)
     nodepools: list[NodePoolView] = field(default_factory=list)
     keys: frozenset[tuple] = frozenset()  # keys of the named resources (does an object replace one?)
+    paths: frozenset[str] = frozenset()  # of the files: findings in them are not reported
 
     @classmethod
     def of(cls, run: LintRun) -> SharedViews:
         """The views of ``run`` (whose workloads the engine has built: :func:`build_workloads`)."""
         keys = frozenset(r.key for r in run.resources if r.name is not None)
-        return cls(run.resources, run.files, run.workloads, run.by_kind, run.nodepools, keys)
+        paths = frozenset(f.path for f in run.files)
+        return cls(run.resources, run.files, run.workloads, run.by_kind, run.nodepools, keys, paths)
 
     def without(self, key: tuple) -> SharedViews:
         """These views minus the resource with ``key`` (an object being updated replaces its
@@ -69,6 +71,7 @@ class SharedViews:
             by_kind,
             keep(self.nodepools, lambda v: v.resource),
             self.keys - {key},
+            self.paths,
         )
 
 
@@ -98,6 +101,11 @@ class LintRun:
     def own_resources(self) -> list[Resource]:
         """The resources that are not from :attr:`shared`."""
         return self.resources[: len(self.resources) - len(self.shared.resources)]
+
+    @property
+    def own_files(self) -> list[SourceFile]:
+        """The files that are not from :attr:`shared`."""
+        return self.files[: len(self.files) - len(self.shared.files)]
 
     @cached_property
     def own_workloads(self) -> list[Workload]:

@@ -91,7 +91,7 @@ def target_items(rule: Rule, run: LintRun, focus: Workload | None = None) -> Seq
         if target == "resources":
             return [res] if not kinds or res.kind in kinds else []
         if target == "files":
-            return [f for f in run.files if not f.context_only]
+            return [f for f in run.own_files if not f.context_only]
         return (run,)
     if target == "templates":
         return run.templates
@@ -183,14 +183,16 @@ class Linter:
             findings += run_rules_forked(run, self.rules, rule_jobs, run_rules)
         else:
             findings += run_rules(run, self.rules, focus)
-        context_paths = {f.path for f in run.files if f.context_only}
-        findings = [f for f in findings if f.location.file not in context_paths]
+        # Findings in context files (and in the shared views', which are context) are not reported.
+        context_paths = {f.path for f in run.own_files if f.context_only}
+        shared_paths = run.shared.paths
+        findings = [f for f in findings if f.location.file not in context_paths and f.location.file not in shared_paths]
         if self.overrides:
             findings = [f.with_(severity=self.overrides[f.code]) if f.code in self.overrides else f for f in findings]
         scope = suppression.collect(
             self.registry,
-            [r for r in run.resources if not r.doc.file.context_only],
-            [f for f in run.files if not f.context_only],
+            [r for r in run.own_resources if not r.doc.file.context_only],
+            [f for f in run.own_files if not f.context_only],
             {k: list(v) for k, v in self.cfg.per_path_ignores.items()},
         )
         findings = suppression.apply(findings, scope, self.mandatory)
