@@ -6,6 +6,7 @@ import gc
 import traceback
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from eksmllint.config import Config, ConfigError
 from eksmllint.core import suppression
@@ -16,6 +17,9 @@ from eksmllint.core.rule import Rule
 from eksmllint.loader import LoadProblem, LoadResult, ProgressFactory, Skipped, gc_paused, load
 from eksmllint.resource import Resource, SourceFile
 from eksmllint.workload import Workload
+
+if TYPE_CHECKING:
+    from eksmllint.cache import ParseCache
 
 INTERNAL_ERROR = ("EML000", "internal-error")
 YAML_INVALID = ("EML001", "yaml-invalid")
@@ -235,6 +239,29 @@ def lint_loaded(
     return Linter(cfg, registry, mode).lint_loaded(loaded, context, rule_jobs)
 
 
+def load_context(
+    cfg: Config,
+    *,
+    jobs: int = 1,
+    cache: ParseCache | None = None,
+    follow_symlinks: bool = False,
+    progress: ProgressFactory | None = None,
+) -> LoadResult | None:
+    """The config's ``context:`` paths, loaded as context (None when it names none)."""
+    if not cfg.context:
+        return None
+    return load(
+        list(cfg.context),
+        exclude=cfg.path_filter(),
+        max_bytes=cfg.max_file_size,
+        context_only=True,
+        jobs=jobs,
+        cache=cache,
+        follow_symlinks=follow_symlinks,
+        progress=progress,
+    )
+
+
 def lint_paths(
     paths: list[str],
     cfg: Config,
@@ -255,7 +282,7 @@ def lint_paths(
     ``progress``: reports the files read (:func:`eksmllint.loader.load`).
     Findings are the same whatever the two are.
     """
-    cache = None
+    cache: ParseCache | None = None
     if cache_dir:
         from eksmllint.cache import ParseCache
 
@@ -275,20 +302,7 @@ def lint_paths(
             follow_symlinks=follow_symlinks,
             progress=progress,
         )
-        context = (
-            load(
-                list(cfg.context),
-                exclude=cfg.path_filter(),
-                max_bytes=cfg.max_file_size,
-                context_only=True,
-                jobs=jobs,
-                cache=cache,
-                follow_symlinks=follow_symlinks,
-                progress=progress,
-            )
-            if cfg.context
-            else None
-        )
+        context = load_context(cfg, jobs=jobs, cache=cache, follow_symlinks=follow_symlinks, progress=progress)
         gc.freeze()
     try:
         return lint_loaded(loaded, cfg, registry, context, rule_jobs=checking_jobs)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 import click
 
 from eksmllint.config import Config
-from eksmllint.core.engine import YAML_INVALID, LintResult, lint_loaded
+from eksmllint.core.engine import YAML_INVALID, LintResult, lint_loaded, load_context
 from eksmllint.core.finding import Applicability, Finding
 from eksmllint.core.registry import Registry
 from eksmllint.fix.engine import FileOutcome, FixReport, FixSource, fix_sources
@@ -108,18 +108,7 @@ def run_fix(
     termination signal arrives while files are written: then what was written is said on stderr
     and the process exits (128 + signal number) without leaving a temporary file."""
     sources, raw, problems, missing = read_sources(paths, cfg, follow_symlinks)
-    context = (
-        load(
-            list(cfg.context),
-            exclude=cfg.path_filter(),
-            max_bytes=cfg.max_file_size,
-            context_only=True,
-            follow_symlinks=follow_symlinks,
-            progress=progress,
-        )
-        if cfg.context
-        else None
-    )
+    context = load_context(cfg, follow_symlinks=follow_symlinks, progress=progress)
     report = fix_sources(sources, cfg, registry, unsafe=unsafe, context=context)
     run = FixRun(report, raw, problems, missing)
     invalid = {f.location.file for f in run.invalid}
@@ -247,18 +236,7 @@ def fix_then_lint(
         loaded.files.append(src)
         loaded.resources.extend(resources)
         loaded.problems.extend(problems)
-    context = (
-        load(
-            list(cfg.context),
-            exclude=cfg.path_filter(),
-            max_bytes=cfg.max_file_size,
-            context_only=True,
-            follow_symlinks=follow_symlinks,
-            progress=progress,
-        )
-        if cfg.context
-        else None
-    )
+    context = load_context(cfg, follow_symlinks=follow_symlinks, progress=progress)
     result = lint_loaded(loaded, cfg, registry, context)
     result.missing = list(loaded.missing)
     return result
