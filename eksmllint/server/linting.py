@@ -30,7 +30,6 @@ from eksmllint.config import Config
 from eksmllint.core.context import NO_SHARED_VIEWS, LintRun
 from eksmllint.core.engine import INTERNAL_ERROR, Linter
 from eksmllint.core.finding import Applicability, Finding
-from eksmllint.core.finding import format_path as format_path  # re-exported: admission messages
 from eksmllint.core.registry import Registry
 from eksmllint.resource import Document, Resource, SourceFile
 from eksmllint.server.context import ContextSnapshot
