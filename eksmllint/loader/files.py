@@ -118,7 +118,7 @@ class ParsedText:
     """What parsing one file's text yields, independent of where the file lives: documents as
     (data, start line, end line, Helm template) and problems as (message, line, col, code).
 
-    Plain data on purpose: it is what worker processes send back (:mod:`eksmllint.parallel`) and
+    Plain data on purpose: it is what worker processes send back (:mod:`eksmllint.loader.workers`) and
     what the parse cache stores (:mod:`eksmllint.cache`).
     """
 
