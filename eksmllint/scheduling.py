@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import lru_cache
 
 from eksmllint.catalogue import InstanceType, get_catalogue
+from eksmllint.lazy import cached_property
 from eksmllint.placeholders import is_placeholder
 from eksmllint.resource import Resource
 from eksmllint.workload import PodTemplate

@@ -10,11 +10,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 from eksmllint.apigroups import VOLCANO_JOB_GROUP
 from eksmllint.core.finding import DocPath
+from eksmllint.lazy import cached_property
 from eksmllint.quantity import parse_count, parse_int, parse_quantity
 from eksmllint.resource import Resource
 

@@ -40,9 +40,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
 
 from eksmllint.catalogue import L_CATEGORY, L_FAMILY, InstanceType, get_catalogue
+from eksmllint.lazy import cached_property
 from eksmllint.scheduling import (
     INSTANCE_KEYS,
     INSTANCE_TYPE,

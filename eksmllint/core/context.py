@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from eksmllint.analysis.workload_class import classification_of, classify
 from eksmllint.apigroups import KARPENTER_GROUP
 from eksmllint.apigroups import KUEUE_GROUP as KUEUE_GROUP  # re-exported: checks import it from here
 from eksmllint.core.finding import DocPath, Finding, Fix, Location, Severity
+from eksmllint.lazy import cached_property
 from eksmllint.platform import Platform
 from eksmllint.resource import Resource, SourceFile
 from eksmllint.workload import PodTemplate, Workload, workload_of
