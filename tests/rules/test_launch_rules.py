@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from eksmllint.checks.launch import image_mutability, text_edits_805
+from eksmllint.checks.launch.eml805_srun_launcher_multiplied import text_edits_805
+from eksmllint.checks.launch.eml807_mutable_image import image_mutability
 from eksmllint.config import Config
 from eksmllint.core.engine import lint_paths, lint_text
 from eksmllint.core.finding import RemovePath, SetValue
