@@ -468,3 +468,113 @@ def test_rules_never_raise_on_odd_shapes(tmp_path: Path) -> None:
     write(tmp_path / "x.sbatch", "#SBATCH --nodes=\x00\nsrun 'unterminated\n")
     result = lint_paths([str(tmp_path)], Config(select=("EML005", "EML8")))
     assert not [f for f in result.active if f.code == "EML000"], [f.message for f in result.active]
+
+
+def _checkpoint_pod(args: str, mounts: str = "", volumes: str = "", working_dir: str = "") -> str:
+    """A one-GPU training pod running ``torchrun train.py ARGS`` with the given mounts."""
+    return (
+        textwrap.dedent(
+            """\
+        apiVersion: batch/v1
+        kind: Job
+        metadata: {name: train}
+        spec:
+          backoffLimit: 0
+          template:
+            spec:
+              restartPolicy: Never
+              containers:
+                - name: train
+                  image: nvcr.io/nvidia/pytorch:24.05-py3
+        """
+        )
+        + textwrap.indent(
+            textwrap.dedent(
+                f"""\
+            {working_dir}
+            command: [torchrun, --nproc_per_node=1, train.py, {args}]
+            resources:
+              limits: {{nvidia.com/gpu: 1}}
+            volumeMounts:
+              - {{name: shm, mountPath: /dev/shm}}
+            {mounts}
+            """
+            ),
+            " " * 10,
+        )
+        + textwrap.indent(
+            textwrap.dedent(
+                f"""\
+            volumes:
+              - {{name: shm, emptyDir: {{medium: Memory}}}}
+            {volumes}
+            """
+            ),
+            " " * 6,
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    ["--checkpoint_dir=./checkpoints", "--checkpoint-dir, checkpoints", "--save_dir=out/ckpt", "--output_dir, ."],
+)
+def test_eml810_relative_checkpoint_dir_without_a_writable_volume_is_the_container_filesystem(args: str) -> None:
+    (f,) = _codes(_checkpoint_pod(args), "EML810")
+    assert "image's working directory" in f.message and "container's own filesystem" in f.message
+
+
+def test_eml810_relative_checkpoint_dir_stays_silent_when_a_volume_may_hold_the_working_directory() -> None:
+    pvc = _checkpoint_pod(
+        "--checkpoint_dir=./checkpoints",
+        mounts="  - {name: data, mountPath: /workspace}",
+        volumes="  - {name: data, persistentVolumeClaim: {claimName: data}}",
+    )
+    assert _codes(pvc, "EML810") == []
+    # a read-only volume (ConfigMap) cannot hold checkpoints: it does not change the verdict
+    config = _checkpoint_pod(
+        "--checkpoint_dir=./checkpoints",
+        mounts="  - {name: cfg, mountPath: /config}",
+        volumes="  - {name: cfg, configMap: {name: cfg}}",
+    )
+    assert len(_codes(config, "EML810")) == 1
+
+
+def test_eml810_relative_checkpoint_dir_on_scratch_volumes_only_is_lost_either_way() -> None:
+    scratch = _checkpoint_pod(
+        "--checkpoint_dir=./checkpoints",
+        mounts="  - {name: scratch, mountPath: /workspace}",
+        volumes="  - {name: scratch, emptyDir: {}}",
+    )
+    (f,) = _codes(scratch, "EML810")
+    assert "'scratch'" in f.message and "deleted with the pod" in f.message
+
+
+def test_eml810_checkpoint_file_on_no_volume() -> None:
+    (f,) = _codes(_checkpoint_pod("--checkpoint-file=/workspace/checkpoint.pth.tar"), "EML810")
+    assert "--checkpoint-file /workspace/checkpoint.pth.tar" in f.message and "on no volume" in f.message
+
+
+def test_eml810_tmp_is_the_container_filesystem_unless_a_volume_is_mounted_there() -> None:
+    (f,) = _codes(_checkpoint_pod("--checkpoint_dir=/tmp/ckpt"), "EML810")
+    assert "/tmp" in f.message and "container's own filesystem" in f.message
+    on_pvc = _checkpoint_pod(
+        "--checkpoint_dir=/tmp/ckpt",
+        mounts="  - {name: ckpt, mountPath: /tmp}",
+        volumes="  - {name: ckpt, persistentVolumeClaim: {claimName: ckpt}}",
+    )
+    assert _codes(on_pvc, "EML810") == []
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        "--resume_from_checkpoint=./checkpoints",  # read, not written
+        "--checkpoint=./ckpt/model.pt",  # load or save: unknown
+        "--checkpoint_path=/models/base.pt",  # often the weights a fine-tune starts from
+        "--save=./ckpt",  # Megatron --save relative: the launcher's directory is unknown
+        "--checkpoint_dir=$(CKPT)",
+    ],
+)
+def test_eml810_stays_silent_on_reads_and_unknown_destinations(args: str) -> None:
+    assert _codes(_checkpoint_pod(args), "EML810") == []

@@ -14,7 +14,16 @@ from eksmllint.core.context import RuleContext
 from eksmllint.core.finding import Finding
 from eksmllint.workload import Container, PodTemplate
 
-CHECKPOINT_ARGS = ("output_dir", "checkpoint_dir", "save_dir", "ckpt_dir", "save")
+#: Training-program arguments that name where checkpoints are written (any spelling: ``--checkpoint-dir``
+#: is ``checkpoint_dir``). ``--checkpoint-file`` (torchelastic's ImageNet example) names the file it saves
+#: and resumes from. Ambiguous names (``--checkpoint``, ``--checkpoint_path``: often weights to load) are
+#: left out, and so are reads (``--resume_from_checkpoint``).
+CHECKPOINT_ARGS = ("output_dir", "checkpoint_dir", "save_dir", "ckpt_dir", "checkpoint_file", "save")
+#: Volumes a program cannot write its checkpoints to (the kubelet mounts them read-only).
+_READ_ONLY_SOURCES = ("configMap", "secret", "downwardAPI", "projected")
+#: Mount points that are never a program's working directory.
+_SYSTEM_MOUNTS = ("/dev", "/proc", "/sys", "/var/run/secrets")
+_LOST = "checkpoints go to the container's own filesystem and are lost when the container restarts or the pod is rescheduled"
 
 
 def _mount_for(c: Container, directory: str) -> tuple[int, dict] | None:
@@ -57,16 +66,20 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
                 if opt is None or not opt.resolved or "$" in opt.resolved:
                     continue
                 directory = opt.resolved.strip()
-                if not directory.startswith("/"):
-                    if name == "save" or not (isinstance(wd, str) and wd.startswith("/")):
-                        continue
-                    directory = posixpath.join(wd, directory)
+                relative = not directory.startswith("/")
+                if relative and isinstance(wd, str) and wd.startswith("/"):
+                    directory, relative = posixpath.join(wd, directory), False
+                if relative and (name == "save" or hosts != [(t, c)]):
+                    continue  # Megatron's --save, or ranks started by mpirun: the directory is unknown
                 directory = norm(directory)
                 if directory in seen:
                     continue
                 seen.add(directory)
                 flag = opt.raw.split("=", 1)[0].split()[0]
-                problems = [_ephemeral_problem(u, uc, directory) for u, uc in hosts]
+                if relative:
+                    problems = [_relative_problem(t, c)]
+                else:
+                    problems = [_ephemeral_problem(u, uc, directory) for u, uc in hosts]
                 if any(p is None for p in problems):
                     continue  # at least one pod that runs the ranks keeps it: stay silent
                 where = (
@@ -77,19 +90,46 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
                         "where mpirun starts the ranks,"
                     )
                 )
+                shown = opt.resolved.strip() if relative else directory
                 yield site.report(
-                    ctx, opt.value_position or opt.position, opt.raw, f"{flag} {directory} of {where} {problems[0]}"
+                    ctx, opt.value_position or opt.position, opt.raw, f"{flag} {shown} of {where} {problems[0]}"
                 )
+
+
+def _relative_problem(t: PodTemplate, c: Container) -> str | None:
+    """A relative directory without ``workingDir`` is under the image's WORKDIR, which the manifest
+    does not show: it is known to be lost only when no volume that outlives the pod could hold it."""
+    scratch: list[str] = []
+    for _, m in c.volume_mounts:
+        mp = str(m.get("mountPath", ""))
+        vname = m.get("name")
+        vol = t.volume(vname) if isinstance(vname, str) else None
+        if any(mp == s or mp.startswith(s + "/") for s in _SYSTEM_MOUNTS) or m.get("readOnly") is True:
+            continue
+        if vol is not None and any(k in vol[1] for k in _READ_ONLY_SOURCES):
+            continue
+        problem = _volume_problem(t, c, m)
+        if problem is None:
+            return None  # the working directory may be on this volume
+        scratch.append(f"volume {vname!r} at {mp}")
+    if not scratch:
+        return f"is relative to the image's working directory and the container mounts no writable volume: {_LOST}; mount a PersistentVolumeClaim and pass an absolute path on it"
+    return (
+        f"is relative to the image's working directory, so it lands in the container's own filesystem or on "
+        f"{fmt_list(scratch)}, which is deleted with the pod: a rescheduled or retried pod cannot resume from "
+        "its checkpoints; use a PersistentVolumeClaim and an absolute path on it"
+    )
 
 
 def _ephemeral_problem(t: PodTemplate, c: Container, directory: str) -> str | None:
     mount = _mount_for(c, directory)
     if mount is None:
-        return (
-            "is on no volume: checkpoints go to the container's own filesystem and are lost when the "
-            "container restarts or the pod is rescheduled; mount a PersistentVolumeClaim there"
-        )
-    _, m = mount
+        return f"is on no volume: {_LOST}; mount a PersistentVolumeClaim there"
+    return _volume_problem(t, c, mount[1])
+
+
+def _volume_problem(t: PodTemplate, c: Container, m: dict) -> str | None:
+    """Why the volume of mount ``m`` does not keep checkpoints; None when it does (or is unknown)."""
     vname = m.get("name")
     vol = t.volume(vname) if isinstance(vname, str) else None
     if vol is None or not isinstance(vname, str):
