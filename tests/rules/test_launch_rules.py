@@ -578,3 +578,120 @@ def test_eml810_tmp_is_the_container_filesystem_unless_a_volume_is_mounted_there
 )
 def test_eml810_stays_silent_on_reads_and_unknown_destinations(args: str) -> None:
     assert _codes(_checkpoint_pod(args), "EML810") == []
+
+
+def _jobset(failure_policy: str = "", job_spec: str = "backoffLimit: 0", restart: str = "Never") -> str:
+    """A 4-pod torchrun JobSet (2 child Jobs of 2 pods) with the given failurePolicy and child Job spec."""
+    head = "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: llama}\nspec:\n"
+    body = textwrap.dedent(
+        f"""\
+        replicatedJobs:
+          - name: workers
+            replicas: 2
+            template:
+              spec:
+                parallelism: 2
+                completions: 2
+                {job_spec}
+                template:
+                  spec:
+                    restartPolicy: {restart}
+                    containers:
+                      - name: train
+                        image: nvcr.io/nvidia/pytorch:24.05-py3
+                        command: [torchrun, --nnodes=4, --nproc_per_node=8, --rdzv_backend=c10d,
+                                  "--rdzv_endpoint=llama-workers-0-0.llama:29400", train.py]
+                        resources:
+                          limits: {{nvidia.com/gpu: 8}}
+        """
+    )
+    return head + textwrap.indent(textwrap.dedent(failure_policy) + body, "  ")
+
+
+def test_eml808_jobset_failure_policy_restarts_the_group_only_after_a_child_job_fails() -> None:
+    policy = "failurePolicy: {maxRestarts: 3}\n"
+    assert _codes(_jobset(policy), "EML808") == []  # the documented pattern: backoffLimit 0
+    (f,) = _codes(_jobset(policy, job_spec="backoffLimit: 6"), "EML808")
+    assert f.location.path[-1] == "backoffLimit"
+    assert "failurePolicy restarts the whole JobSet only after a child Job fails" in f.message
+    assert "backoffLimit: 0" in f.message
+    (unset,) = _codes(_jobset(policy, job_spec="completionMode: Indexed"), "EML808")
+    assert "default 6" in unset.message
+    # OnFailure restarts the container in place; the Job fails (and the JobSet restarts) once the
+    # restarts pass backoffLimit, so a small backoffLimit is the same fast failure
+    (on_failure,) = _codes(_jobset(policy, job_spec="backoffLimit: 6", restart="OnFailure"), "EML808")
+    assert "OnFailure" in on_failure.message
+    assert _codes(_jobset(policy, restart="OnFailure"), "EML808") == []
+
+
+def test_eml808_jobset_without_failure_policy_still_reports_pod_retries() -> None:
+    (f,) = _codes(_jobset(job_spec="backoffLimit: 6"), "EML808")
+    assert "set spec.failurePolicy" in f.message
+    assert _codes(_jobset(), "EML808") == []  # backoffLimit 0 and no failurePolicy: the JobSet fails fast
+
+
+def test_eml808_jobset_in_place_restart_strategy_restarts_every_pod_together() -> None:
+    policy = "failurePolicy: {maxRestarts: 3, restartStrategy: InPlaceRestart}\n"
+    assert _codes(_jobset(policy, job_spec="backoffLimit: 2147483647"), "EML808") == []
+
+
+def test_eml808_jobset_rule_that_ignores_max_restarts_on_every_failure_loops_forever() -> None:
+    unbounded = """\
+        failurePolicy:
+          maxRestarts: 3
+          rules:
+            - name: always
+              action: RestartJobSetAndIgnoreMaxRestarts
+        """
+    (f,) = _codes(_jobset(unbounded), "EML808")
+    assert f.location.path == ("spec", "failurePolicy", "rules", 0, "action")
+    assert "forever" in f.message and "onJobFailureReasons" in f.message
+    scoped = """\
+        failurePolicy:
+          maxRestarts: 3
+          rules:
+            - action: RestartJobSetAndIgnoreMaxRestarts
+              onJobFailureReasons: [PodFailurePolicy]
+            - action: RestartJobSet
+        """
+    assert _codes(_jobset(scoped), "EML808") == []
+    caught_first = """\
+        failurePolicy:
+          rules:
+            - action: FailJobSet
+            - action: RestartJobSetAndIgnoreMaxRestarts
+        """
+    assert _codes(_jobset(caught_first), "EML808") == []  # the first rule matches every failure
+
+
+def _lws(restart_policy: str) -> str:
+    return textwrap.dedent(
+        f"""\
+        apiVersion: leaderworkerset.x-k8s.io/v1
+        kind: LeaderWorkerSet
+        metadata: {{name: trainer}}
+        spec:
+          replicas: 1
+          leaderWorkerTemplate:
+            size: 4
+            {restart_policy}
+            workerTemplate:
+              spec:
+                containers:
+                  - name: train
+                    image: nvcr.io/nvidia/pytorch:24.05-py3
+                    command: [torchrun, --nnodes=4, --nproc_per_node=8, --rdzv_backend=c10d,
+                              "--rdzv_endpoint=$(LWS_LEADER_ADDRESS):29400", train.py]
+                    resources:
+                      limits: {{nvidia.com/gpu: 8}}
+        """
+    )
+
+
+def test_eml808_leaderworkerset_group_restart_policy() -> None:
+    (f,) = _codes(_lws("restartPolicy: None"), "EML808")
+    assert f.location.path == ("spec", "leaderWorkerTemplate", "restartPolicy")
+    assert "4-pod group" in f.message and "RecreateGroupOnPodRestart" in f.message
+    assert len(_codes(_lws("restartPolicy: Default"), "EML808")) == 1  # the deprecated name of None
+    assert _codes(_lws(""), "EML808") == []  # the default recreates the whole group
+    assert _codes(_lws("restartPolicy: RecreateGroupAfterStart"), "EML808") == []
