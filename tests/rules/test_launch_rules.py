@@ -695,3 +695,88 @@ def test_eml808_leaderworkerset_group_restart_policy() -> None:
     assert len(_codes(_lws("restartPolicy: Default"), "EML808")) == 1  # the deprecated name of None
     assert _codes(_lws(""), "EML808") == []  # the default recreates the whole group
     assert _codes(_lws("restartPolicy: RecreateGroupAfterStart"), "EML808") == []
+
+
+# --------------------------------------------------------------------------- Slurm: srun-native launches
+
+
+def _sbatch(tmp_path: Path, header: str, step: str, name: str = "train.sbatch") -> Path:
+    lines = ["#!/bin/bash"] + [f"#SBATCH {d}" for d in header.split(";")] + [step]
+    return write(tmp_path / name, "\n".join(lines) + "\n")
+
+
+def test_eml806_srun_native_one_task_per_gpu_is_judged_right(tmp_path: Path) -> None:
+    ok = _sbatch(tmp_path, "--nodes=2;--ntasks-per-node=8;--gpus-per-task=1", "srun python train.py")
+    assert lint([ok], "EML806", "EML805") == []
+    over = _sbatch(tmp_path, "--nodes=2;--ntasks-per-node=8;--gpus-per-node=4", "srun python train.py", "over.sbatch")
+    (f,) = lint([over], "EML806")
+    assert "8 Python processes per node" in f.message and "4 GPUs per node" in f.message
+
+
+def test_eml806_gpus_per_task_counts_the_gpus_of_a_per_node_launcher(tmp_path: Path) -> None:
+    script = _sbatch(
+        tmp_path,
+        "--nodes=2",
+        "srun --ntasks-per-node=1 --gpus-per-task=4 torchrun --nnodes=2 --nproc_per_node=8 "
+        "--rdzv_backend=c10d --rdzv_endpoint=$HEAD:29500 train.py",
+    )
+    (f,) = lint([script], "EML806")
+    assert (
+        "--nproc_per_node=8" in f.message and "4 GPUs per node (srun --gpus-per-task=4 x 1 task per node)" in f.message
+    )
+    ok = _sbatch(
+        tmp_path,
+        "--nodes=2;--ntasks-per-node=1;--gpus-per-task=8",
+        "srun torchrun --nnodes=2 --nproc_per_node=8 --rdzv_backend=c10d --rdzv_endpoint=$HEAD:29500 train.py",
+        "ok.sbatch",
+    )
+    assert lint([ok], "EML806") == []
+
+
+def test_eml806_gpus_per_task_beyond_the_partition_nodes(tmp_path: Path) -> None:
+    nodeset = write(
+        tmp_path / "nodeset.yaml",
+        textwrap.dedent(
+            """\
+            apiVersion: slinky.slurm.net/v1alpha1
+            kind: NodeSet
+            metadata: {name: gpu, namespace: slurm}
+            spec:
+              replicas: 2
+              partition: {enabled: true}
+              template:
+                spec:
+                  nodeSelector: {node.kubernetes.io/instance-type: p5.48xlarge}
+            """
+        ),
+    )
+    script = _sbatch(tmp_path, "--partition=gpu;--nodes=2;--ntasks-per-node=8;--gpus-per-task=2", "srun python t.py")
+    (f,) = lint([script, nodeset], "EML806")
+    assert "16 GPUs per node" in f.message and "have 8" in f.message
+
+
+def test_eml806_torchrun_without_nnodes_on_several_nodes_runs_one_world_per_node(tmp_path: Path) -> None:
+    step = "srun torchrun --nproc_per_node=8 --rdzv_backend=c10d --rdzv_endpoint=$HEAD:29500 train.py"
+    (f,) = lint([_sbatch(tmp_path, "--nodes=4;--ntasks-per-node=1;--gpus-per-node=8", step)], "EML806")
+    assert "no --nnodes" in f.message and "4 nodes" in f.message
+    one_node = step.replace("srun torchrun", "srun --nodes=1 torchrun")
+    assert lint([_sbatch(tmp_path, "--nodes=4;--gpus-per-node=8", one_node, "one.sbatch")], "EML806") == []
+    exported = "export PET_NNODES=4\n" + step
+    assert lint([_sbatch(tmp_path, "--nodes=4;--gpus-per-node=8", exported, "pet.sbatch")], "EML806") == []
+
+
+def test_eml809_world_size_from_sbatch_nodes_and_gpus_when_torchrun_uses_every_gpu(tmp_path: Path) -> None:
+    write(
+        tmp_path / "ds_config.json",
+        '{"train_batch_size": 32, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 2}\n',
+    )
+    step = (
+        "srun torchrun --nnodes=$SLURM_NNODES --nproc_per_node=gpu --rdzv_backend=c10d "
+        "--rdzv_endpoint=$HEAD:29500 train.py --deepspeed ds_config.json"
+    )
+    script = _sbatch(tmp_path, "--nodes=4;--ntasks-per-node=1;--gpus-per-node=8", step)
+    (f,) = lint([script, tmp_path / "ds_config.json"], "EML809")
+    assert "micro batch 2 x gradient accumulation 2 x 32 processes" in f.message
+    assert "--nproc_per_node=gpu: 8 GPUs per node" in f.message
+    unknown_gpus = _sbatch(tmp_path, "--nodes=4;--ntasks-per-node=1", step, "unknown.sbatch")
+    assert lint([unknown_gpus, tmp_path / "ds_config.json"], "EML809") == []

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 from eksmllint.analysis.launch_sites import int_opt
 from eksmllint.launch.model import ArgPosition, Invocation, Option
 from eksmllint.launch.slurm import SlurmScript
+from eksmllint.quantity import DIGITS
+
+_GPU_COUNT = re.compile(rf"(?:[A-Za-z0-9_.-]+:)?({DIGITS})")
 
 
 def field_path(e: dict) -> str | None:
@@ -46,3 +51,34 @@ def procs_per_node(inv: Invocation) -> tuple[int | None, Option | None]:
             return (procs // machines if procs % machines == 0 else None), opt
         return None, opt
     return None, None
+
+
+def step_gpus_per_node(script: SlurmScript, inv: Invocation) -> tuple[int | None, str]:
+    """GPUs per node of the srun step ``inv`` runs under, and where that is decided: srun's
+    ``--gpus-per-node``, srun's ``--gpus-per-task`` x the step's tasks per node, the allocation's
+    ``--gpus-per-node``/``--gres``, else the allocation's ``--gpus-per-task`` x the step's tasks."""
+    srun = inv.under_srun
+    tasks = script.tasks_per_node(srun)
+    for name in ("gpus_per_node", "gpus_per_task"):
+        opt = srun.option(name) if srun is not None else None
+        if opt is None:
+            continue
+        m = _GPU_COUNT.fullmatch(opt.resolved or "")
+        count = int(m.group(1)) if m else None
+        if name == "gpus_per_node":
+            return count, f"srun {opt.raw}"
+        return _times_tasks(count, tasks), f"srun {opt.raw} x {_tasks_text(tasks)}"
+    d = script.directive("gpus_per_node") or script.directive("gres")
+    per_task = script.directive("gpus_per_task")
+    if d is None and per_task is not None:
+        where = f"#SBATCH {per_task.raw}, line {per_task.line} x {_tasks_text(tasks)}"
+        return _times_tasks(script.gpus_per_task, tasks), where
+    return script.gpus_per_node, (f"#SBATCH {d.raw}, line {d.line}" if d else "")
+
+
+def _times_tasks(per_task: int | None, tasks: int | None) -> int | None:
+    return per_task * tasks if per_task is not None and tasks is not None else None
+
+
+def _tasks_text(tasks: int | None) -> str:
+    return f"{tasks} task{'s' if tasks != 1 else ''} per node"

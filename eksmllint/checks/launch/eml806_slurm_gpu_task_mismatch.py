@@ -3,18 +3,17 @@ and nodes it gets, or the job asks for more than the nodes of its Slinky partiti
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from eksmllint.analysis.launch_sites import int_opt, slurm_line_col, slurm_of, slurm_sites
 from eksmllint.catalogue import InstanceType, get_catalogue
-from eksmllint.checks.launch._shared import procs_per_node, tasks_source
+from eksmllint.checks.launch._shared import procs_per_node, step_gpus_per_node, tasks_source
 from eksmllint.core.context import RuleContext
 from eksmllint.core.finding import Finding
-from eksmllint.launch.model import PER_NODE_LAUNCHERS, ArgPosition, Invocation
+from eksmllint.launch.model import PER_NODE_LAUNCHERS, ArgPosition, Invocation, Option
 from eksmllint.launch.slurm import SlurmScript
-from eksmllint.quantity import DIGITS, parse_count, parse_quantity, to_mib
+from eksmllint.quantity import parse_count, parse_quantity, to_mib
 from eksmllint.resource import Resource, SourceFile
 from eksmllint.workload import GPU
 
@@ -116,17 +115,6 @@ def _directive_site(script: SlurmScript, name: str) -> tuple[ArgPosition | None,
     return ArgPosition("script", 0, d.line), d.raw
 
 
-def _gpn(script: SlurmScript, inv: Invocation) -> tuple[int | None, str]:
-    """GPUs per node of the step: srun's ``--gpus-per-node`` else the allocation's."""
-    srun = inv.under_srun
-    opt = srun.option("gpus_per_node") if srun is not None else None
-    if opt is not None:
-        m = re.fullmatch(rf"(?:[A-Za-z0-9_.-]+:)?({DIGITS})", opt.resolved or "")
-        return (int(m.group(1)) if m else None), f"srun {opt.raw}"
-    d = script.directive("gpus_per_node") or script.directive("gres")
-    return script.gpus_per_node, (f"#SBATCH {d.raw}, line {d.line}" if d else "")
-
-
 def _step_nodes(script: SlurmScript, inv: Invocation) -> tuple[int | None, str]:
     srun = inv.under_srun
     opt = srun.option("nodes") if srun is not None else None
@@ -152,7 +140,7 @@ def _launcher_mismatches(ctx, src: SourceFile, script: SlurmScript):
         if inv.under_srun is None:
             continue
         tasks = script.tasks_per_node(inv.under_srun)
-        gpn, gpn_desc = _gpn(script, inv)
+        gpn, gpn_desc = step_gpus_per_node(script, inv)
         nodes, nodes_desc = _step_nodes(script, inv)
         if inv.launcher in PER_NODE_LAUNCHERS:
             if tasks != 1:
@@ -176,6 +164,15 @@ def _launcher_mismatches(ctx, src: SourceFile, script: SlurmScript):
                 inv.launcher
             ]
             nn, nn_opt = int_opt(inv, *nn_names)  # an elastic range (2:4) is no int: silent
+            if _one_world_per_node(src, inv, nn_opt, nodes):
+                yield site.report(
+                    ctx,
+                    inv.source.position,
+                    "torchrun",
+                    f"torchrun has no --nnodes but the step runs on {nodes} nodes ({nodes_desc}): torchrun "
+                    f"defaults to one node, so each of the {nodes} nodes forms its own world and trains alone; "
+                    f"pass --nnodes={nodes} (or $SLURM_NNODES) with a c10d rendezvous",
+                )
             if nn is not None and nn_opt is not None and nodes is not None and nn != nodes:
                 yield site.report(
                     ctx,
@@ -200,21 +197,35 @@ def _launcher_mismatches(ctx, src: SourceFile, script: SlurmScript):
             )
 
 
+def _one_world_per_node(src: SourceFile, inv: Invocation, nnodes: Option | None, nodes: int | None) -> bool:
+    """torchrun without ``--nnodes`` (default 1) started once on each of several nodes. Silent
+    when the script sets ``PET_NNODES`` (torchrun reads it) or the step names its hosts."""
+    if inv.launcher != "torchrun" or nnodes is not None or inv.option("standalone") is not None:
+        return False
+    srun = inv.under_srun
+    if srun is None or srun.option("nodelist") is not None or nodes is None or nodes <= 1:
+        return False
+    return "PET_NNODES" not in (src.text or "")
+
+
 def _shape_mismatches(ctx, src: SourceFile, script: SlurmScript, shape: NodeShape):
     where = f"partition {script.partition!r} ({shape.source})"
-    gpn = script.gpus_per_node
-    if gpn is not None and shape.gpus is not None and gpn > shape.gpus:
-        pos, raw = (
-            _directive_site(script, "gpus_per_node")
-            if script.directive("gpus_per_node")
-            else _directive_site(script, "gres")
+    gpn, how, name = script.gpus_per_node, "", "gpus_per_node" if script.directive("gpus_per_node") else "gres"
+    tpn = script.ntasks_per_node if script.directive("ntasks_per_node") else None
+    if gpn is None and script.gpus_per_task is not None and tpn is not None:
+        gpn, how, name = (
+            script.gpus_per_task * tpn,
+            f" ({script.gpus_per_task} per task x {tpn} tasks)",
+            "gpus_per_task",
         )
+    if gpn is not None and shape.gpus is not None and gpn > shape.gpus:
+        pos, raw = _directive_site(script, name)
         yield ctx.report_file(
             src,
             *slurm_line_col(src, pos, raw),
-            f"the job asks for {gpn} GPUs per node but nodes of {where} have {shape.gpus}: it stays pending forever",
+            f"the job asks for {gpn} GPUs per node{how} but nodes of {where} have {shape.gpus}: it stays pending "
+            "forever",
         )
-    tpn = script.ntasks_per_node if script.directive("ntasks_per_node") else None
     cpt = script.cpus_per_task
     if tpn is not None and cpt is not None and shape.cpus is not None and tpn * cpt > shape.cpus:
         pos, raw = _directive_site(script, "cpus_per_task")

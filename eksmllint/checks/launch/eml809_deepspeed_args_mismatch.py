@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from eksmllint.analysis.deepspeed_configs import DSConfig, deepspeed_of, ds_config_for, run_ds_configs
 from eksmllint.analysis.launch_sites import Site, all_sites, int_opt, script_int
+from eksmllint.checks.launch._shared import step_gpus_per_node
 from eksmllint.core.context import LintRun, RuleContext
 from eksmllint.core.finding import Applicability, Finding, Fix, FixOp, SetValue
 from eksmllint.launch.deepspeed import DeepSpeedConfig
@@ -19,27 +20,38 @@ _MICRO_ARGS = ("per_device_train_batch_size", "micro_batch_size", "train_micro_b
 _GLOBAL_ARGS = ("global_batch_size",)
 
 
-def world_size(site: Site) -> int | None:
-    """Processes of the launch when literally known (torchrun nnodes x nproc, deepspeed
-    num_nodes x num_gpus, accelerate num_processes, srun python tasks)."""
+#: torchrun ``--nproc_per_node`` values that start one process per GPU of the node (``auto``: per
+#: GPU when CUDA is available, which a node with GPUs has).
+_EVERY_GPU = frozenset({"gpu", "auto"})
+
+
+def world_size(site: Site) -> tuple[int | None, str]:
+    """Processes of the launch when literally known (torchrun nnodes x nproc, deepspeed num_nodes x
+    num_gpus, accelerate num_processes, srun python tasks) and, when the count comes from the Slurm
+    allocation rather than the launcher's own numbers, how (``--nproc_per_node=gpu: 8 GPUs per node ...``)."""
     inv = site.inv
     if inv.launcher == "torchrun":
         nn, nn_opt = int_opt(inv, "nnodes")
-        np_, _ = int_opt(inv, "nproc_per_node")
+        np_, np_opt = int_opt(inv, "nproc_per_node")
         if nn_opt is None and site.script is not None:
             nn = 1  # torchrun's default; in a pod an operator may inject PET_NNODES instead
-        return nn * np_ if nn and np_ else None
+        note = ""
+        if np_ is None and np_opt is not None and site.script is not None and np_opt.resolved in _EVERY_GPU:
+            gpus, where = step_gpus_per_node(site.script, inv)
+            if gpus:
+                np_, note = gpus, f"--nproc_per_node={np_opt.resolved}: {gpus} GPUs per node from {where}"
+        return (nn * np_ if nn and np_ else None), note
     if inv.launcher == "deepspeed":
         nn, _ = int_opt(inv, "num_nodes")
         ng, _ = int_opt(inv, "num_gpus")
-        return nn * ng if nn and ng else None
+        return (nn * ng if nn and ng else None), ""
     if inv.launcher == "accelerate":
-        return int_opt(inv, "num_processes")[0]
+        return int_opt(inv, "num_processes")[0], ""
     if inv.launcher == "python" and site.script is not None and inv.under_srun is not None:
         tasks = site.script.tasks_per_node(inv.under_srun)
         nodes = inv.under_srun.int_option("nodes") if inv.under_srun.option("nodes") else site.script.nodes
-        return tasks * nodes if tasks and nodes else None
-    return None
+        return (tasks * nodes if tasks and nodes else None), ""
+    return None, ""
 
 
 def _hf_style(site: Site, ref: Option) -> bool:
@@ -123,13 +135,13 @@ def deepspeed_mismatches(site: Site, ds: DSConfig) -> list[Mismatch]:
     # "auto" values are what HF / accelerate fill in from the launcher's arguments
     micro = mb_cfg if mb_cfg is not None else (mb_arg if cfg.train_micro_batch_size_per_gpu == "auto" else None)
     ga = ga_cfg if ga_cfg is not None else (ga_arg if cfg.gradient_accumulation_steps == "auto" else None)
-    world = world_size(site)
+    world, note = world_size(site)
     if micro and ga and world and tb != micro * ga * world:
         out.append(
             Mismatch(
                 "train_batch_size",
                 f"train_batch_size is {tb} but micro batch {micro} x gradient accumulation {ga} x "
-                f"{world} processes of {site.where} = {micro * ga * world}",
+                f"{world} processes{f' ({note})' if note else ''} of {site.where} = {micro * ga * world}",
                 (("train_batch_size", "auto"),),
                 consequence="DeepSpeed refuses to start: train_batch_size must equal micro batch x "
                 "accumulation x world size",
