@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from eksmllint.analysis.launch_sites import int_opt, slurm_line_col, slurm_of, slurm_sites
-from eksmllint.catalogue import InstanceType, get_catalogue
+from eksmllint.catalogue import L_INSTANCE_TYPE, InstanceType, get_catalogue
 from eksmllint.checks.launch._shared import procs_per_node, step_gpus_per_node, tasks_source
 from eksmllint.core.context import RuleContext
 from eksmllint.core.finding import Finding
@@ -18,7 +18,6 @@ from eksmllint.resource import Resource, SourceFile
 from eksmllint.workload import GPU
 
 SLINKY_GROUP = "slinky.slurm.net"
-INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 
 
 @dataclass(frozen=True)
@@ -48,7 +47,7 @@ def _nodeset_instance(r: Resource) -> InstanceType | None:
     if not isinstance(spec, dict):
         return None
     ns = spec.get("nodeSelector")
-    name = ns.get(INSTANCE_TYPE_LABEL) if isinstance(ns, dict) else None
+    name = ns.get(L_INSTANCE_TYPE) if isinstance(ns, dict) else None
     if name is None:
         terms = (
             (
@@ -63,7 +62,7 @@ def _nodeset_instance(r: Resource) -> InstanceType | None:
         values: set[str] = set()
         for term in terms.get("nodeSelectorTerms") or [] if isinstance(terms, dict) else []:
             for e in (term.get("matchExpressions") or []) if isinstance(term, dict) else []:
-                if isinstance(e, dict) and e.get("key") == INSTANCE_TYPE_LABEL and e.get("operator") == "In":
+                if isinstance(e, dict) and e.get("key") == L_INSTANCE_TYPE and e.get("operator") == "In":
                     values.update(str(v) for v in e.get("values") or [])
         name = next(iter(values)) if len(values) == 1 else None
     return get_catalogue().get(str(name)) if name is not None else None
