@@ -613,7 +613,7 @@ def test_eml808_jobset_failure_policy_restarts_the_group_only_after_a_child_job_
     assert _codes(_jobset(policy), "EML808") == []  # the documented pattern: backoffLimit 0
     (f,) = _codes(_jobset(policy, job_spec="backoffLimit: 6"), "EML808")
     assert f.location.path[-1] == "backoffLimit"
-    assert "failurePolicy restarts the whole JobSet only after a child Job fails" in f.message
+    assert "failurePolicy acts on the whole JobSet only after a child Job fails" in f.message
     assert "backoffLimit: 0" in f.message
     (unset,) = _codes(_jobset(policy, job_spec="completionMode: Indexed"), "EML808")
     assert "default 6" in unset.message

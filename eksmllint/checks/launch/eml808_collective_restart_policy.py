@@ -166,10 +166,10 @@ def _retries_before_the_jobset_restarts(ctx: RuleContext, w: Workload, limit: in
         yield ctx.report(
             w.resource,
             path,
-            f"{stated}, above max-backoff-limit {limit}: spec.failurePolicy restarts the whole JobSet only after a "
+            f"{stated}, above max-backoff-limit {limit}: spec.failurePolicy acts on the whole JobSet only after a "
             f"child Job fails, and this child Job first {how} up to {backoff} times while the other pods of the "
             f"{w.collective_size}-pod collective wait in a communicator that lost a rank; set backoffLimit: 0 so the "
-            "first failure fails the child Job and the JobSet restarts as a whole",
+            "first failure fails the child Job and the failurePolicy restarts (or fails) the JobSet as a whole",
         )
 
 
