@@ -780,3 +780,31 @@ def test_eml809_world_size_from_sbatch_nodes_and_gpus_when_torchrun_uses_every_g
     assert "--nproc_per_node=gpu: 8 GPUs per node" in f.message
     unknown_gpus = _sbatch(tmp_path, "--nodes=4;--ntasks-per-node=1", step, "unknown.sbatch")
     assert lint([unknown_gpus, tmp_path / "ds_config.json"], "EML809") == []
+
+
+def test_eml809_names_the_sbatch_nodes_and_srun_tasks_behind_the_world_size(tmp_path: Path) -> None:
+    config = write(
+        tmp_path / "ds_config.json",
+        '{"train_batch_size": 32, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 2}\n',
+    )
+    torchrun = (
+        "srun torchrun --nnodes=$SLURM_NNODES --nproc_per_node=8 --rdzv_backend=c10d "
+        "--rdzv_endpoint=$HEAD:29500 train.py --deepspeed ds_config.json"
+    )
+    (f,) = lint([_sbatch(tmp_path, "--nodes=4;--ntasks-per-node=1;--gpus-per-node=8", torchrun), config], "EML809")
+    assert "x 32 processes (--nnodes=$SLURM_NNODES is 4 from #SBATCH --nodes=4, line 2)" in f.message
+    native = _sbatch(
+        tmp_path,
+        "--nodes=4;--ntasks-per-node=8;--gpus-per-task=1",
+        "srun python train.py --deepspeed ds_config.json",
+        "native.sbatch",
+    )
+    (g,) = lint([native, config], "EML809")
+    assert "x 32 processes (srun starts 8 tasks per node on 4 nodes)" in g.message
+    right = _sbatch(
+        tmp_path,
+        "--nodes=1;--ntasks-per-node=8;--gpus-per-task=1",
+        "srun python train.py --deepspeed ds_config.json",
+        "right.sbatch",
+    )
+    assert lint([right, config], "EML809") == []  # 2 x 2 x 8 = 32

@@ -35,12 +35,18 @@ def world_size(site: Site) -> tuple[int | None, str]:
         np_, np_opt = int_opt(inv, "nproc_per_node")
         if nn_opt is None and site.script is not None:
             nn = 1  # torchrun's default; in a pod an operator may inject PET_NNODES instead
-        note = ""
+        notes = []
+        if nn and nn_opt is not None and nn_opt.value != nn_opt.resolved:
+            sbatch = site.script.directive("nodes") if site.script is not None else None
+            from_sbatch = sbatch is not None and "SLURM_" in (nn_opt.value or "")
+            where = f" from #SBATCH {sbatch.raw}, line {sbatch.line}" if from_sbatch and sbatch is not None else ""
+            notes.append(f"--nnodes={nn_opt.value} is {nn}{where}")
         if np_ is None and np_opt is not None and site.script is not None and np_opt.resolved in _EVERY_GPU:
             gpus, where = step_gpus_per_node(site.script, inv)
             if gpus:
-                np_, note = gpus, f"--nproc_per_node={np_opt.resolved}: {gpus} GPUs per node from {where}"
-        return (nn * np_ if nn and np_ else None), note
+                np_ = gpus
+                notes.append(f"--nproc_per_node={np_opt.resolved}: {gpus} GPUs per node from {where}")
+        return (nn * np_ if nn and np_ else None), "; ".join(notes)
     if inv.launcher == "deepspeed":
         nn, _ = int_opt(inv, "num_nodes")
         ng, _ = int_opt(inv, "num_gpus")
@@ -50,7 +56,9 @@ def world_size(site: Site) -> tuple[int | None, str]:
     if inv.launcher == "python" and site.script is not None and inv.under_srun is not None:
         tasks = site.script.tasks_per_node(inv.under_srun)
         nodes = inv.under_srun.int_option("nodes") if inv.under_srun.option("nodes") else site.script.nodes
-        return (tasks * nodes if tasks and nodes else None), ""
+        if not (tasks and nodes):
+            return None, ""
+        return tasks * nodes, f"srun starts {tasks} task{'s' if tasks != 1 else ''} per node on {nodes} nodes"
     return None, ""
 
 
