@@ -808,3 +808,17 @@ def test_eml809_names_the_sbatch_nodes_and_srun_tasks_behind_the_world_size(tmp_
         "right.sbatch",
     )
     assert lint([right, config], "EML809") == []  # 2 x 2 x 8 = 32
+
+
+def test_eml806_accelerate_num_processes_is_a_total_over_the_machines(tmp_path: Path) -> None:
+    step = (
+        "srun accelerate launch --num_processes=8 --num_machines=2 --machine_rank=$SLURM_NODEID "
+        "--main_process_ip=$HEAD --main_process_port=29500 train.py"
+    )
+    (f,) = lint([_sbatch(tmp_path, "--nodes=2;--ntasks-per-node=1;--gpus-per-node=8", step)], "EML806")
+    assert "accelerate --num_processes=8 over 2 machines starts 4 processes per node" in f.message
+    assert "4 allocated GPUs per node stay idle" in f.message
+    total = step.replace("--num_processes=8", "--num_processes=16")
+    assert (
+        lint([_sbatch(tmp_path, "--nodes=2;--ntasks-per-node=1;--gpus-per-node=8", total, "ok.sbatch")], "EML806") == []
+    )

@@ -152,11 +152,15 @@ def _launcher_mismatches(ctx, src: SourceFile, script: SlurmScript):
                     if nproc > gpn
                     else f"{gpn - nproc} allocated GPUs per node stay idle"
                 )
+                written = f"{flag}={opt.resolved}"
+                if inv.launcher == "accelerate":  # --num_processes counts every machine's processes
+                    machines, _ = int_opt(inv, "num_machines")
+                    written += f" over {machines} machines"
                 yield site.report(
                     ctx,
                     opt.value_position or opt.position,
                     opt.raw,
-                    f"{inv.launcher} {flag}={nproc} starts {nproc} processes per node but the job "
+                    f"{inv.launcher} {written} starts {nproc} processes per node but the job "
                     f"gets {gpn} GPUs per node ({gpn_desc}): {effect}",
                 )
             nn_names = {"torchrun": ("nnodes",), "deepspeed": ("num_nodes",), "accelerate": ("num_machines",)}[
