@@ -7,7 +7,7 @@ stay stateless while a run with many rules parses each Slurm script once.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -112,16 +112,18 @@ def all_sites(run) -> Iterator[Site]:
 
 
 def int_opt(inv: Invocation, *names: str) -> tuple[int | None, Option | None]:
-    for n in names:
-        opt = inv.option(n)
-        if opt is not None:
-            return opt.int_value(), opt
-    return None, None
+    """The first of the launcher's own options ``names`` that is given, with its integer value."""
+    return _first_int(inv.option, names)
 
 
 def script_int(inv: Invocation, *names: str) -> tuple[int | None, Option | None]:
+    """The first of the training script's arguments ``names`` that is given, with its integer value."""
+    return _first_int(inv.script_flag, names)
+
+
+def _first_int(lookup: Callable[[str], Option | None], names: tuple[str, ...]) -> tuple[int | None, Option | None]:
     for n in names:
-        opt = inv.script_flag(n)
+        opt = lookup(n)
         if opt is not None:
             return opt.int_value(), opt
     return None, None
