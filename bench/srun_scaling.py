@@ -40,7 +40,7 @@ def srun_script(n: int, own_option: bool = False) -> str:
 def measure(n: int, own_option: bool) -> dict:
     import tempfile
 
-    from eksmllint.checks import launch
+    from eksmllint.analysis import launch_sites
     from eksmllint.config import Config
     from eksmllint.core.engine import lint_paths
     from eksmllint.launch import slurm
@@ -48,7 +48,7 @@ def measure(n: int, own_option: bool) -> dict:
     text = srun_script(n, own_option)
     path = Path(tempfile.mkdtemp()) / "bench.sbatch"
     path.write_text(text, encoding="utf-8")
-    launch.slurm_of.cache_clear()
+    launch_sites.slurm_of.cache_clear()
     t = cpu()
     slurm.parse_sbatch(text)
     parse_s = cpu() - t

@@ -211,6 +211,11 @@ class SlurmScript:
         return _gres_gpus(self._value("gres"))
 
     @property
+    def gpus_per_task(self) -> int | None:
+        """From ``--gpus-per-task`` (``1`` or ``a100:1``): each task's GPUs, bound to that task."""
+        return _count(self._value("gpus_per_task"))
+
+    @property
     def gpus(self) -> int | None:
         """Total GPUs of the job (``-G``/``--gpus``)."""
         return _count(self._value("gpus"))
@@ -315,9 +320,9 @@ def _parse_directive_line(line: str, lineno: int) -> tuple[list[Directive], list
     if end < len(args):
         errors.append((lineno, f"#SBATCH: unexpected argument '{args[end].value}'"))
     for d in directives:
-        msg = _validate(d)
-        if msg is not None:
-            errors.append((lineno, f"#SBATCH {msg}"))
+        problem = _validate(d)
+        if problem is not None:
+            errors.append((lineno, f"#SBATCH {problem}"))
     return directives, errors
 
 

@@ -17,13 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from eksmllint.checks import launch as launch_checks
-from eksmllint.checks.launch import steps_edits_805, text_edits_805
+from eksmllint.analysis import launch_sites
+from eksmllint.checks.launch import eml805_srun_launcher_multiplied as eml805
+from eksmllint.checks.launch.eml805_srun_launcher_multiplied import steps_edits_805, text_edits_805
 from eksmllint.launch import deepspeed, parse_sbatch, slurm
 from eksmllint.launch.command import analyse_container, k8s_env
 from eksmllint.launch.shell import MAX_VALUE_CHARS
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the repository: tests/rules/<this file>
 PEAK_LIMIT = 64 * 1024 * 1024  # bytes of Python allocations one hostile script may cause
 
 CHILD = textwrap.dedent(
@@ -179,10 +180,10 @@ def test_eml805_parses_do_not_grow_with_the_number_of_steps(monkeypatch: pytest.
             return real(text)
 
         monkeypatch.setattr(slurm, "_parse", counting)
-        launch_checks.slurm_of.cache_clear()
-        launch_checks._edited.cache_clear()
+        launch_sites.slurm_of.cache_clear()
+        eml805._edited.cache_clear()
         text = srun_steps(n, own_option)
-        script = launch_checks.slurm_of(text)
+        script = launch_sites.slurm_of(text)
         edits = steps_edits_805(text, script, list(script.invocations))
         assert len(edits) == n and all(edits)  # every step gets its (two-edit) fix
         counts.append(len(calls))
@@ -204,11 +205,11 @@ def test_eml805_steps_together_get_their_one_by_one_edits(monkeypatch: pytest.Mo
     invs = list(script.invocations)
     one_by_one = []
     for inv in invs:
-        launch_checks._edited.cache_clear()
+        eml805._edited.cache_clear()
         one_by_one.append(text_edits_805(text, script, inv))
     shared = []
-    real = launch_checks._combined
-    monkeypatch.setattr(launch_checks, "_combined", lambda *a: shared.append(real(*a)) or shared[-1])
+    real = eml805._combined
+    monkeypatch.setattr(eml805, "_combined", lambda *a: shared.append(real(*a)) or shared[-1])
     assert steps_edits_805(text, script, invs) == one_by_one
     assert one_by_one[0] == (
         (4, 6, "--ntasks-per-node=8", "--ntasks-per-node=1"),

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from eksmllint.checks.launch import image_mutability, text_edits_805
+from eksmllint.checks.launch.eml805_srun_launcher_multiplied import text_edits_805
+from eksmllint.checks.launch.eml807_mutable_image import image_mutability
 from eksmllint.config import Config
 from eksmllint.core.engine import lint_paths, lint_text
 from eksmllint.core.finding import RemovePath, SetValue
@@ -467,3 +468,357 @@ def test_rules_never_raise_on_odd_shapes(tmp_path: Path) -> None:
     write(tmp_path / "x.sbatch", "#SBATCH --nodes=\x00\nsrun 'unterminated\n")
     result = lint_paths([str(tmp_path)], Config(select=("EML005", "EML8")))
     assert not [f for f in result.active if f.code == "EML000"], [f.message for f in result.active]
+
+
+def _checkpoint_pod(args: str, mounts: str = "", volumes: str = "", working_dir: str = "") -> str:
+    """A one-GPU training pod running ``torchrun train.py ARGS`` with the given mounts."""
+    return (
+        textwrap.dedent(
+            """\
+        apiVersion: batch/v1
+        kind: Job
+        metadata: {name: train}
+        spec:
+          backoffLimit: 0
+          template:
+            spec:
+              restartPolicy: Never
+              containers:
+                - name: train
+                  image: nvcr.io/nvidia/pytorch:24.05-py3
+        """
+        )
+        + textwrap.indent(
+            textwrap.dedent(
+                f"""\
+            {working_dir}
+            command: [torchrun, --nproc_per_node=1, train.py, {args}]
+            resources:
+              limits: {{nvidia.com/gpu: 1}}
+            volumeMounts:
+              - {{name: shm, mountPath: /dev/shm}}
+            {mounts}
+            """
+            ),
+            " " * 10,
+        )
+        + textwrap.indent(
+            textwrap.dedent(
+                f"""\
+            volumes:
+              - {{name: shm, emptyDir: {{medium: Memory}}}}
+            {volumes}
+            """
+            ),
+            " " * 6,
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    ["--checkpoint_dir=./checkpoints", "--checkpoint-dir, checkpoints", "--save_dir=out/ckpt", "--output_dir, ."],
+)
+def test_eml810_relative_checkpoint_dir_without_a_writable_volume_is_the_container_filesystem(args: str) -> None:
+    (f,) = _codes(_checkpoint_pod(args), "EML810")
+    assert "image's working directory" in f.message and "container's own filesystem" in f.message
+
+
+def test_eml810_relative_checkpoint_dir_stays_silent_when_a_volume_may_hold_the_working_directory() -> None:
+    pvc = _checkpoint_pod(
+        "--checkpoint_dir=./checkpoints",
+        mounts="  - {name: data, mountPath: /workspace}",
+        volumes="  - {name: data, persistentVolumeClaim: {claimName: data}}",
+    )
+    assert _codes(pvc, "EML810") == []
+    # a read-only volume (ConfigMap) cannot hold checkpoints: it does not change the verdict
+    config = _checkpoint_pod(
+        "--checkpoint_dir=./checkpoints",
+        mounts="  - {name: cfg, mountPath: /config}",
+        volumes="  - {name: cfg, configMap: {name: cfg}}",
+    )
+    assert len(_codes(config, "EML810")) == 1
+
+
+def test_eml810_relative_checkpoint_dir_on_scratch_volumes_only_is_lost_either_way() -> None:
+    scratch = _checkpoint_pod(
+        "--checkpoint_dir=./checkpoints",
+        mounts="  - {name: scratch, mountPath: /workspace}",
+        volumes="  - {name: scratch, emptyDir: {}}",
+    )
+    (f,) = _codes(scratch, "EML810")
+    assert "'scratch'" in f.message and "deleted with the pod" in f.message
+
+
+def test_eml810_checkpoint_file_on_no_volume() -> None:
+    (f,) = _codes(_checkpoint_pod("--checkpoint-file=/workspace/checkpoint.pth.tar"), "EML810")
+    assert "--checkpoint-file /workspace/checkpoint.pth.tar" in f.message and "on no volume" in f.message
+
+
+def test_eml810_tmp_is_the_container_filesystem_unless_a_volume_is_mounted_there() -> None:
+    (f,) = _codes(_checkpoint_pod("--checkpoint_dir=/tmp/ckpt"), "EML810")
+    assert "/tmp" in f.message and "container's own filesystem" in f.message
+    on_pvc = _checkpoint_pod(
+        "--checkpoint_dir=/tmp/ckpt",
+        mounts="  - {name: ckpt, mountPath: /tmp}",
+        volumes="  - {name: ckpt, persistentVolumeClaim: {claimName: ckpt}}",
+    )
+    assert _codes(on_pvc, "EML810") == []
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        "--resume_from_checkpoint=./checkpoints",  # read, not written
+        "--checkpoint=./ckpt/model.pt",  # load or save: unknown
+        "--checkpoint_path=/models/base.pt",  # often the weights a fine-tune starts from
+        "--save=./ckpt",  # Megatron --save relative: the launcher's directory is unknown
+        "--checkpoint_dir=$(CKPT)",
+    ],
+)
+def test_eml810_stays_silent_on_reads_and_unknown_destinations(args: str) -> None:
+    assert _codes(_checkpoint_pod(args), "EML810") == []
+
+
+def _jobset(failure_policy: str = "", job_spec: str = "backoffLimit: 0", restart: str = "Never") -> str:
+    """A 4-pod torchrun JobSet (2 child Jobs of 2 pods) with the given failurePolicy and child Job spec."""
+    head = "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: llama}\nspec:\n"
+    body = textwrap.dedent(
+        f"""\
+        replicatedJobs:
+          - name: workers
+            replicas: 2
+            template:
+              spec:
+                parallelism: 2
+                completions: 2
+                {job_spec}
+                template:
+                  spec:
+                    restartPolicy: {restart}
+                    containers:
+                      - name: train
+                        image: nvcr.io/nvidia/pytorch:24.05-py3
+                        command: [torchrun, --nnodes=4, --nproc_per_node=8, --rdzv_backend=c10d,
+                                  "--rdzv_endpoint=llama-workers-0-0.llama:29400", train.py]
+                        resources:
+                          limits: {{nvidia.com/gpu: 8}}
+        """
+    )
+    return head + textwrap.indent(textwrap.dedent(failure_policy) + body, "  ")
+
+
+def test_eml808_jobset_failure_policy_restarts_the_group_only_after_a_child_job_fails() -> None:
+    policy = "failurePolicy: {maxRestarts: 3}\n"
+    assert _codes(_jobset(policy), "EML808") == []  # the documented pattern: backoffLimit 0
+    (f,) = _codes(_jobset(policy, job_spec="backoffLimit: 6"), "EML808")
+    assert f.location.path[-1] == "backoffLimit"
+    assert "failurePolicy acts on the whole JobSet only after a child Job fails" in f.message
+    assert "backoffLimit: 0" in f.message
+    (unset,) = _codes(_jobset(policy, job_spec="completionMode: Indexed"), "EML808")
+    assert "default 6" in unset.message
+    # OnFailure restarts the container in place; the Job fails (and the JobSet restarts) once the
+    # restarts pass backoffLimit, so a small backoffLimit is the same fast failure
+    (on_failure,) = _codes(_jobset(policy, job_spec="backoffLimit: 6", restart="OnFailure"), "EML808")
+    assert "OnFailure" in on_failure.message
+    assert _codes(_jobset(policy, restart="OnFailure"), "EML808") == []
+
+
+def test_eml808_jobset_without_failure_policy_still_reports_pod_retries() -> None:
+    (f,) = _codes(_jobset(job_spec="backoffLimit: 6"), "EML808")
+    assert "set spec.failurePolicy" in f.message
+    assert _codes(_jobset(), "EML808") == []  # backoffLimit 0 and no failurePolicy: the JobSet fails fast
+
+
+def test_eml808_jobset_in_place_restart_strategy_restarts_every_pod_together() -> None:
+    policy = "failurePolicy: {maxRestarts: 3, restartStrategy: InPlaceRestart}\n"
+    assert _codes(_jobset(policy, job_spec="backoffLimit: 2147483647"), "EML808") == []
+
+
+def test_eml808_jobset_rule_that_ignores_max_restarts_on_every_failure_loops_forever() -> None:
+    unbounded = """\
+        failurePolicy:
+          maxRestarts: 3
+          rules:
+            - name: always
+              action: RestartJobSetAndIgnoreMaxRestarts
+        """
+    (f,) = _codes(_jobset(unbounded), "EML808")
+    assert f.location.path == ("spec", "failurePolicy", "rules", 0, "action")
+    assert "forever" in f.message and "onJobFailureReasons" in f.message
+    scoped = """\
+        failurePolicy:
+          maxRestarts: 3
+          rules:
+            - action: RestartJobSetAndIgnoreMaxRestarts
+              onJobFailureReasons: [PodFailurePolicy]
+            - action: RestartJobSet
+        """
+    assert _codes(_jobset(scoped), "EML808") == []
+    caught_first = """\
+        failurePolicy:
+          rules:
+            - action: FailJobSet
+            - action: RestartJobSetAndIgnoreMaxRestarts
+        """
+    assert _codes(_jobset(caught_first), "EML808") == []  # the first rule matches every failure
+
+
+def _lws(restart_policy: str) -> str:
+    return textwrap.dedent(
+        f"""\
+        apiVersion: leaderworkerset.x-k8s.io/v1
+        kind: LeaderWorkerSet
+        metadata: {{name: trainer}}
+        spec:
+          replicas: 1
+          leaderWorkerTemplate:
+            size: 4
+            {restart_policy}
+            workerTemplate:
+              spec:
+                containers:
+                  - name: train
+                    image: nvcr.io/nvidia/pytorch:24.05-py3
+                    command: [torchrun, --nnodes=4, --nproc_per_node=8, --rdzv_backend=c10d,
+                              "--rdzv_endpoint=$(LWS_LEADER_ADDRESS):29400", train.py]
+                    resources:
+                      limits: {{nvidia.com/gpu: 8}}
+        """
+    )
+
+
+def test_eml808_leaderworkerset_group_restart_policy() -> None:
+    (f,) = _codes(_lws("restartPolicy: None"), "EML808")
+    assert f.location.path == ("spec", "leaderWorkerTemplate", "restartPolicy")
+    assert "4-pod group" in f.message and "RecreateGroupOnPodRestart" in f.message
+    assert len(_codes(_lws("restartPolicy: Default"), "EML808")) == 1  # the deprecated name of None
+    assert _codes(_lws(""), "EML808") == []  # the default recreates the whole group
+    assert _codes(_lws("restartPolicy: RecreateGroupAfterStart"), "EML808") == []
+
+
+# --------------------------------------------------------------------------- Slurm: srun-native launches
+
+
+def _sbatch(tmp_path: Path, header: str, step: str, name: str = "train.sbatch") -> Path:
+    lines = ["#!/bin/bash"] + [f"#SBATCH {d}" for d in header.split(";")] + [step]
+    return write(tmp_path / name, "\n".join(lines) + "\n")
+
+
+def test_eml806_srun_native_one_task_per_gpu_is_judged_right(tmp_path: Path) -> None:
+    ok = _sbatch(tmp_path, "--nodes=2;--ntasks-per-node=8;--gpus-per-task=1", "srun python train.py")
+    assert lint([ok], "EML806", "EML805") == []
+    over = _sbatch(tmp_path, "--nodes=2;--ntasks-per-node=8;--gpus-per-node=4", "srun python train.py", "over.sbatch")
+    (f,) = lint([over], "EML806")
+    assert "8 Python processes per node" in f.message and "4 GPUs per node" in f.message
+
+
+def test_eml806_gpus_per_task_counts_the_gpus_of_a_per_node_launcher(tmp_path: Path) -> None:
+    script = _sbatch(
+        tmp_path,
+        "--nodes=2",
+        "srun --ntasks-per-node=1 --gpus-per-task=4 torchrun --nnodes=2 --nproc_per_node=8 "
+        "--rdzv_backend=c10d --rdzv_endpoint=$HEAD:29500 train.py",
+    )
+    (f,) = lint([script], "EML806")
+    assert (
+        "--nproc_per_node=8" in f.message and "4 GPUs per node (srun --gpus-per-task=4 x 1 task per node)" in f.message
+    )
+    ok = _sbatch(
+        tmp_path,
+        "--nodes=2;--ntasks-per-node=1;--gpus-per-task=8",
+        "srun torchrun --nnodes=2 --nproc_per_node=8 --rdzv_backend=c10d --rdzv_endpoint=$HEAD:29500 train.py",
+        "ok.sbatch",
+    )
+    assert lint([ok], "EML806") == []
+
+
+def test_eml806_gpus_per_task_beyond_the_partition_nodes(tmp_path: Path) -> None:
+    nodeset = write(
+        tmp_path / "nodeset.yaml",
+        textwrap.dedent(
+            """\
+            apiVersion: slinky.slurm.net/v1alpha1
+            kind: NodeSet
+            metadata: {name: gpu, namespace: slurm}
+            spec:
+              replicas: 2
+              partition: {enabled: true}
+              template:
+                spec:
+                  nodeSelector: {node.kubernetes.io/instance-type: p5.48xlarge}
+            """
+        ),
+    )
+    script = _sbatch(tmp_path, "--partition=gpu;--nodes=2;--ntasks-per-node=8;--gpus-per-task=2", "srun python t.py")
+    (f,) = lint([script, nodeset], "EML806")
+    assert "16 GPUs per node" in f.message and "have 8" in f.message
+
+
+def test_eml806_torchrun_without_nnodes_on_several_nodes_runs_one_world_per_node(tmp_path: Path) -> None:
+    step = "srun torchrun --nproc_per_node=8 --rdzv_backend=c10d --rdzv_endpoint=$HEAD:29500 train.py"
+    (f,) = lint([_sbatch(tmp_path, "--nodes=4;--ntasks-per-node=1;--gpus-per-node=8", step)], "EML806")
+    assert "no --nnodes" in f.message and "4 nodes" in f.message
+    one_node = step.replace("srun torchrun", "srun --nodes=1 torchrun")
+    assert lint([_sbatch(tmp_path, "--nodes=4;--gpus-per-node=8", one_node, "one.sbatch")], "EML806") == []
+    exported = "export PET_NNODES=4\n" + step
+    assert lint([_sbatch(tmp_path, "--nodes=4;--gpus-per-node=8", exported, "pet.sbatch")], "EML806") == []
+
+
+def test_eml809_world_size_from_sbatch_nodes_and_gpus_when_torchrun_uses_every_gpu(tmp_path: Path) -> None:
+    write(
+        tmp_path / "ds_config.json",
+        '{"train_batch_size": 32, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 2}\n',
+    )
+    step = (
+        "srun torchrun --nnodes=$SLURM_NNODES --nproc_per_node=gpu --rdzv_backend=c10d "
+        "--rdzv_endpoint=$HEAD:29500 train.py --deepspeed ds_config.json"
+    )
+    script = _sbatch(tmp_path, "--nodes=4;--ntasks-per-node=1;--gpus-per-node=8", step)
+    (f,) = lint([script, tmp_path / "ds_config.json"], "EML809")
+    assert "micro batch 2 x gradient accumulation 2 x 32 processes" in f.message
+    assert "--nproc_per_node=gpu: 8 GPUs per node" in f.message
+    unknown_gpus = _sbatch(tmp_path, "--nodes=4;--ntasks-per-node=1", step, "unknown.sbatch")
+    assert lint([unknown_gpus, tmp_path / "ds_config.json"], "EML809") == []
+
+
+def test_eml809_names_the_sbatch_nodes_and_srun_tasks_behind_the_world_size(tmp_path: Path) -> None:
+    config = write(
+        tmp_path / "ds_config.json",
+        '{"train_batch_size": 32, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 2}\n',
+    )
+    torchrun = (
+        "srun torchrun --nnodes=$SLURM_NNODES --nproc_per_node=8 --rdzv_backend=c10d "
+        "--rdzv_endpoint=$HEAD:29500 train.py --deepspeed ds_config.json"
+    )
+    (f,) = lint([_sbatch(tmp_path, "--nodes=4;--ntasks-per-node=1;--gpus-per-node=8", torchrun), config], "EML809")
+    assert "x 32 processes (--nnodes=$SLURM_NNODES is 4 from #SBATCH --nodes=4, line 2)" in f.message
+    native = _sbatch(
+        tmp_path,
+        "--nodes=4;--ntasks-per-node=8;--gpus-per-task=1",
+        "srun python train.py --deepspeed ds_config.json",
+        "native.sbatch",
+    )
+    (g,) = lint([native, config], "EML809")
+    assert "x 32 processes (srun starts 8 tasks per node on 4 nodes)" in g.message
+    right = _sbatch(
+        tmp_path,
+        "--nodes=1;--ntasks-per-node=8;--gpus-per-task=1",
+        "srun python train.py --deepspeed ds_config.json",
+        "right.sbatch",
+    )
+    assert lint([right, config], "EML809") == []  # 2 x 2 x 8 = 32
+
+
+def test_eml806_accelerate_num_processes_is_a_total_over_the_machines(tmp_path: Path) -> None:
+    step = (
+        "srun accelerate launch --num_processes=8 --num_machines=2 --machine_rank=$SLURM_NODEID "
+        "--main_process_ip=$HEAD --main_process_port=29500 train.py"
+    )
+    (f,) = lint([_sbatch(tmp_path, "--nodes=2;--ntasks-per-node=1;--gpus-per-node=8", step)], "EML806")
+    assert "accelerate --num_processes=8 over 2 machines starts 4 processes per node" in f.message
+    assert "4 allocated GPUs per node stay idle" in f.message
+    total = step.replace("--num_processes=8", "--num_processes=16")
+    assert (
+        lint([_sbatch(tmp_path, "--nodes=2;--ntasks-per-node=1;--gpus-per-node=8", total, "ok.sbatch")], "EML806") == []
+    )
