@@ -138,6 +138,7 @@ _SIGNAL_WORDS = (
     "save_strategy",
     "save-strategy",
 )
+_SIGNAL = re.compile("|".join(map(re.escape, _SIGNAL_WORDS)))
 RENDEZVOUS_ENV = ("MASTER_ADDR", "WORLD_SIZE", "PET_NNODES", "TF_CONFIG")
 #: Kinds that run batch work to completion: accelerators there are taken as training.
 _BATCH_TRAINING_KINDS = frozenset({"JobSet", "RayCluster", "RayJob"})
@@ -187,8 +188,8 @@ def _training_evidence(w: Workload) -> list[str]:
     out: list[str] = []
     if w.kind in OPERATOR_MANAGED:
         out.append(f"{w.kind}: the Kubeflow training operator runs it")
-    plugins = w.resource.get(("spec", "plugins"))
-    if w.is_volcano_job and isinstance(plugins, dict):
+    plugins = w.resource.get(("spec", "plugins")) if w.is_volcano_job else None
+    if isinstance(plugins, dict):
         found = sorted({"pytorch", "mpi", "tensorflow"} & set(plugins))
         if found:
             out.append(f"Volcano {'/'.join(found)} plugin")
@@ -238,8 +239,8 @@ def _pods_rendezvous(w: Workload) -> bool:
         return False
     if w.kind in OPERATOR_MANAGED:
         return True
-    plugins = w.resource.get(("spec", "plugins"))
-    if w.is_volcano_job and isinstance(plugins, dict) and {"pytorch", "mpi", "tensorflow"} & set(plugins):
+    plugins = w.resource.get(("spec", "plugins")) if w.is_volcano_job else None
+    if isinstance(plugins, dict) and {"pytorch", "mpi", "tensorflow"} & set(plugins):
         return True
     for t in w.collective_templates:
         if t.accelerator_total > 0:
@@ -269,7 +270,7 @@ def _classify(w: Workload) -> Classification:
     texts = [(f"container {c.name!r}", _words(c)) for c in containers]
     images = [(f"container {c.name!r} image", c.image or "") for c in containers]
     blob = "\n".join([t for _, t in texts + images] + [w.resource.name or ""]).lower()
-    signal = any(word in blob for word in _SIGNAL_WORDS)
+    signal = _SIGNAL.search(blob) is not None
     found = _signal_class(w, texts, images, accelerators) if signal else None
     if found is None and w.kind == "DaemonSet" and accelerators:
         found = Classification(WorkloadClass.BURN_IN, ("DaemonSet: one pod per node holding accelerators, not a job",))
