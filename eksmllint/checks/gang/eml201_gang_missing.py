@@ -1,0 +1,118 @@
+"""EML201 gang-missing: a multi-pod training collective scheduled without any gang mechanism
+(Volcano, Kubeflow schedulingPolicy, coscheduling, Kueue, KubeRay batch scheduler, KAI, YuniKorn)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from eksmllint.checks.gang._shared import (
+    COSCHEDULING_LABELS,
+    KUBEFLOW_KINDS,
+    SCHEDULING_POLICY,
+    VOLCANO_GROUP_ANNOTATION,
+    is_elastic,
+    is_volcano_scheduler,
+    pod_breakdown,
+)
+from eksmllint.core.context import RuleContext
+from eksmllint.core.finding import Finding
+from eksmllint.workload import Workload
+
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+KUEUE_POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
+#: KubeRay creates a PodGroup for the cluster when one of these labels names a batch scheduler.
+RAY_GANG_LABELS = ("ray.io/scheduler-name", "ray.io/gang-scheduling-enabled")
+#: NVIDIA KAI Scheduler: its pod-grouper creates a PodGroup for pods that name it, with
+#: minMember = all replicas for these kinds (distributed training, Ray, JobSet) but minMember 1
+#: for a plain batch Job (docs/batch/README.md of NVIDIA/KAI-Scheduler).
+KAI_SCHEDULER = "kai-scheduler"
+KAI_GANG_KINDS = frozenset({"PyTorchJob", "TFJob", "MPIJob", "RayJob", "RayCluster", "JobSet"})
+#: Apache YuniKorn gang-schedules an application only when its pods declare task groups.
+YUNIKORN_TASK_GROUPS = "yunikorn.apache.org/task-groups"
+YUNIKORN = "yunikorn"
+
+
+def ray_autoscaling(w: Workload) -> bool:
+    """A RayCluster with the in-tree autoscaler grows and shrinks: it is no fixed collective."""
+    base = ("spec", "rayClusterSpec") if w.kind == "RayJob" else ("spec",)
+    return w.resource.get(base + ("enableInTreeAutoscaling",)) is True
+
+
+def gang_mechanism(w: Workload) -> str | None:
+    """The gang mechanism ``w`` uses (a short description), or None when it has none."""
+    r = w.resource
+    if w.is_volcano_job:
+        return "Volcano Job"  # schedulerName volcano and minAvailable = total by default
+    if w.kind in KUBEFLOW_KINDS and isinstance(r.get(SCHEDULING_POLICY), dict):
+        return "runPolicy.schedulingPolicy"
+    if isinstance(r.labels.get(KUEUE_QUEUE_LABEL), str):
+        return "Kueue"
+    # JobSet/LeaderWorkerSet exclusive-topology annotations are no gang: they place one job (group)
+    # per topology domain, but its pods are still scheduled one at a time.
+    if w.kind in ("RayCluster", "RayJob") and any(k in r.labels for k in RAY_GANG_LABELS):
+        return "KubeRay batch scheduler"
+    workers = [t for t in w.collective_templates if t.replicas] or w.templates
+    if w.kind in KAI_GANG_KINDS and workers and all(t.scheduler_name == KAI_SCHEDULER for t in workers):
+        return "KAI Scheduler pod-grouper"
+    if YUNIKORN_TASK_GROUPS in r.annotations or any(YUNIKORN_TASK_GROUPS in t.annotations for t in w.templates):
+        return "YuniKorn task groups"
+    for t in w.templates:
+        if isinstance(t.labels.get(KUEUE_QUEUE_LABEL), str) or isinstance(t.labels.get(KUEUE_POD_GROUP_LABEL), str):
+            return "Kueue"
+        if any(isinstance(t.labels.get(k), str) for k in COSCHEDULING_LABELS):
+            return "coscheduling PodGroup"
+        if isinstance(t.annotations.get(VOLCANO_GROUP_ANNOTATION), str) and is_volcano_scheduler(t.scheduler_name):
+            return "Volcano PodGroup"
+    return None
+
+
+def check(ctx: RuleContext, w: Workload) -> Iterator[Finding]:
+    if not w.is_multi_pod or not w.is_collective:
+        return
+    if (w.kind in ("RayCluster", "RayJob") and ray_autoscaling(w)) or is_elastic(w):
+        return  # no fixed collective: it runs with whatever number of pods it gets
+    if gang_mechanism(w) is not None:
+        return
+    r = w.resource
+    pods = w.collective_size
+    accel = sum((t.replicas or 0) * t.accelerator_total for t in w.collective_templates)
+    held = (
+        f"; pods that start first hold their share of the {accel} accelerators while waiting for the rest"
+        if accel
+        else "; pods that start first wait for the rest, and two such jobs can deadlock"
+    )
+    path: tuple = ("spec",)
+    if w.kind in KUBEFLOW_KINDS:
+        how = "add runPolicy.schedulingPolicy.minAvailable (with the operator's gang scheduler) or a Kueue queue"
+        path = ("spec", "runPolicy") if isinstance(r.get(("spec", "runPolicy")), dict) else path
+    elif w.kind in ("RayCluster", "RayJob"):
+        how = (
+            "set the ray.io/scheduler-name label for KubeRay's batch scheduler (volcano, yunikorn) or use a Kueue queue"
+        )
+    elif w.is_batch_job:
+        how = "use a Volcano Job, a Kueue queue or a coscheduling PodGroup (scheduling.x-k8s.io/pod-group)"
+    else:
+        how = "use a Kueue queue or a coscheduling PodGroup (scheduling.x-k8s.io/pod-group)"
+    how += _scheduler_note(w)
+    parts = [t for t in w.collective_templates if t.replicas]
+    breakdown = f" ({pod_breakdown(w, parts)})" if len(parts) > 1 else ""
+    yield ctx.report(
+        r,
+        path,
+        f"{r.kind} runs {pods} pods in one collective{breakdown} without gang scheduling{held}; {how}",
+    )
+
+
+def _scheduler_note(w: Workload) -> str:
+    """Why a gang scheduler the pods name does not gang them here."""
+    names = {t.scheduler_name for t in w.templates if t.scheduler_name}
+    if KAI_SCHEDULER in names:
+        return (
+            "; KAI Scheduler's pod-grouper gives a plain Job minMember 1 (pod by pod): run the collective "
+            "as a PyTorchJob, MPIJob or JobSet"
+            if w.kind not in KAI_GANG_KINDS
+            else "; KAI gangs the job only when every pod template sets schedulerName: kai-scheduler"
+        )
+    if any(n and YUNIKORN in n for n in names):
+        return f"; YuniKorn gang-schedules only pods that declare task groups ({YUNIKORN_TASK_GROUPS})"
+    return ""

@@ -1,0 +1,134 @@
+"""EML204 queue-capacity: one job asks for more accelerators than its Volcano Queue's capability
+or its Kueue ClusterQueue's quota can ever grant."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from decimal import Decimal
+
+from eksmllint.checks.gang._shared import VOLCANO_SCHEDULING_GROUP, queue_refs
+from eksmllint.core.context import KUEUE_GROUP, RuleContext
+from eksmllint.core.finding import Finding
+from eksmllint.quantity import parse_count, parse_quantity
+from eksmllint.resource import Resource
+from eksmllint.workload import Workload
+
+
+@dataclass(frozen=True)
+class Demand:
+    """Accelerators one job asks for at once, per resource name, with the per-template parts."""
+
+    totals: dict[str, int]
+    parts: dict[str, list[str]]
+
+
+def job_demand(w: Workload) -> Demand | None:
+    """Sum over templates of replicas x per-pod accelerators; None when a replica count is unknown."""
+    totals: dict[str, int] = {}
+    parts: dict[str, list[str]] = {}
+    for t in w.templates:
+        if not t.accelerators:
+            continue
+        if t.replicas is None:
+            return None
+        for res, n in t.accelerators.items():
+            totals[res] = totals.get(res, 0) + t.replicas * n
+            parts.setdefault(res, []).append(f"{t.replicas} pods x {n}")
+    return Demand(totals, parts) if totals else None
+
+
+def _fmt(q: Decimal) -> str:
+    return str(int(q)) if q == q.to_integral_value() else str(q.normalize())
+
+
+def cluster_queue_limit(cq: Resource, resource: str) -> tuple[Decimal, str] | None:
+    """What ClusterQueue ``cq`` can ever give one workload of ``resource``: nominalQuota plus
+    borrowingLimit summed over the flavors that cover it (an upper bound: Kueue gives a pod set
+    one flavor). None when unbounded (in a cohort without borrowingLimit) or not covered."""
+    cohort = cq.get(("spec", "cohort")) or cq.get(("spec", "cohortName"))
+    groups = cq.get(("spec", "resourceGroups"))
+    total = Decimal(0)
+    flavors: list[str] = []
+    found = False
+    for g in groups if isinstance(groups, list) else []:
+        fl = g.get("flavors") if isinstance(g, dict) else None
+        for f in fl if isinstance(fl, list) else []:
+            res = f.get("resources") if isinstance(f, dict) else None
+            for q in res if isinstance(res, list) else []:
+                if not isinstance(q, dict) or q.get("name") != resource:
+                    continue
+                nominal = parse_quantity(q.get("nominalQuota"))
+                if nominal is None:
+                    return None
+                borrowing = parse_quantity(q.get("borrowingLimit")) if "borrowingLimit" in q else None
+                if "borrowingLimit" in q and borrowing is None:
+                    return None
+                if borrowing is None and cohort:
+                    return None  # may borrow without limit from its cohort
+                found = True
+                total += nominal + (borrowing or 0)
+                flavors.append(
+                    f"flavor {f.get('name')}: nominalQuota {_fmt(nominal)}"
+                    + (f" + borrowingLimit {_fmt(borrowing)}" if borrowing is not None else "")
+                )
+    return (total, "; ".join(flavors)) if found else None
+
+
+def _volcano_capacity(ctx: RuleContext, w: Workload, demand: Demand, name: str, path: tuple) -> Iterator[Finding]:
+    queues = ctx.run.find("Queue", name, None, VOLCANO_SCHEDULING_GROUP)
+    if len(queues) != 1:
+        return
+    q = queues[0]
+    cap = q.get(("spec", "capability"))
+    if not isinstance(cap, dict):
+        return
+    for res, need in sorted(demand.totals.items()):
+        limit = parse_count(cap.get(res))
+        if limit is not None and need > limit:
+            yield ctx.report(
+                w.resource,
+                path,
+                f"the job asks for {need} {res} ({' + '.join(demand.parts[res])}) but Volcano "
+                f"Queue {name!r} caps {res} at {limit}: it can never be admitted",
+                related=(q.location(("spec", "capability", res)),),
+            )
+
+
+def _kueue_capacity(ctx: RuleContext, w: Workload, demand: Demand, name: str, path: tuple) -> Iterator[Finding]:
+    run = ctx.run
+    lqs = run.find("LocalQueue", name, w.resource.namespace, KUEUE_GROUP)
+    if len(lqs) != 1:
+        return
+    cq_name = lqs[0].get(("spec", "clusterQueue"))
+    cqs = run.find("ClusterQueue", cq_name, None, KUEUE_GROUP) if isinstance(cq_name, str) else []
+    if len(cqs) != 1:
+        return
+    cq = cqs[0]
+    for res, need in sorted(demand.totals.items()):
+        limit = cluster_queue_limit(cq, res)
+        if limit is None or need <= limit[0]:
+            continue
+        yield ctx.report(
+            w.resource,
+            path,
+            f"the job asks for {need} {res} ({' + '.join(demand.parts[res])}) but ClusterQueue "
+            f"{cq_name!r} (via LocalQueue {name!r}) offers at most {_fmt(limit[0])} ({limit[1]}): "
+            "Kueue can never admit it",
+            related=(cq.location(("spec", "resourceGroups")),),
+        )
+
+
+def check(ctx: RuleContext, w: Workload) -> Iterator[Finding]:
+    demand = job_demand(w)
+    if demand is None:
+        return
+    done: set[tuple] = set()
+    for kind, _group, name, path in queue_refs(w):
+        if (kind, name) in done:
+            continue
+        done.add((kind, name))
+        if kind == "Queue":
+            yield from _volcano_capacity(ctx, w, demand, name, path)
+        elif kind == "LocalQueue":
+            yield from _kueue_capacity(ctx, w, demand, name, path)
