@@ -12,7 +12,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from eksmllint.checks.disruption import exposure, format_seconds, human_duration, parse_go_duration
+from eksmllint.checks.disruption._shared import exposure, format_seconds, human_duration, parse_go_duration
 from eksmllint.config import Config
 from eksmllint.core.engine import lint_text
 from eksmllint.fix.apply import apply_fix

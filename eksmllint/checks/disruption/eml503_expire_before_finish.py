@@ -1,0 +1,82 @@
+"""EML503 expire-before-finish: a NodePool's expireAfter (forceful since Karpenter v1) is shorter
+than the time a training job is allowed to run on it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from eksmllint.checks.disruption._shared import (
+    deadlines,
+    format_seconds,
+    hosting_pools,
+    human_duration,
+    is_training_pod,
+    parse_go_duration,
+    protected,
+)
+from eksmllint.core.context import RuleContext
+from eksmllint.core.finding import Finding
+from eksmllint.resource import Resource
+from eksmllint.workload import Workload
+
+#: CRD default of ``spec.template.spec.expireAfter`` (v1) / ``spec.disruption.expireAfter`` (v1beta1).
+DEFAULT_EXPIRE_AFTER = "720h"
+
+
+def expire_after(pool: Resource) -> tuple[float | None, tuple, bool] | None:
+    """(seconds or None for Never, path, defaulted) of the pool's node lifetime; None if unreadable."""
+    path = (
+        ("spec", "disruption", "expireAfter")
+        if pool.api_version.endswith("v1beta1")
+        else ("spec", "template", "spec", "expireAfter")
+    )
+    raw = pool.get(path)
+    defaulted = raw is None
+    text = DEFAULT_EXPIRE_AFTER if defaulted else raw
+    if isinstance(text, str) and text.strip() == "Never":
+        return None, path, defaulted
+    seconds = parse_go_duration(text)
+    return (seconds, path, defaulted) if seconds is not None else None
+
+
+def check(ctx: RuleContext, w: Workload) -> Iterator[Finding]:
+    if not w.is_training:
+        return
+    reported: set[tuple] = set()
+    for seconds, path, templates in deadlines(w):
+        for t in templates:
+            if not is_training_pod(t):
+                continue
+            for pool in hosting_pools(ctx.run, t):
+                key = (path, id(pool.resource))
+                if key in reported:
+                    continue
+                life = expire_after(pool.resource)
+                if life is None:
+                    continue
+                configured, epath, defaulted = life
+                if configured is None:
+                    continue  # expireAfter: Never
+                expire = configured
+                grace = parse_go_duration(pool.resource.get(("spec", "template", "spec", "terminationGracePeriod")))
+                if protected(t):
+                    # do-not-disrupt pods hold an expired node's drain until terminationGracePeriod
+                    if grace is None:
+                        continue
+                    expire += grace
+                if expire >= seconds:
+                    continue
+                reported.add(key)
+                bound = f"expireAfter {format_seconds(configured)}{', the default' if defaulted else ''}"
+                if protected(t) and grace is not None:
+                    bound += f" + terminationGracePeriod {format_seconds(grace)}"
+                lifetime = human_duration(expire)
+                lifetime = "" if lifetime == format_seconds(expire) and not protected(t) else f"{lifetime}: "
+                yield ctx.report(
+                    w.resource,
+                    path,
+                    f"activeDeadlineSeconds {seconds} ({human_duration(seconds)}) lets the job run longer than "
+                    f"NodePool {pool.name!r} keeps a node ({lifetime}{bound}): expiry drains "
+                    "the node forcefully, disruption budgets do not apply, and the run is killed",
+                    related=(pool.resource.location(epath),),
+                )
