@@ -1,31 +1,27 @@
-"""Unit tests of the 2xx (gang, queues) and 5xx (disruption) rules beyond their fixtures:
-duration parsing, the disruption-exposure model, edge cases each rule must stay silent on,
-fixes that really remove their finding, and robustness on malformed input."""
+"""Rule tests of the 5xx family (Karpenter disruption) beyond their fixtures: duration parsing,
+the disruption-exposure model, edge cases each rule must stay silent on, fixes that really remove
+their finding, and robustness on malformed input."""
 
 from __future__ import annotations
 
-import copy
 import textwrap
 
 import pytest
-import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from rule_properties import assert_fixes_remove_findings, assert_never_crashes
 
 from eksmllint.checks.disruption._shared import exposure, format_seconds, human_duration, parse_go_duration
 from eksmllint.config import Config
 from eksmllint.core.engine import lint_text
-from eksmllint.fix.apply import apply_fix
 from eksmllint.loader import parse_source
-from eksmllint.paths import rule_fixtures_dir
 from eksmllint.resource import SourceFile
 
-FIXTURES = rule_fixtures_dir()
-OUR_CODES = ("EML201", "EML202", "EML203", "EML204", "EML501", "EML502", "EML503")
+CODES = ("EML501", "EML502", "EML503")
 
 
 def lint(text: str, *codes: str, rules: dict | None = None):
-    cfg = Config(select=codes or OUR_CODES, rules=rules or {})
+    cfg = Config(select=codes or CODES, rules=rules or {})
     return [f for f in lint_text(textwrap.dedent(text), cfg, name="t.yaml").active]
 
 
@@ -281,244 +277,21 @@ def test_eml503_grace_period_and_never():
     )
 
 
-# --- EML201-EML204 edge cases -----------------------------------------------------------------
-
-PYTORCHJOB = """\
-apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata:
-  name: ddp
-  namespace: ns
-spec:
-{spec}
-  pytorchReplicaSpecs:
-    Worker:
-      replicas: 4
-      template:
-{template}
-        spec:
-{pod}
-          containers:
-            - name: pytorch
-              image: nvcr.io/nvidia/pytorch:24.05-py3
-              command: {command}
-              resources: {{limits: {{nvidia.com/gpu: 1}}}}
-"""
-
-
-def pytorchjob(spec: str = "  runPolicy: {}", template: str = "", pod: str = "", command: str = "[python, t.py]"):
-    return PYTORCHJOB.format(spec=spec, template=template, pod=pod or "          hostIPC: false", command=command)
-
-
-def test_eml201_kubeflow_variants():
-    assert codes(lint(pytorchjob(), "EML201")) == ["EML201"]
-    # schedulerName volcano alone creates no PodGroup
-    assert codes(lint(pytorchjob(pod="          schedulerName: volcano"), "EML201")) == ["EML201"]
-    assert lint(pytorchjob(spec="  runPolicy: {schedulingPolicy: {minAvailable: 4}}"), "EML201") == []
-    assert lint(pytorchjob(template="        metadata: {labels: {scheduling.x-k8s.io/pod-group: g}}"), "EML201") == []
-    assert lint(pytorchjob(spec="  elasticPolicy: {minReplicas: 1, maxReplicas: 4}"), "EML201") == []
-    assert lint(pytorchjob(command="[torchrun, --nnodes=2:4, t.py]"), "EML201") == []
-
-
-def test_eml201_indexed_job_needs_a_collective():
-    indexed = """\
-apiVersion: batch/v1
-kind: Job
-metadata: {name: shard}
-spec:
-  completionMode: Indexed
-  completions: 8
-  parallelism: 8
-  template:
-    spec:
-      restartPolicy: Never
-      containers:
-        - name: c
-          image: python:3.12-slim
-          command: [python, process_shard.py]
-"""
-    assert lint(indexed, "EML201") == []  # embarrassingly parallel CPU work
-    assert codes(lint(indexed.replace("[python, process_shard.py]", "[torchrun, --nnodes=8, t.py]"), "EML201")) == [
-        "EML201"
-    ]
-
-
-def test_eml202_elastic_and_templated_values():
-    elastic = pytorchjob(
-        spec="  runPolicy: {schedulingPolicy: {minAvailable: 2}}", command="[torchrun, --nnodes=2:4, t.py]"
-    )
-    assert lint(elastic, "EML202") == []
-    assert lint(pytorchjob(spec="  runPolicy: {schedulingPolicy: {minAvailable: '{{ .Values.n }}'}}"), "EML202") == []
-
-
-def test_eml202_volcano_default_min_from_task_min():
-    vcjob = """\
-apiVersion: batch.volcano.sh/v1alpha1
-kind: Job
-metadata: {name: v}
-spec:
-  tasks:
-    - name: w
-      replicas: 4
-      minAvailable: 1
-      template:
-        spec:
-          containers:
-            - {name: c, image: nvcr.io/nvidia/pytorch:24.05-py3, resources: {limits: {nvidia.com/gpu: 1}}}
-"""
-    found = lint(vcjob, "EML202")
-    assert codes(found) == ["EML202"] and "gangs only 1 of the 4" in found[0].message
-    assert lint(vcjob.replace("minAvailable: 1", "minAvailable: 4"), "EML202") == []
-
-
-def test_eml203_only_when_the_run_defines_that_kind():
-    vcjob = """\
-apiVersion: batch.volcano.sh/v1alpha1
-kind: Job
-metadata: {{name: v}}
-spec:
-  queue: {queue}
-  tasks:
-    - name: w
-      replicas: 2
-      template:
-        spec:
-          containers:
-            - {{name: c, image: nvcr.io/nvidia/pytorch:24.05-py3}}
-"""
-    queue = "---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: other}\nspec: {weight: 1}\n"
-    assert lint(vcjob.format(queue="elsewhere"), "EML203") == []
-    assert codes(lint(vcjob.format(queue="elsewhere") + queue, "EML203")) == ["EML203"]
-    assert lint(vcjob.format(queue="default") + queue, "EML203") == []  # Volcano's built-in queue
-    # a scheduler whose name says volcano is accepted
-    assert (
-        lint(
-            vcjob.format(queue="other").replace("spec:\n  queue", "spec:\n  schedulerName: volcano-gpu\n  queue")
-            + queue,
-            "EML203",
-        )
-        == []
-    )
-
-
-KUEUE = """\
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {{name: cq}}
-spec:
-{cohort}
-  resourceGroups:
-    - coveredResources: [nvidia.com/gpu]
-      flavors:
-        - name: f
-          resources:
-            - {{name: nvidia.com/gpu, nominalQuota: 4{borrow}}}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {{name: lq, namespace: ns}}
-spec: {{clusterQueue: cq}}
----
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: j
-  namespace: ns
-  labels: {{kueue.x-k8s.io/queue-name: lq}}
-spec:
-  parallelism: 8
-  template:
-    spec:
-      restartPolicy: Never
-      containers:
-        - {{name: c, image: nvcr.io/nvidia/pytorch:24.05-py3, resources: {{limits: {{nvidia.com/gpu: 1}}}}}}
-"""
-
-
-@pytest.mark.parametrize(
-    "cohort, borrow, reported",
-    [
-        ("  namespaceSelector: {}", "", True),  # no cohort: 4 < 8
-        ("  cohortName: c", "", False),  # cohort without limit: unbounded
-        ("  cohortName: c", ", borrowingLimit: 4", False),  # 4 + 4 = 8
-        ("  cohortName: c", ", borrowingLimit: 3", True),  # 4 + 3 < 8
-    ],
-)
-def test_eml204_kueue_limits(cohort, borrow, reported):
-    found = lint(KUEUE.format(cohort=cohort, borrow=borrow), "EML204")
-    assert codes(found) == (["EML204"] if reported else [])
-
-
 # --- fixes remove their finding ---------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
     "case, code",
-    [
-        ("EML202-gang-min-available", "EML202"),
-        ("EML203-gang-scheduler-mismatch", "EML203"),
-        ("EML501-nodepool-disruption-budget", "EML501"),
-        ("EML502-training-pod-disruptable", "EML502"),
-    ],
+    [("EML501-nodepool-disruption-budget", "EML501"), ("EML502-training-pod-disruptable", "EML502")],
 )
 def test_fixes_remove_their_findings(case, code):
-    text = (FIXTURES / case / "bad.yaml").read_text(encoding="utf-8")
-    cfg = Config(select=(code,))
-    before = [f for f in lint_text(text, cfg, name="bad.yaml").active if f.code == code]
-    fixable = [f for f in before if f.fix is not None]
-    assert fixable, "the bad fixture has fixable findings"
-    for _ in range(len(before)):  # one fix per pass, re-linting in between (paths stay valid)
-        current = [f for f in lint_text(text, cfg, name="bad.yaml").active if f.code == code and f.fix]
-        if not current:
-            break
-        f = current[0]
-        text = apply_fix(text, f.fix, f.location.doc_index)
-    after = [f for f in lint_text(text, cfg, name="bad.yaml").active if f.code == code]
-    assert len(after) == len(before) - len(fixable)
-    assert not [f for f in lint_text(text, Config(select=("EML002",)), name="bad.yaml").active]
+    assert_fixes_remove_findings(case, code)
 
 
 # --- robustness -------------------------------------------------------------------------------
 
-# deep-copied per draw: a shared [] or {} placed twice would make a cycle in the document
-_ODD = st.sampled_from([None, "x", -1, 0, 3.5, True, [], {}, ["a"], {"k": "v"}, "720h", "Never", "0"]).map(
-    copy.deepcopy
-)
-_DOCS = [
-    d
-    for case in sorted(FIXTURES.glob("EML[25]0*"))
-    for name in ("bad.yaml", "good.yaml")
-    for d in yaml.safe_load_all((case / name).read_text(encoding="utf-8"))
-    if isinstance(d, dict)
-]
-
-
-def _paths(data, path=()):
-    yield path
-    if isinstance(data, dict):
-        for k, v in data.items():
-            yield from _paths(v, path + (k,))
-    elif isinstance(data, list):
-        for i, v in enumerate(data):
-            yield from _paths(v, path + (i,))
-
-
-def _set(data, path, value):
-    cur = data
-    for p in path[:-1]:
-        cur = cur[p]
-    cur[path[-1]] = value
-
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
-def test_rules_never_crash_on_mutated_manifests(data):
-    docs = copy.deepcopy(data.draw(st.lists(st.sampled_from(_DOCS), min_size=1, max_size=4)))
-    for _ in range(data.draw(st.integers(1, 4))):
-        doc = data.draw(st.sampled_from(docs))
-        paths = [p for p in _paths(doc) if p]
-        _set(doc, data.draw(st.sampled_from(paths)), data.draw(_ODD))
-    text = yaml.safe_dump_all(docs)
-    result = lint_text(text, Config(select=OUR_CODES), name="m.yaml")
-    crashes = [f.message for f in result.findings if f.code == "EML000"]
-    assert not crashes, crashes
+def test_disruption_rules_never_crash_on_mutated_manifests(data):
+    assert_never_crashes(data, "EML50*", CODES)
