@@ -193,6 +193,85 @@ def test_eml204_kueue_limits(cohort, borrow, reported):
     assert codes(found) == (["EML204"] if reported else [])
 
 
+COVERAGE = """\
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: cq}}
+spec:
+  cohortName: shared
+  resourceGroups: {groups}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: lq, namespace: ns}}
+spec: {{clusterQueue: cq}}
+---
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: j
+  namespace: ns
+  labels: {{kueue.x-k8s.io/queue-name: lq}}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        spec:
+          containers:
+            - {{name: c, image: i, resources: {master}}}
+    Worker:
+      replicas: {workers}
+      template:
+        spec:
+          initContainers:
+            - {{name: init, image: i, resources: {init}}}
+          containers:
+            - {{name: c, image: i, resources: {worker}}}
+"""
+GPU_CPU_MEMORY = (
+    "[{coveredResources: [cpu, memory, nvidia.com/gpu], flavors: [{name: f, resources: "
+    "[{name: cpu, nominalQuota: 900}, {name: memory, nominalQuota: 9Ti}, {name: nvidia.com/gpu, nominalQuota: 64}]}]}]"
+)
+P5_WORKER = "{limits: {nvidia.com/gpu: 8, vpc.amazonaws.com/efa: 32, cpu: '90', memory: 900Gi}}"
+
+
+def coverage(groups=GPU_CPU_MEMORY, master="{requests: {cpu: '2'}}", worker=P5_WORKER, init="{}", workers=2):
+    text = COVERAGE.format(groups=groups, master=master, worker=worker, init=init, workers=workers)
+    return lint(text, "EML204")
+
+
+def test_eml204_resource_the_cluster_queue_does_not_cover():
+    (found,) = coverage()
+    assert found.message.startswith("the job's worker pods request vpc.amazonaws.com/efa, which ClusterQueue 'cq'")
+    assert "cover cpu, memory, nvidia.com/gpu" in found.message  # a cohort does not add resources
+    # the master requests memory (from its limits) too: grouped by the templates requesting them
+    gpu_cpu = "[{coveredResources: [cpu, nvidia.com/gpu], flavors: [{name: f, resources: [{name: cpu}]}]}]"
+    (found,) = coverage(master="{limits: {memory: 8Gi}}", groups=gpu_cpu)
+    assert "the job's pods request memory; the job's worker pods request vpc.amazonaws.com/efa" in found.message
+    # an init container's request counts; flavor resources count as covered
+    (found,) = coverage(worker="{limits: {nvidia.com/gpu: 8}}", init="{requests: {ephemeral-storage: 1Gi}}")
+    assert "request ephemeral-storage" in found.message
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"worker": "{limits: {nvidia.com/gpu: 8, vpc.amazonaws.com/efa: 0, cpu: '90'}}"},  # zero is no request
+        {"worker": "{limits: {nvidia.com/gpu: 8, vpc.amazonaws.com/efa: '${EFA}'}}"},  # templated amount
+        {"worker": "{limits: {nvidia.com/gpu: 8, '${EXTRA}': 1}}"},  # templated name
+        # HAMi's vGPU shares are mapped onto covered names by Kueue's resources.transformations
+        {"worker": "{limits: {nvidia.com/gpu: 2, nvidia.com/gpucores: 30, nvidia.com/gpumem: 1024}}"},
+        {"workers": 0},  # no worker pods
+        {"groups": "${GROUPS}"},  # templated resource groups
+        {"groups": "[{flavors: []}]"},  # unreadable: no coveredResources
+        {"groups": GPU_CPU_MEMORY.replace("nvidia.com/gpu]", "nvidia.com/gpu, vpc.amazonaws.com/efa]")},
+    ],
+)
+def test_eml204_coverage_silent(change):
+    assert coverage(**change) == []
+
+
 # --- fixes remove their finding ---------------------------------------------------------------
 
 
