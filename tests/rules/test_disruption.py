@@ -277,6 +277,60 @@ def test_eml503_grace_period_and_never():
     )
 
 
+def _daily_pool() -> str:
+    return (
+        nodepool(
+            "daily",
+            ["g5.2xlarge"],
+            "{consolidationPolicy: WhenEmpty, consolidateAfter: 1m, budgets: [{nodes: '0'}]}",
+            "expireAfter: 24h",
+        )
+        + NODECLASS
+    )
+
+
+def _with_kueue_limit(text: str, seconds: str) -> str:
+    return text.replace("metadata:\n  name: a\n", f"metadata:\n  name: a\n  labels: {{{KUEUE_LIMIT}: '{seconds}'}}\n")
+
+
+def _with_pod_deadline(text: str, seconds: int) -> str:
+    return text.replace(
+        "      restartPolicy: Never", f"      restartPolicy: Never\n      activeDeadlineSeconds: {seconds}"
+    )
+
+
+KUEUE_LIMIT = "kueue.x-k8s.io/max-exec-time-seconds"
+
+
+def test_eml503_kueue_maximum_execution_time_is_a_run_length():
+    (found,) = lint(_daily_pool() + _with_kueue_limit(job("a"), "259200"), "EML503")
+    assert found.message.startswith(f"{KUEUE_LIMIT} 259200 (3 days) lets the job run longer than NodePool 'daily'")
+    assert lint(_daily_pool() + _with_kueue_limit(job("a"), "72000"), "EML503") == []
+    assert lint(_daily_pool() + _with_kueue_limit(job("a"), "${LIMIT}"), "EML503") == []
+
+
+def test_eml503_the_shortest_bound_counts():
+    # a 1h limit (pod deadline or Kueue's) ends every pod long before the 24h node expires, even
+    # though the Job itself may run two days
+    two_days = job("a", deadline="172800")
+    assert codes(lint(_daily_pool() + two_days, "EML503")) == ["EML503"]
+    assert lint(_daily_pool() + _with_pod_deadline(two_days, 3600), "EML503") == []
+    assert lint(_daily_pool() + _with_kueue_limit(two_days, "3600"), "EML503") == []
+
+
+def test_eml502_duration_against_the_shortest_bound():
+    pool = nodepool("a10g", ["g5.2xlarge"], "{consolidateAfter: 1m}") + NODECLASS
+    thirty_minutes = job("a", deadline="172800", annotations="{karpenter.sh/do-not-disrupt: '30m'}")
+    (found,) = lint(pool + thirty_minutes, "EML502")
+    assert "only for their first 30m of a run allowed 2 days" in found.message
+    # pods that live at most 20 minutes are protected for their whole life
+    assert lint(pool + _with_pod_deadline(thirty_minutes, 1200), "EML502") == []
+    (found,) = lint(
+        pool + _with_kueue_limit(job("a", annotations="{karpenter.sh/do-not-disrupt: '30m'}"), "7200"), "EML502"
+    )
+    assert "of a run allowed 2h" in found.message
+
+
 # --- fixes remove their finding ---------------------------------------------------------------
 
 

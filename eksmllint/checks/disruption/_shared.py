@@ -26,6 +26,8 @@ from eksmllint.scheduling import NodePoolView
 from eksmllint.workload import PodTemplate, Workload
 
 DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"
+#: Kueue's maximum execution time: the Workload is deactivated after running this many seconds.
+KUEUE_MAX_EXEC_TIME = "kueue.x-k8s.io/max-exec-time-seconds"
 #: Disruption reasons a budget can name; "Empty" is harmless for training (no pod runs there).
 REASONS = ("Underutilized", "Empty", "Drifted")
 #: Long-running services and per-node daemons are meant to be moved around; do-not-disrupt on
@@ -176,7 +178,9 @@ def _deadline(value: object) -> int | None:
 
 
 def deadlines(w: Workload) -> Iterator[tuple[int, tuple, list[PodTemplate]]]:
-    """(seconds, path, templates bounded by it) for every activeDeadlineSeconds of ``w``."""
+    """(seconds, path, templates bounded by it) for every declared run length of ``w``: each
+    ``activeDeadlineSeconds`` and Kueue's ``kueue.x-k8s.io/max-exec-time-seconds`` label. The
+    path's last key names the bound in messages."""
     r = w.resource
     job_level = {
         "PyTorchJob": ("spec", "runPolicy", "activeDeadlineSeconds"),
@@ -198,3 +202,12 @@ def deadlines(w: Workload) -> Iterator[tuple[int, tuple, list[PodTemplate]]]:
         pod = t.spec_path + ("activeDeadlineSeconds",)
         if d := _deadline(r.get(pod)):
             yield d, pod, [t]
+    if d := _deadline(r.labels.get(KUEUE_MAX_EXEC_TIME)):
+        yield d, ("metadata", "labels", KUEUE_MAX_EXEC_TIME), list(w.templates)
+
+
+def run_bound(t: PodTemplate) -> tuple[int, tuple] | None:
+    """(seconds, path) of the shortest declared run length that bounds the pods of ``t``: a pod
+    outlives none of the bounds that apply to it (the first on a tie); None when none does."""
+    bounds = [(d, path) for d, path, templates in deadlines(t.workload) if any(x is t for x in templates)]
+    return min(bounds, key=lambda b: b[0]) if bounds else None

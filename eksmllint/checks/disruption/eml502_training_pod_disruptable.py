@@ -9,13 +9,13 @@ from eksmllint.analysis.placement import placement
 from eksmllint.checks.disruption._shared import (
     DO_NOT_DISRUPT,
     Exposure,
-    deadlines,
     exposure,
     hosting_pools,
     human_duration,
     is_training_pod,
     parse_go_duration,
     protected,
+    run_bound,
 )
 from eksmllint.core.context import LintRun, RuleContext
 from eksmllint.core.finding import Finding, Fix, SetValue
@@ -25,15 +25,13 @@ from eksmllint.workload import PodTemplate
 
 def _short_protection(t: PodTemplate) -> tuple[float, int] | None:
     """(protected seconds, run bound) when do-not-disrupt is a Go duration shorter than the run's
-    known bound (activeDeadlineSeconds): Karpenter honours the duration only for that long after
-    the pod starts, so the rest of the run is disruptable. None otherwise (unknown run length:
-    the duration is taken as chosen on purpose)."""
+    known bound (the shortest activeDeadlineSeconds or Kueue maximum execution time that applies):
+    Karpenter honours the duration only for that long after the pod starts, so the rest of the run
+    is disruptable. None otherwise (unknown run length: the duration is taken as chosen on purpose)."""
     value = t.annotations.get(DO_NOT_DISRUPT)
     seconds = parse_go_duration(value.strip()) if isinstance(value, str) else None
-    if seconds is None:
-        return None
-    bounds = [d for d, _, templates in deadlines(t.workload) if any(x is t for x in templates)]
-    return (seconds, max(bounds)) if bounds and max(bounds) > seconds else None
+    bound = run_bound(t) if seconds is not None else None
+    return (seconds, bound[0]) if seconds is not None and bound is not None and bound[0] > seconds else None
 
 
 def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:

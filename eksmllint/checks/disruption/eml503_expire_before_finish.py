@@ -1,18 +1,19 @@
 """EML503 expire-before-finish: a NodePool's expireAfter (forceful since Karpenter v1) is shorter
-than the time a training job is allowed to run on it."""
+than the time a training job is allowed to run on it (activeDeadlineSeconds, Kueue's maximum
+execution time)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 from eksmllint.checks.disruption._shared import (
-    deadlines,
     format_seconds,
     hosting_pools,
     human_duration,
     is_training_pod,
     parse_go_duration,
     protected,
+    run_bound,
 )
 from eksmllint.core.context import RuleContext
 from eksmllint.core.finding import Finding
@@ -43,40 +44,41 @@ def check(ctx: RuleContext, w: Workload) -> Iterator[Finding]:
     if not w.is_training:
         return
     reported: set[tuple] = set()
-    for seconds, path, templates in deadlines(w):
-        for t in templates:
-            if not is_training_pod(t):
+    for t in w.templates:
+        bound = run_bound(t)
+        if bound is None or not is_training_pod(t):
+            continue
+        seconds, path = bound
+        for pool in hosting_pools(ctx.run, t):
+            key = (path, id(pool.resource))
+            if key in reported:
                 continue
-            for pool in hosting_pools(ctx.run, t):
-                key = (path, id(pool.resource))
-                if key in reported:
+            life = expire_after(pool.resource)
+            if life is None:
+                continue
+            configured, epath, defaulted = life
+            if configured is None:
+                continue  # expireAfter: Never
+            expire = configured
+            grace = parse_go_duration(pool.resource.get(("spec", "template", "spec", "terminationGracePeriod")))
+            if protected(t):
+                # do-not-disrupt pods hold an expired node's drain until terminationGracePeriod
+                if grace is None:
                     continue
-                life = expire_after(pool.resource)
-                if life is None:
-                    continue
-                configured, epath, defaulted = life
-                if configured is None:
-                    continue  # expireAfter: Never
-                expire = configured
-                grace = parse_go_duration(pool.resource.get(("spec", "template", "spec", "terminationGracePeriod")))
-                if protected(t):
-                    # do-not-disrupt pods hold an expired node's drain until terminationGracePeriod
-                    if grace is None:
-                        continue
-                    expire += grace
-                if expire >= seconds:
-                    continue
-                reported.add(key)
-                bound = f"expireAfter {format_seconds(configured)}{', the default' if defaulted else ''}"
-                if protected(t) and grace is not None:
-                    bound += f" + terminationGracePeriod {format_seconds(grace)}"
-                lifetime = human_duration(expire)
-                lifetime = "" if lifetime == format_seconds(expire) and not protected(t) else f"{lifetime}: "
-                yield ctx.report(
-                    w.resource,
-                    path,
-                    f"activeDeadlineSeconds {seconds} ({human_duration(seconds)}) lets the job run longer than "
-                    f"NodePool {pool.name!r} keeps a node ({lifetime}{bound}): expiry drains "
-                    "the node forcefully, disruption budgets do not apply, and the run is killed",
-                    related=(pool.resource.location(epath),),
-                )
+                expire += grace
+            if expire >= seconds:
+                continue
+            reported.add(key)
+            life_text = f"expireAfter {format_seconds(configured)}{', the default' if defaulted else ''}"
+            if protected(t) and grace is not None:
+                life_text += f" + terminationGracePeriod {format_seconds(grace)}"
+            lifetime = human_duration(expire)
+            lifetime = "" if lifetime == format_seconds(expire) and not protected(t) else f"{lifetime}: "
+            yield ctx.report(
+                w.resource,
+                path,
+                f"{path[-1]} {seconds} ({human_duration(seconds)}) lets the job run longer than "
+                f"NodePool {pool.name!r} keeps a node ({lifetime}{life_text}): expiry drains "
+                "the node forcefully, disruption budgets do not apply, and the run is killed",
+                related=(pool.resource.location(epath),),
+            )
