@@ -272,6 +272,59 @@ def test_eml204_coverage_silent(change):
     assert coverage(**change) == []
 
 
+LWS = """\
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata:
+  name: lws
+  namespace: ns
+{metadata}
+spec:
+  replicas: {groups}
+{spec}
+  leaderWorkerTemplate:
+    size: 4
+    leaderTemplate:
+      spec:
+{pod}
+        containers:
+          - {{name: c, image: i, command: [torchrun, --nnodes=4, t.py], resources: {{limits: {{nvidia.com/gpu: 8}}}}}}
+    workerTemplate:
+      spec:
+{pod}
+        containers:
+          - {{name: c, image: i, command: [torchrun, --nnodes=4, t.py], resources: {{limits: {{nvidia.com/gpu: 8}}}}}}
+"""
+
+
+def lws(groups=2, metadata="", spec="", pod=""):
+    return lint(LWS.format(groups=groups, metadata=metadata, spec=spec, pod=pod), "EML201")
+
+
+def test_eml201_leaderworkerset_groups_are_collectives():
+    (found,) = lws()
+    assert found.message.startswith(
+        "LeaderWorkerSet runs 2 groups of 4 pods, each one collective (leader 1 + worker 3) without gang "
+        "scheduling; pods that start first hold their share of the group's 32 accelerators"
+    )
+    (found,) = lws(groups=1)
+    assert found.message.startswith("LeaderWorkerSet runs one group of 4 pods (leader 1 + worker 3)")
+
+
+def test_eml201_leaderworkerset_gang_mechanisms():
+    # the LWS controller's Volcano provider: one PodGroup per group with minMember = size
+    assert lws(pod="        schedulerName: volcano") == []
+    assert lws(metadata="  labels: {kueue.x-k8s.io/queue-name: lq}") == []
+    # ... but with startupPolicy LeaderReady its PodGroup has minMember 1
+    (found,) = lws(spec="  startupPolicy: LeaderReady", pod="        schedulerName: volcano")
+    assert "LeaderReady the Volcano PodGroup gangs only the leader" in found.message
+    # exclusive placement is no gang (issue 14), and the message says so
+    (found,) = lws(
+        metadata="  annotations: {leaderworkerset.sigs.k8s.io/exclusive-topology: topology.kubernetes.io/zone}"
+    )
+    assert found.message.endswith("exclusive-topology places one group per topology domain but gangs nothing")
+
+
 # --- fixes remove their finding ---------------------------------------------------------------
 
 

@@ -16,7 +16,8 @@ from eksmllint.checks.gang._shared import (
 )
 from eksmllint.core.context import RuleContext
 from eksmllint.core.finding import Finding
-from eksmllint.workload import Workload
+from eksmllint.quantity import parse_int
+from eksmllint.workload import PodTemplate, Workload
 
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 KUEUE_POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
@@ -30,6 +31,18 @@ KAI_GANG_KINDS = frozenset({"PyTorchJob", "TFJob", "MPIJob", "RayJob", "RayClust
 #: Apache YuniKorn gang-schedules an application only when its pods declare task groups.
 YUNIKORN_TASK_GROUPS = "yunikorn.apache.org/task-groups"
 YUNIKORN = "yunikorn"
+#: LeaderWorkerSet: the controller's Volcano provider (gangSchedulingManagement.schedulerProvider:
+#: volcano) creates one PodGroup per group with minMember = size, except with startupPolicy
+#: LeaderReady, where it is 1 (lws pkg/schedulerprovider/volcano_provider.go).
+LWS = "LeaderWorkerSet"
+LWS_LEADER_READY = "LeaderReady"
+#: Exclusive placement (one child Job / group per topology domain through pod affinity): placement,
+#: not gang scheduling (JobSet docs "Exclusive Job placement"; LWS exclusive placement).
+EXCLUSIVE_TOPOLOGY = (
+    "alpha.jobset.sigs.k8s.io/exclusive-topology",
+    "leaderworkerset.sigs.k8s.io/exclusive-topology",
+    "leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology",
+)
 
 
 def ray_autoscaling(w: Workload) -> bool:
@@ -47,11 +60,17 @@ def gang_mechanism(w: Workload) -> str | None:
         return "runPolicy.schedulingPolicy"
     if isinstance(r.labels.get(KUEUE_QUEUE_LABEL), str):
         return "Kueue"
-    # JobSet/LeaderWorkerSet exclusive-topology annotations are no gang: they place one job (group)
-    # per topology domain, but its pods are still scheduled one at a time.
+    # JobSet/LeaderWorkerSet exclusive-topology annotations (EXCLUSIVE_TOPOLOGY) are no gang: they
+    # place one job (group) per topology domain, but its pods are still scheduled one at a time.
     if w.kind in ("RayCluster", "RayJob") and any(k in r.labels for k in RAY_GANG_LABELS):
         return "KubeRay batch scheduler"
     workers = [t for t in w.collective_templates if t.replicas] or w.templates
+    if (
+        w.kind == LWS
+        and r.get(("spec", "startupPolicy")) != LWS_LEADER_READY
+        and all(is_volcano_scheduler(t.scheduler_name) for t in w.templates)
+    ):
+        return "LeaderWorkerSet Volcano PodGroup per group"
     if w.kind in KAI_GANG_KINDS and workers and all(t.scheduler_name == KAI_SCHEDULER for t in workers):
         return "KAI Scheduler pod-grouper"
     if YUNIKORN_TASK_GROUPS in r.annotations or any(YUNIKORN_TASK_GROUPS in t.annotations for t in w.templates):
@@ -74,13 +93,11 @@ def check(ctx: RuleContext, w: Workload) -> Iterator[Finding]:
     if gang_mechanism(w) is not None:
         return
     r = w.resource
+    if w.kind == LWS:
+        yield _lws_finding(ctx, w)
+        return
     pods = w.collective_size
     accel = sum((t.replicas or 0) * t.accelerator_total for t in w.collective_templates)
-    held = (
-        f"; pods that start first hold their share of the {accel} accelerators while waiting for the rest"
-        if accel
-        else "; pods that start first wait for the rest, and two such jobs can deadlock"
-    )
     path: tuple = ("spec",)
     if w.kind in KUBEFLOW_KINDS:
         how = "add runPolicy.schedulingPolicy.minAvailable (with the operator's gang scheduler) or a Kueue queue"
@@ -93,14 +110,58 @@ def check(ctx: RuleContext, w: Workload) -> Iterator[Finding]:
         how = "use a Volcano Job, a Kueue queue or a coscheduling PodGroup (scheduling.x-k8s.io/pod-group)"
     else:
         how = "use a Kueue queue or a coscheduling PodGroup (scheduling.x-k8s.io/pod-group)"
-    how += _scheduler_note(w)
+    how += _scheduler_note(w) + _exclusive_note(w)
     parts = [t for t in w.collective_templates if t.replicas]
     breakdown = f" ({pod_breakdown(w, parts)})" if len(parts) > 1 else ""
     yield ctx.report(
         r,
         path,
-        f"{r.kind} runs {pods} pods in one collective{breakdown} without gang scheduling{held}; {how}",
+        f"{r.kind} runs {pods} pods in one collective{breakdown} without gang scheduling{_held(accel)}; {how}",
     )
+
+
+def _held(accelerators: int, whose: str = "the") -> str:
+    if accelerators:
+        return f"; pods that start first hold their share of {whose} {accelerators} accelerators while waiting for the rest"
+    return "; pods that start first wait for the rest, and two such jobs can deadlock"
+
+
+def _lws_finding(ctx: RuleContext, w: Workload) -> Finding:
+    """A LeaderWorkerSet is ``replicas`` groups, each its own collective of ``size`` pods (one leader
+    and size - 1 workers): the gang is per group, and so is what a partial group holds."""
+    r = w.resource
+    size = w.collective_size
+    groups = parse_int(r.get(("spec", "replicas")))
+    groups = groups if groups is not None and groups > 0 else 1
+
+    def per_group(t: PodTemplate) -> int:
+        return 1 if t.role == "leader" else size - (1 if any(x.role == "leader" for x in w.templates) else 0)
+
+    accel = sum(per_group(t) * t.accelerator_total for t in w.templates)
+    parts = [f"{t.role} {per_group(t)}" for t in w.templates if per_group(t)]
+    whose = "the group's" if groups > 1 else "the"
+    shape = f"{groups} groups of {size} pods, each one collective" if groups > 1 else f"one group of {size} pods"
+    breakdown = f" ({' + '.join(parts)})" if len(parts) > 1 else ""
+    how = (
+        "use a Kueue queue (Kueue admits each group as one Workload) or the LeaderWorkerSet controller's Volcano "
+        "gang scheduling (gangSchedulingManagement.schedulerProvider: volcano, with schedulerName: volcano on "
+        "both templates)"
+    )
+    if r.get(("spec", "startupPolicy")) == LWS_LEADER_READY:
+        how += "; with startupPolicy LeaderReady the Volcano PodGroup gangs only the leader (minMember 1)"
+    return ctx.report(
+        r,
+        ("spec",),
+        f"LeaderWorkerSet runs {shape}{breakdown} without gang scheduling"
+        f"{_held(accel, whose)}; {how}{_exclusive_note(w)}",
+    )
+
+
+def _exclusive_note(w: Workload) -> str:
+    names = [k for k in EXCLUSIVE_TOPOLOGY if k in w.resource.annotations]
+    if not names:
+        return ""
+    return f"; {names[0]} places one {'group' if w.kind == LWS else 'child Job'} per topology domain but gangs nothing"
 
 
 def _scheduler_note(w: Workload) -> str:
