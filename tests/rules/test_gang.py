@@ -12,12 +12,13 @@ from rule_properties import assert_fixes_remove_findings, assert_never_crashes
 
 from eksmllint.config import Config
 from eksmllint.core.engine import lint_text
+from eksmllint.platform import Platform
 
 CODES = ("EML201", "EML202", "EML203", "EML204")
 
 
-def lint(text: str, *codes: str, rules: dict | None = None):
-    cfg = Config(select=codes or CODES, rules=rules or {})
+def lint(text: str, *codes: str, rules: dict | None = None, platform: dict | None = None):
+    cfg = Config(select=codes or CODES, rules=rules or {}, platform=Platform(**(platform or {})))
     return [f for f in lint_text(textwrap.dedent(text), cfg, name="t.yaml").active]
 
 
@@ -322,7 +323,23 @@ def test_eml201_leaderworkerset_gang_mechanisms():
     (found,) = lws(
         metadata="  annotations: {leaderworkerset.sigs.k8s.io/exclusive-topology: topology.kubernetes.io/zone}"
     )
-    assert found.message.endswith("exclusive-topology places one group per topology domain but gangs nothing")
+    assert "exclusive-topology places one group per topology domain but gangs nothing;" in found.message
+
+
+def test_eml201_names_the_kueue_release_and_its_waitforpodsready_default():
+    text = LWS.format(groups=1, metadata="", spec="", pod="")
+    (found,) = lint(text, "EML201")
+    assert found.message.endswith(
+        "requeued: Kueue 0.19 (assumed; set platform.kueue) enables waitForPodsReady by default"
+    )
+    (found,) = lint(text, "EML201", platform={"kueue": "0.18"})
+    assert found.message.endswith(
+        "a Kueue queue also needs waitForPodsReady for all pods to start together: Kueue 0.18 (from the config) "
+        "leaves it off by default (on from 0.19)"
+    )
+    # the release changes the advice, never whether a Kueue-queued job is reported
+    queued = LWS.format(groups=1, metadata="  labels: {kueue.x-k8s.io/queue-name: lq}", spec="", pod="")
+    assert lint(queued, "EML201", platform={"kueue": "0.18"}) == []
 
 
 # --- fixes remove their finding ---------------------------------------------------------------

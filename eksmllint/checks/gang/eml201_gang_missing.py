@@ -34,6 +34,9 @@ YUNIKORN = "yunikorn"
 #: LeaderWorkerSet: the controller's Volcano provider (gangSchedulingManagement.schedulerProvider:
 #: volcano) creates one PodGroup per group with minMember = size, except with startupPolicy
 #: LeaderReady, where it is 1 (lws pkg/schedulerprovider/volcano_provider.go).
+#: Kueue enables waitForPodsReady (all pods ready within 30m, or the workload is evicted and requeued)
+#: by default from this release (kubernetes-sigs/kueue#11855, released in v0.19.0).
+KUEUE_PODS_READY_DEFAULT = "0.19"
 LWS = "LeaderWorkerSet"
 LWS_LEADER_READY = "LeaderReady"
 #: Exclusive placement (one child Job / group per topology domain through pod affinity): placement,
@@ -110,7 +113,7 @@ def check(ctx: RuleContext, w: Workload) -> Iterator[Finding]:
         how = "use a Volcano Job, a Kueue queue or a coscheduling PodGroup (scheduling.x-k8s.io/pod-group)"
     else:
         how = "use a Kueue queue or a coscheduling PodGroup (scheduling.x-k8s.io/pod-group)"
-    how += _scheduler_note(w) + _exclusive_note(w)
+    how += _scheduler_note(w) + _exclusive_note(w) + _kueue_note(ctx)
     parts = [t for t in w.collective_templates if t.replicas]
     breakdown = f" ({pod_breakdown(w, parts)})" if len(parts) > 1 else ""
     yield ctx.report(
@@ -153,7 +156,22 @@ def _lws_finding(ctx: RuleContext, w: Workload) -> Finding:
         r,
         ("spec",),
         f"LeaderWorkerSet runs {shape}{breakdown} without gang scheduling"
-        f"{_held(accel, whose)}; {how}{_exclusive_note(w)}",
+        f"{_held(accel, whose)}; {how}{_exclusive_note(w)}{_kueue_note(ctx)}",
+    )
+
+
+def _kueue_note(ctx: RuleContext) -> str:
+    """What the suggested Kueue queue brings with the Kueue release assumed: quota admission is
+    all-or-nothing in every release, that the pods also start together needs waitForPodsReady."""
+    kueue = ctx.platform.describe("kueue")
+    if ctx.platform.at_least("kueue", KUEUE_PODS_READY_DEFAULT):
+        return (
+            f"; with a Kueue queue a workload whose pods are not all ready within 30 minutes is evicted and "
+            f"requeued: {kueue} enables waitForPodsReady by default"
+        )
+    return (
+        f"; a Kueue queue also needs waitForPodsReady for all pods to start together: {kueue} leaves it off "
+        f"by default (on from {KUEUE_PODS_READY_DEFAULT})"
     )
 
 
