@@ -15,13 +15,14 @@ from eksmllint.checks.disruption._shared import exposure, format_seconds, human_
 from eksmllint.config import Config
 from eksmllint.core.engine import lint_text
 from eksmllint.loader import parse_source
+from eksmllint.platform import Platform
 from eksmllint.resource import SourceFile
 
 CODES = ("EML501", "EML502", "EML503")
 
 
-def lint(text: str, *codes: str, rules: dict | None = None):
-    cfg = Config(select=codes or CODES, rules=rules or {})
+def lint(text: str, *codes: str, rules: dict | None = None, platform: dict | None = None):
+    cfg = Config(select=codes or CODES, rules=rules or {}, platform=Platform(**(platform or {})))
     return [f for f in lint_text(textwrap.dedent(text), cfg, name="t.yaml").active]
 
 
@@ -329,6 +330,46 @@ def test_eml502_duration_against_the_shortest_bound():
         pool + _with_kueue_limit(job("a", annotations="{karpenter.sh/do-not-disrupt: '30m'}"), "7200"), "EML502"
     )
     assert "of a run allowed 2h" in found.message
+
+
+def test_eml502_duration_values_need_karpenter_1_12():
+    pool = nodepool("a10g", ["g5.2xlarge"], "{consolidateAfter: 1m}") + NODECLASS
+    thirty_minutes = job("a", annotations="{karpenter.sh/do-not-disrupt: '30m'}")
+    assert lint(pool + thirty_minutes, "EML502") == []  # run length unknown: taken as chosen
+    (found,) = lint(pool + thirty_minutes, "EML502", platform={"karpenter": "1.11"})
+    assert (
+        "(karpenter.sh/do-not-disrupt is '30m', a duration Karpenter 1.11 (from the config) does not read: "
+        'only "true" protects before Karpenter 1.12)' in found.message
+    )
+    assert found.fix is not None  # the fix writes "true", which every release reads
+    assert (
+        lint(
+            pool + job("b", annotations="{karpenter.sh/do-not-disrupt: 'true'}"),
+            "EML502",
+            platform={"karpenter": "1.11"},
+        )
+        == []
+    )
+
+
+def test_eml503_duration_protects_only_while_it_lasts():
+    pool = _daily_pool().replace("expireAfter: 24h", "expireAfter: 24h\n      terminationGracePeriod: 1h")
+    two_days = "172800"
+
+    def found(value: str, **platform: str):
+        text = pool + job("a", deadline=two_days, annotations=f"{{karpenter.sh/do-not-disrupt: '{value}'}}")
+        return lint(text, "EML503", platform=platform)
+
+    # a duration covering the whole run blocks the expired node's drain like "true" (up to the grace period)
+    (protected,) = found("72h")
+    assert "+ terminationGracePeriod 1h" in protected.message
+    # a shorter one has lapsed when the node expires late in the run; before Karpenter 1.12 none counts
+    for unprotected in (found("1h"), found("72h", karpenter="1.11")):
+        assert len(unprotected) == 1 and "terminationGracePeriod" not in unprotected[0].message
+    # without a grace period the drain waits for a protected pod: silent
+    no_grace = _daily_pool() + job("b", deadline=two_days, annotations="{karpenter.sh/do-not-disrupt: '72h'}")
+    assert lint(no_grace, "EML503") == []
+    assert codes(lint(no_grace, "EML503", platform={"karpenter": "1.11"})) == ["EML503"]
 
 
 # --- fixes remove their finding ---------------------------------------------------------------

@@ -13,6 +13,7 @@ and section 14 ("Consolidation kills training", "expireAfter mid-run").
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,12 +21,16 @@ from dataclasses import dataclass
 from eksmllint.analysis.placement import placement
 from eksmllint.analysis.workload_class import SERVICE_KINDS, classify
 from eksmllint.core.context import KARPENTER_GROUP, LintRun
+from eksmllint.platform import Platform
 from eksmllint.quantity import parse_int
 from eksmllint.resource import Resource
 from eksmllint.scheduling import NodePoolView
 from eksmllint.workload import PodTemplate, Workload
 
 DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"
+#: The Karpenter release that reads a Go duration in do-not-disrupt (kubernetes-sigs/karpenter#2874,
+#: v1.12.0); earlier releases protect only pods whose value is "true".
+DURATION_RELEASE = "1.12"
 #: Kueue's maximum execution time: the Workload is deactivated after running this many seconds.
 KUEUE_MAX_EXEC_TIME = "kueue.x-k8s.io/max-exec-time-seconds"
 #: Disruption reasons a budget can name; "Empty" is harmless for training (no pod runs there).
@@ -161,15 +166,22 @@ def hosting_pools(run: LintRun, t: PodTemplate) -> list[NodePoolView]:
 # --------------------------------------------------------------------------------------------
 
 
-def protected(t: PodTemplate) -> bool:
-    """``karpenter.sh/do-not-disrupt`` is "true" or a Go duration (a grace period)."""
+def protection(t: PodTemplate, platform: Platform) -> float | None:
+    """Seconds ``karpenter.sh/do-not-disrupt`` protects a pod of ``t`` from its start: ``inf`` for
+    "true"; a Go duration ("30m") from Karpenter 1.12 on, which honours it that long; None when it
+    does not protect (absent, "false", or a duration before 1.12, which only compared the value
+    with "true")."""
     value = t.annotations.get(DO_NOT_DISRUPT)
-    if isinstance(value, bool):
-        return value
-    if not isinstance(value, str):
-        return False
-    v = value.strip()
-    return v.lower() == "true" or parse_go_duration(v) is not None
+    if value is True or (isinstance(value, str) and value.strip().lower() == "true"):
+        return math.inf
+    seconds = annotated_duration(t)
+    return seconds if seconds is not None and platform.at_least("karpenter", DURATION_RELEASE) else None
+
+
+def annotated_duration(t: PodTemplate) -> float | None:
+    """The Go duration ``karpenter.sh/do-not-disrupt`` is set to, or None."""
+    value = t.annotations.get(DO_NOT_DISRUPT)
+    return parse_go_duration(value.strip()) if isinstance(value, str) else None
 
 
 def _deadline(value: object) -> int | None:

@@ -8,13 +8,14 @@ from collections.abc import Iterator
 from eksmllint.analysis.placement import placement
 from eksmllint.checks.disruption._shared import (
     DO_NOT_DISRUPT,
+    DURATION_RELEASE,
     Exposure,
+    annotated_duration,
     exposure,
     hosting_pools,
     human_duration,
     is_training_pod,
-    parse_go_duration,
-    protected,
+    protection,
     run_bound,
 )
 from eksmllint.core.context import LintRun, RuleContext
@@ -23,24 +24,14 @@ from eksmllint.scheduling import NodePoolView
 from eksmllint.workload import PodTemplate
 
 
-def _short_protection(t: PodTemplate) -> tuple[float, int] | None:
-    """(protected seconds, run bound) when do-not-disrupt is a Go duration shorter than the run's
-    known bound (the shortest activeDeadlineSeconds or Kueue maximum execution time that applies):
-    Karpenter honours the duration only for that long after the pod starts, so the rest of the run
-    is disruptable. None otherwise (unknown run length: the duration is taken as chosen on purpose)."""
-    value = t.annotations.get(DO_NOT_DISRUPT)
-    seconds = parse_go_duration(value.strip()) if isinstance(value, str) else None
-    bound = run_bound(t) if seconds is not None else None
-    return (seconds, bound[0]) if seconds is not None and bound is not None and bound[0] > seconds else None
-
-
 def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
     # A RayJob submitter only submits and tails the job; the run itself lives in the Ray cluster.
     if not is_training_pod(t) or t.role == "submitter":
         return
-    short = _short_protection(t)
-    if protected(t) and short is None:
-        return
+    protected = protection(t, ctx.platform)
+    bound = run_bound(t)
+    if protected is not None and (bound is None or bound[0] <= protected):
+        return  # protected for the whole run, or a duration chosen for a run of unknown length
     run = ctx.run
 
     def disruptable_pools(run: LintRun, _where: object) -> list[tuple[NodePoolView, Exposure]]:
@@ -57,13 +48,7 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
     pool, exp = exposed[0]
     more = f" (and {len(exposed) - 1} more)" if len(exposed) > 1 else ""
     verbs = "/".join({"Underutilized": "consolidation", "Drifted": "drift"}[r] for r in exp.uncovered)
-    current = t.annotations.get(DO_NOT_DISRUPT)
-    has = f" ({DO_NOT_DISRUPT} is {current!r})" if current is not None else ""
-    if short is not None:
-        has = (
-            f" ({DO_NOT_DISRUPT} is {current!r}, which protects them only for their first "
-            f"{human_duration(short[0])} of a run allowed {human_duration(short[1])})"
-        )
+    has = _current_value(ctx, t, protected, bound)
     who = "its pods" if t.role in ("pod", "replica") else f"its {t.role} pods"
     yield ctx.report(
         t.resource,
@@ -76,3 +61,22 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
         ),
         related=(pool.resource.location(("spec", "disruption")),),
     )
+
+
+def _current_value(ctx: RuleContext, t: PodTemplate, protected: float | None, bound: tuple[int, tuple] | None) -> str:
+    """Why the pod's own do-not-disrupt value, if any, does not protect the run."""
+    current = t.annotations.get(DO_NOT_DISRUPT)
+    if current is None:
+        return ""
+    karpenter = ctx.platform.describe("karpenter")
+    if protected is not None and bound is not None:
+        return (
+            f" ({DO_NOT_DISRUPT} is {current!r}, which {karpenter} honours only for their first "
+            f"{human_duration(protected)} of a run allowed {human_duration(bound[0])})"
+        )
+    if annotated_duration(t) is not None:
+        return (
+            f' ({DO_NOT_DISRUPT} is {current!r}, a duration {karpenter} does not read: only "true" protects '
+            f"before Karpenter {DURATION_RELEASE})"
+        )
+    return f" ({DO_NOT_DISRUPT} is {current!r})"

@@ -12,7 +12,7 @@ from eksmllint.checks.disruption._shared import (
     human_duration,
     is_training_pod,
     parse_go_duration,
-    protected,
+    protection,
     run_bound,
 )
 from eksmllint.core.context import RuleContext
@@ -49,6 +49,10 @@ def check(ctx: RuleContext, w: Workload) -> Iterator[Finding]:
         if bound is None or not is_training_pod(t):
             continue
         seconds, path = bound
+        # do-not-disrupt holds an expired node's drain (until terminationGracePeriod) only while it
+        # protects the pod: for the whole run, or the pod is exposed when the node expires late in it
+        protected = protection(t, ctx.platform)
+        blocks = protected is not None and protected >= seconds
         for pool in hosting_pools(ctx.run, t):
             key = (path, id(pool.resource))
             if key in reported:
@@ -61,8 +65,7 @@ def check(ctx: RuleContext, w: Workload) -> Iterator[Finding]:
                 continue  # expireAfter: Never
             expire = configured
             grace = parse_go_duration(pool.resource.get(("spec", "template", "spec", "terminationGracePeriod")))
-            if protected(t):
-                # do-not-disrupt pods hold an expired node's drain until terminationGracePeriod
+            if blocks:
                 if grace is None:
                     continue
                 expire += grace
@@ -70,10 +73,10 @@ def check(ctx: RuleContext, w: Workload) -> Iterator[Finding]:
                 continue
             reported.add(key)
             life_text = f"expireAfter {format_seconds(configured)}{', the default' if defaulted else ''}"
-            if protected(t) and grace is not None:
+            if blocks and grace is not None:
                 life_text += f" + terminationGracePeriod {format_seconds(grace)}"
             lifetime = human_duration(expire)
-            lifetime = "" if lifetime == format_seconds(expire) and not protected(t) else f"{lifetime}: "
+            lifetime = "" if lifetime == format_seconds(expire) and not blocks else f"{lifetime}: "
             yield ctx.report(
                 w.resource,
                 path,
