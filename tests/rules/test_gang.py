@@ -146,7 +146,17 @@ spec:
     )
 
 
-KUEUE = """\
+#: A LocalQueue lq (namespace ns) of ClusterQueue cq, between documents (braces doubled for str.format).
+LOCAL_QUEUE = """\
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: lq, namespace: ns}}
+spec: {{clusterQueue: cq}}
+---
+"""
+KUEUE = (
+    """\
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
 metadata: {{name: cq}}
@@ -158,13 +168,9 @@ spec:
         - name: f
           resources:
             - {{name: nvidia.com/gpu, nominalQuota: 4{borrow}}}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {{name: lq, namespace: ns}}
-spec: {{clusterQueue: cq}}
----
-apiVersion: batch/v1
+"""
+    + LOCAL_QUEUE
+    + """apiVersion: batch/v1
 kind: Job
 metadata:
   name: j
@@ -178,6 +184,7 @@ spec:
       containers:
         - {{name: c, image: nvcr.io/nvidia/pytorch:24.05-py3, resources: {{limits: {{nvidia.com/gpu: 1}}}}}}
 """
+)
 
 
 @pytest.mark.parametrize(
@@ -194,20 +201,17 @@ def test_eml204_kueue_limits(cohort, borrow, reported):
     assert codes(found) == (["EML204"] if reported else [])
 
 
-COVERAGE = """\
+COVERAGE = (
+    """\
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
 metadata: {{name: cq}}
 spec:
   cohortName: shared
   resourceGroups: {groups}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {{name: lq, namespace: ns}}
-spec: {{clusterQueue: cq}}
----
-apiVersion: kubeflow.org/v1
+"""
+    + LOCAL_QUEUE
+    + """apiVersion: kubeflow.org/v1
 kind: PyTorchJob
 metadata:
   name: j
@@ -230,6 +234,7 @@ spec:
           containers:
             - {{name: c, image: i, resources: {worker}}}
 """
+)
 GPU_CPU_MEMORY = (
     "[{coveredResources: [cpu, memory, nvidia.com/gpu], flavors: [{name: f, resources: "
     "[{name: cpu, nominalQuota: 900}, {name: memory, nominalQuota: 9Ti}, {name: nvidia.com/gpu, nominalQuota: 64}]}]}]"
