@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from eksmllint.checks.storage import capacity_increment_ok, round_up_capacity
+from eksmllint.checks.storage.eml901_fsx_parameters import capacity_increment_ok, round_up_capacity
 from eksmllint.config import Config
 from eksmllint.core.engine import lint_loaded, lint_paths, lint_text
 from eksmllint.fix.apply import apply_fix
