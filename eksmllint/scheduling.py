@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from eksmllint.catalogue import InstanceType, get_catalogue
+from eksmllint.catalogue import RESERVATION_LABELS, InstanceType, get_catalogue
 from eksmllint.lazy import cached_property
 from eksmllint.placeholders import is_placeholder
 from eksmllint.resource import Resource
@@ -272,7 +272,19 @@ def _instance_compatible(pod_reqs: list[Requirement], pool: NodePoolView) -> boo
     return True
 
 
+#: Operators a node without the label never satisfies.
+_NEEDS_LABEL = ("In", "Exists", "Gt", "Lt")
+
+
+def reserved_only(req: Requirement) -> bool:
+    """Whether only a reserved node can satisfy ``req``: it selects a capacity-reservation label,
+    which Karpenter sets on nodes launched into a reservation (capacity type ``reserved``) only."""
+    return req[0] in RESERVATION_LABELS and req[1] in _NEEDS_LABEL
+
+
 def _labels_compatible(pod_reqs: list[Requirement], pool: NodePoolView) -> bool:
+    if any(reserved_only(r) for r in pod_reqs):
+        pod_reqs = pod_reqs + [(CAPACITY_TYPE, "In", ("reserved",))]
     for key, op, values in pod_reqs:
         offered = [r for r in pool.offered if r[0] == key]
         if not offered:

@@ -24,7 +24,7 @@ spec:
         - key: topology.kubernetes.io/zone
           operator: In
           values: ["us-west-2a"]
-{taints}      nodeClassRef:
+{capacity}{taints}      nodeClassRef:
         group: karpenter.k8s.aws
         kind: EC2NodeClass
         name: default
@@ -37,8 +37,14 @@ GPU_TAINT = """\
 """
 
 
-def pool(name: str, types: str, tainted: bool = True) -> str:
-    return NODEPOOL.format(name=name, types=types, taints=GPU_TAINT if tainted else "")
+def pool(name: str, types: str, tainted: bool = True, capacity: str | None = None) -> str:
+    """A NodePool of instance ``types`` in us-west-2a; ``capacity``: a karpenter.sh/capacity-type
+    requirement (``"In [reserved, on-demand]"``), none when None."""
+    extra = ""
+    if capacity is not None:
+        op, _, values = capacity.partition(" ")
+        extra = f"        - key: karpenter.sh/capacity-type\n          operator: {op}\n          values: {values}\n"
+    return NODEPOOL.format(name=name, types=types, capacity=extra, taints=GPU_TAINT if tainted else "")
 
 
 def job(name: str, body: str, namespace: str | None = "ml", kind: str = "Job", api: str = "batch/v1") -> str:

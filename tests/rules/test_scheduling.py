@@ -225,3 +225,53 @@ def test_malformed_input_never_crashes_the_rules():
     result = lint_text(docs(*MALFORMED), Config(select=("EML7",)), name="bad.yaml")
     crashes = [f.message for f in result.findings if f.code == "EML000"]
     assert crashes == []
+
+
+# --- reserved capacity (ODCRs, Capacity Blocks) ------------------------------------------------------
+def selecting(labels: str) -> str:
+    return "nodeSelector:\n" + "".join(f"  {line}\n" for line in labels.split(";")) + GPU_POD
+
+
+@pytest.mark.parametrize(
+    "capacity,selector,reported",
+    [
+        # reservation labels are only set on nodes launched into a reservation (capacity type reserved)
+        ("In [on-demand, spot]", "karpenter.k8s.aws/capacity-reservation-type: capacity-block", True),
+        ("NotIn [reserved]", "karpenter.k8s.aws/capacity-reservation-id: cr-0123456789abcdef0", True),
+        ("In [reserved, on-demand]", "karpenter.k8s.aws/capacity-reservation-type: capacity-block", False),
+        (None, "karpenter.k8s.aws/capacity-reservation-type: capacity-block", False),
+        # reserved is its own capacity type: neither on-demand nor spot serves it, nor it them
+        ("In [on-demand, spot]", "karpenter.sh/capacity-type: reserved", True),
+        ("In [reserved]", "karpenter.sh/capacity-type: on-demand", True),
+        ("In [reserved, spot]", "karpenter.sh/capacity-type: reserved", False),
+        (None, "karpenter.sh/capacity-type: reserved", False),
+    ],
+)
+def test_702_reserved_capacity_is_its_own_capacity_type(capacity, selector, reported):
+    text = docs(pool("gpu", '"p5.48xlarge"', tainted=False, capacity=capacity), job("j", selecting(selector)))
+    found = findings(text, "EML702")
+    assert bool(found) == reported, [f.message for f in found]
+    if found:
+        assert "karpenter.sh/capacity-type" in found[0].message and found[0].location.path[-1] == selector.split(":")[0]
+
+
+def test_702_a_reservation_label_excluded_by_notin_needs_no_reserved_node():
+    body = (
+        "affinity:\n  nodeAffinity:\n    requiredDuringSchedulingIgnoredDuringExecution:\n"
+        "      nodeSelectorTerms:\n        - matchExpressions:\n"
+        "            - {key: karpenter.k8s.aws/capacity-reservation-type, operator: NotIn, values: [capacity-block]}\n"
+        + GPU_POD
+    )
+    text = docs(pool("gpu", '"p5.48xlarge"', tainted=False, capacity="In [on-demand]"), job("j", body))
+    assert findings(text, "EML702") == []
+
+
+def test_reservation_labels_decide_where_the_pod_lands_for_every_rule():
+    """One placement answer: a pod selecting a Capacity Block never lands on an on-demand pool, so
+    the disruption rules do not judge it there either (EML502 said 'it lands on NodePool gpu')."""
+    body = selecting("karpenter.k8s.aws/capacity-reservation-type: capacity-block")
+    text = docs(pool("gpu", '"p5.48xlarge"', tainted=False, capacity="In [on-demand]"), job("j", body))
+    result = lint_text(text, Config(select=("EML5", "EML7")), name="test.yaml")
+    assert sorted(f.code for f in result.active) == ["EML501", "EML702"]
+    [pool_finding] = [f for f in result.active if f.code == "EML501"]
+    assert "Job" not in pool_finding.message  # judged by its own definition, not by the pod

@@ -9,7 +9,7 @@ from eksmllint.analysis.placement import device_fit, requirement_text
 from eksmllint.checks.scheduling._shared import POOL_REQUIREMENTS, Req, analyse, plain, pods_of, requirement_terms
 from eksmllint.core.context import RuleContext
 from eksmllint.core.finding import DocPath, Finding
-from eksmllint.scheduling import INSTANCE_KEYS, NodePoolView, compatible
+from eksmllint.scheduling import CAPACITY_TYPE, INSTANCE_KEYS, NodePoolView, compatible, reserved_only
 from eksmllint.workload import PodTemplate
 
 
@@ -17,6 +17,14 @@ def _mismatch(pool: NodePoolView, term: list[Req], accels: dict[str, int]) -> tu
     """Why ``pool`` rejects ``term``: (reason, the pod requirement at fault; None: its devices)."""
     for r in term:
         if not compatible([r.plain], pool):
+            if reserved_only(r.plain):  # a reservation label: the pool's capacity type is at fault
+                allowed = pool.values_for(CAPACITY_TYPE)
+                offers = (
+                    f"offers {CAPACITY_TYPE} [{', '.join(allowed)}]"
+                    if allowed
+                    else f"excludes {CAPACITY_TYPE} reserved"
+                )
+                return f"{pool.name} {offers}, the pod needs reserved capacity for {requirement_text(r.plain)}", r
             offered = pool.values_for(r.key)
             if offered is not None:
                 return (
