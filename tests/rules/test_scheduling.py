@@ -275,3 +275,50 @@ def test_reservation_labels_decide_where_the_pod_lands_for_every_rule():
     assert sorted(f.code for f in result.active) == ["EML501", "EML702"]
     [pool_finding] = [f for f in result.active if f.code == "EML501"]
     assert "Job" not in pool_finding.message  # judged by its own definition, not by the pod
+
+
+# --- DRA ResourceClaims: devices the rules cannot count --------------------------------------------
+DRA_POD = """\
+restartPolicy: Never
+nodeSelector:
+  karpenter.sh/capacity-type: on-demand{zone}
+resourceClaims:
+  - name: gpus
+    resourceClaimTemplateName: eight-gpus
+containers:
+  - name: c
+    image: example.com/train:1.0
+    resources:
+      claims:
+        - name: gpus
+"""
+TRN_POOL = pool("a-trn", '"trn1.32xlarge"').replace("nvidia.com/gpu", "aws.amazon.com/neuron")
+
+
+def dra_job(zone: str | None = None) -> str:
+    return job("j", DRA_POD.format(zone=f"\n  topology.kubernetes.io/zone: {zone}" if zone else ""))
+
+
+def test_701_does_not_pick_a_pool_for_devices_claimed_through_dra():
+    """A pod whose GPUs come from a ResourceClaim is not device-less: which tainted pool has its
+    devices is unknown, so the finding stands (no pool its selectors allow tolerates it) but no
+    fix tolerates a pool chosen as if it needed none (here the Trainium pool, first by name)."""
+    [f] = findings(docs(TRN_POOL, pool("gpu", '"p5.48xlarge"'), dra_job()), "EML701")
+    assert f.fix is None
+    assert "ResourceClaims" in f.message and "that can serve them" not in f.message
+    # one candidate pool: it is the only place the pod can go, devices or not, so the fix stays
+    [f] = findings(docs(pool("gpu", '"p5.48xlarge"'), dra_job()), "EML701")
+    assert f.fix is not None and "NodePool gpu" in f.fix.title
+
+
+def test_705_names_the_pools_of_a_dra_pod_by_its_selectors():
+    [f] = findings(docs(TRN_POOL, pool("gpu", '"p5.48xlarge"'), dra_job("us-west-2b")), "EML705")
+    assert "that could serve them" not in f.message and "ResourceClaims" in f.message
+
+
+def test_702_never_blames_devices_a_dra_pod_claims():
+    """No device reason without a device count: a DRA pod is reported only for its labels."""
+    assert findings(docs(TRN_POOL, dra_job()), "EML702") == []
+    body = DRA_POD.format(zone="\n  karpenter.sh/nodepool: gpu-large")
+    [f] = findings(docs(TRN_POOL, job("j", body)), "EML702")
+    assert f.location.path[-1] == "karpenter.sh/nodepool"

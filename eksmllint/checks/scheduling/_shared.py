@@ -213,6 +213,20 @@ def analyse(ctx: RuleContext, t: PodTemplate) -> Verdict | None:
     return ctx.run.once("eml7-verdict", t, _verdict)
 
 
+def candidates(t: PodTemplate, verb: str = "can") -> str:
+    """How messages name the NodePools the pod could use: for a pod with DRA ResourceClaims, those
+    its selectors allow (its devices are not counted, so a pool without them may be among them)."""
+    return "their selectors allow" if t.resource_claims else f"that {verb} serve them"
+
+
+#: Appended to a placement finding on a pod with DRA ResourceClaims.
+DRA_NOTE = " (devices claimed through DRA ResourceClaims are not counted)"
+
+
+def dra_note(t: PodTemplate) -> str:
+    return DRA_NOTE if t.resource_claims else ""
+
+
 def pods_of(t: PodTemplate) -> str:
     """How messages name a template's pods: "the pods" or "the 'worker' pods"."""
     return "the pods" if t.role in ("pod", "replica", "daemon") else f"the {t.role!r} pods"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from eksmllint.checks.scheduling._shared import RELATED_MAX, analyse, pods_of
+from eksmllint.checks.scheduling._shared import RELATED_MAX, analyse, candidates, dra_note, pods_of
 from eksmllint.core.context import RuleContext
 from eksmllint.core.finding import AppendItem, DocPath, Finding, Fix
 from eksmllint.scheduling import NodePoolView, Taint, _toleration_key, untolerated
@@ -60,17 +60,19 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
     else:
         listed = "; ".join(f"{p.name} ({', '.join(_taint_text(x) for x in ts)})" for p, ts in blocked[:3])
         more = f" and {len(blocked) - 3} more" if len(blocked) > 3 else ""
-        what = f"{pods_of(t)} tolerate the taints of no NodePool that can serve them: {listed}{more}"
+        what = f"{pods_of(t)} tolerate the taints of no NodePool {candidates(t)}: {listed}{more}"
     tol_path = t.spec_path + ("tolerations",)
-    fix = Fix(
-        f"Tolerate the taints of NodePool {pool.name}: {', '.join(_taint_text(x) for x in taints)}",
-        tuple(AppendItem(tol_path, _toleration(x)) for x in taints),
-    )
+    fix = None
+    if len(blocked) == 1 or not t.resource_claims:  # which pool has DRA-claimed devices is unknown
+        fix = Fix(
+            f"Tolerate the taints of NodePool {pool.name}: {', '.join(_taint_text(x) for x in taints)}",
+            tuple(AppendItem(tol_path, _toleration(x)) for x in taints),
+        )
     related = [p.resource.location(_taint_path(x)) for p, ts in blocked[:RELATED_MAX] for x in ts]
     yield ctx.report(
         t.resource,
         tol_path if t.spec.get("tolerations") is not None else t.spec_path,
-        f"{what}, so they stay Pending",
+        f"{what}, so they stay Pending{dra_note(t)}",
         fix=fix,
         related=related,
     )

@@ -9,6 +9,8 @@ from eksmllint.checks.scheduling._shared import (
     POOL_REQUIREMENTS,
     Req,
     analyse,
+    candidates,
+    dra_note,
     plain,
     pod_zones,
     pods_of,
@@ -105,8 +107,8 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
         yield ctx.report(
             t.resource,
             req.path if req else t.spec_path,
-            f"{pods_of(t)} must run in zone {_fmt(zones)}, but every NodePool that could serve them "
-            f"({names}) launches only in {_fmt(pool_zones)}",
+            f"{pods_of(t)} must run in zone {_fmt(zones)}, but every NodePool {candidates(t, 'could')} "
+            f"({names}) launches only in {_fmt(pool_zones)}{dra_note(t)}",
             related=[p.resource.location(POOL_REQUIREMENTS) for p in placement.zone_only[:5]],
         )
         return
