@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from scheduling_storage_manifests import MALFORMED, SEED, docs, findings
+from scheduling_storage_manifests import MALFORMED, SEED, docs, findings, job
 
 from eksmllint.checks.storage.eml901_fsx_parameters import capacity_increment_ok, round_up_capacity
 from eksmllint.config import Config
@@ -127,3 +127,141 @@ def test_malformed_input_never_crashes_the_rules():
     result = lint_text(docs(*MALFORMED), Config(select=("EML9",)), name="bad.yaml")
     crashes = [f.message for f in result.findings if f.code == "EML000"]
     assert crashes == []
+
+
+# --- issue 14 decisions: Intelligent-Tiering (EML901), al2023@latest (EML903) -----------------------
+TIERED_SC = """\
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: tiered
+provisioner: fsx.csi.aws.com
+parameters:
+  deploymentType: {dt}
+  storageType: INTELLIGENT_TIERING
+{extra}"""
+
+
+@pytest.mark.parametrize(
+    "text,reported",
+    [
+        # ACK calls the FSx API directly: throughput per file system is required, in steps of 4000 MB/s
+        (
+            FILESYSTEM.format(cap=0, dt="PERSISTENT_2", extra="").replace(
+                "  storageCapacity: 0\n", "  storageType: INTELLIGENT_TIERING\n"
+            ),
+            "requires throughputCapacity",
+        ),
+        (
+            FILESYSTEM.format(cap=0, dt="PERSISTENT_2", extra="    throughputCapacity: 8000\n").replace(
+                "  storageCapacity: 0\n", "  storageType: INTELLIGENT_TIERING\n"
+            ),
+            None,
+        ),
+        (TIERED_SC.format(dt="PERSISTENT_2", extra='  throughputCapacity: "2000000"\n'), None),
+        (TIERED_SC.format(dt="PERSISTENT_2", extra='  throughputCapacity: "2004000"\n'), "up to 2000000"),
+        (
+            TIERED_SC.format(dt="PERSISTENT_2", extra='  throughputCapacity: "0"\n'),
+            "is not valid for INTELLIGENT_TIERING",
+        ),
+        (
+            TIERED_SC.format(dt="PERSISTENT_2", extra="  throughputCapacity: fast\n"),
+            "is not valid for INTELLIGENT_TIERING",
+        ),
+        # the CSI driver's StorageClass may leave the throughput to its defaults
+        (TIERED_SC.format(dt="PERSISTENT_2", extra=""), None),
+        (TIERED_SC.format(dt="PERSISTENT_1", extra=""), "only available with PERSISTENT_2, not PERSISTENT_1"),
+    ],
+)
+def test_901_intelligent_tiering_is_a_persistent_2_storage_type_with_throughput_in_steps_of_4000(text, reported):
+    found = findings(text, "EML901")
+    assert [f.message for f in found if reported and reported in f.message] == [f.message for f in found]
+    assert len(found) == (1 if reported else 0)
+
+
+def test_901_intelligent_tiering_capacity_is_elastic_so_no_pvc_size_is_off_increment():
+    pvc = """\
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: data
+  namespace: ml
+spec:
+  storageClassName: tiered
+  resources:
+    requests:
+      storage: 1000Gi
+"""
+    tiered = TIERED_SC.format(dt="PERSISTENT_2", extra='  throughputCapacity: "4000"\n')
+    assert findings(docs(tiered, pvc), "EML901") == []
+    ssd = tiered.replace("INTELLIGENT_TIERING", "SSD").replace('  throughputCapacity: "4000"\n', "")
+    [f] = findings(docs(ssd, pvc), "EML901")  # the same request on SSD is rounded up to 1200 GiB
+    assert "1200 GiB" in f.message
+
+
+def test_903_fix_does_not_carry_a_pinned_al2_release_over():
+    """al2@v20240807 -> al2023@latest, not al2023@v20240807: an AMI release from before the target
+    Kubernetes version reached EKS has no AL2023 AMI for that version either."""
+    pinned = NODECLASS.replace("  amiFamily: AL2\n", "").replace("al2@latest", "al2@v20240807")
+    [f] = findings(pinned, "EML903", Config.model_validate({"kubernetes-version": "1.33"}))
+    assert "al2@v20240807" in f.message and "Kubernetes 1.33" in f.message
+    fixed = apply_fix(pinned, f.fix)
+    assert "alias: al2023@latest" in fixed and "v20240807" not in fixed
+    assert findings(fixed, "EML903", Config.model_validate({"kubernetes-version": "1.33"})) == []
+
+
+# --- EML902: checkpoint argument forms ---------------------------------------------------------------
+SCRATCH_STORAGE = """\
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: fsx-scratch
+provisioner: fsx.csi.aws.com
+parameters:
+  deploymentType: SCRATCH_2
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: scratch
+  namespace: ml
+spec:
+  storageClassName: fsx-scratch
+  resources:
+    requests:
+      storage: 1200Gi
+"""
+
+
+@pytest.mark.parametrize(
+    "args,reported",
+    [
+        ('["--checkpoint-file", "/fsx/ckpt/model.pth.tar"]', True),  # torchelastic ImageNet example
+        ('["--checkpoint_file=/fsx/ckpt/model.pth.tar"]', True),
+        ('["--checkpoint_dir", "/fsx/ckpt"]', True),
+        ('["--save", "/fsx/ckpt"]', True),
+        ('["--resume_from_checkpoint", "/fsx/ckpt/last"]', False),  # read, not written
+        ('["--checkpoint-file", "/home/model.pth.tar"]', False),  # not on the scratch volume
+    ],
+)
+def test_902_checkpoint_arguments(args, reported):
+    body = f"""\
+restartPolicy: Never
+containers:
+  - name: train
+    image: example.com/train:1.0
+    command: ["python", "main.py"]
+    args: {args}
+    resources:
+      limits:
+        nvidia.com/gpu: 1
+    volumeMounts:
+      - name: fsx
+        mountPath: /fsx
+volumes:
+  - name: fsx
+    persistentVolumeClaim:
+      claimName: scratch
+"""
+    found = findings(docs(SCRATCH_STORAGE, job("train", body)), "EML902")
+    assert len(found) == (1 if reported else 0), [f.message for f in found]

@@ -11,13 +11,11 @@ from eksmllint.core.context import RuleContext
 from eksmllint.core.finding import DocPath, Finding
 from eksmllint.workload import Container, PodTemplate
 
-_CKPT_FLAG = re.compile(
-    r"--(?:output[_-]dir|checkpoint[_-]?(?:dir|path)|ckpt[_-]?(?:dir|path)|save[_-]dir|save)"
-    r"(?:=|\s+)[\"']?(/[^\s\"';]*)"
-)
-_CKPT_FLAG_ONLY = re.compile(
-    r"^--(?:output[_-]dir|checkpoint[_-]?(?:dir|path)|ckpt[_-]?(?:dir|path)|save[_-]dir|save)$"
-)
+#: Arguments naming where checkpoints are written (``--checkpoint-file``: torchelastic's ImageNet
+#: example saves to that file); ``--resume_from_checkpoint`` and the like only read.
+_CKPT_ARGS = r"--(?:output[_-]dir|checkpoint[_-]?(?:dir|path|file)|ckpt[_-]?(?:dir|path)|save[_-]dir|save)"
+_CKPT_FLAG = re.compile(_CKPT_ARGS + r"(?:=|\s+)[\"']?(/[^\s\"';]*)")
+_CKPT_FLAG_ONLY = re.compile(f"^{_CKPT_ARGS}$")
 _CKPT_ENV = re.compile(r"^(?:[A-Z0-9_]*_)?(?:CHECKPOINT|CKPT)S?_?(?:DIR|PATH|ROOT)$")
 _CKPT_MOUNT = re.compile(r"checkpoint|ckpt", re.IGNORECASE)
 
