@@ -71,7 +71,8 @@ _CLOSED_KEYS = {
 }
 
 
-def _is_well_known(key: str) -> bool:
+def is_well_known(key: str) -> bool:
+    """A label Karpenter sets itself: satisfiable even when a NodePool does not mention it."""
     return key in WELL_KNOWN or key.startswith(WELL_KNOWN_PREFIXES)
 
 
@@ -290,7 +291,7 @@ def _labels_compatible(pod_reqs: list[Requirement], pool: NodePoolView) -> bool:
         if not offered:
             if op in ("NotIn", "DoesNotExist"):
                 continue
-            if not _is_well_known(key):
+            if not is_well_known(key):
                 return False  # Karpenter cannot create a node with a label the pool does not set
             continue
         for _, pop, pvals in offered:

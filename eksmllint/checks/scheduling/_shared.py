@@ -22,11 +22,11 @@ from eksmllint.resource import Resource
 from eksmllint.scheduling import (
     INSTANCE_KEYS,
     INSTANCE_TYPE,
-    WELL_KNOWN,
     WELL_KNOWN_PREFIXES,
     ZONE_NAME_KEYS,
     NodePoolView,
     Requirement,
+    is_well_known,
 )
 from eksmllint.workload import PodTemplate
 
@@ -91,10 +91,6 @@ def plain(term: list[Req]) -> list[Requirement]:
     return [r.plain for r in term]
 
 
-def _is_well_known(key: str) -> bool:
-    return key in WELL_KNOWN or key.startswith(WELL_KNOWN_PREFIXES)
-
-
 def term_zones(term: list[Requirement]) -> set[str] | None:
     """Zones one term allows (intersection of its ``In`` zone requirements); None: unconstrained."""
     zones: set[str] | None = None
@@ -145,7 +141,7 @@ def targets_nodepools(
                 and all(v.startswith(NON_KARPENTER_TYPE_PREFIXES) for v in r.values)
             ):
                 return False
-            if not _is_well_known(r.key):
+            if not is_well_known(r.key):
                 if r.key not in offered:
                     return False  # e.g. a managed node group's label: another provisioner's nodes
                 pinned = True
