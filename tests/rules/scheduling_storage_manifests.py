@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from eksmllint.config import Config
@@ -60,6 +61,24 @@ spec:
     spec:
 {spec}
 """
+
+
+def fsx_class(name: str, **parameters: str) -> str:
+    """An FSx for Lustre StorageClass with these (string) parameters."""
+    params = "".join(f"  {k}: {json.dumps(v)}\n" for k, v in parameters.items())
+    return (
+        f"apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata:\n  name: {name}\n"
+        f"provisioner: fsx.csi.aws.com\n" + (f"parameters:\n{params}" if params else "")
+    )
+
+
+def pvc(name: str, storage_class: str, size: str | None = None, namespace: str = "ml") -> str:
+    """A PersistentVolumeClaim of ``storage_class`` (requesting ``size`` when given)."""
+    text = (
+        f"apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: {name}\n  namespace: {namespace}\n"
+        f"spec:\n  storageClassName: {storage_class}\n"
+    )
+    return text + (f"  resources:\n    requests:\n      storage: {size}\n" if size else "")
 
 
 GPU_POD = """\

@@ -4,7 +4,7 @@ down — noise guards, options, webhook mode, fixes."""
 from __future__ import annotations
 
 import pytest
-from scheduling_storage_manifests import CPU_POD, GPU_POD, MALFORMED, SEED, docs, findings, job, pool
+from scheduling_storage_manifests import CPU_POD, GPU_POD, MALFORMED, SEED, docs, findings, job, pool, pvc
 
 from eksmllint.config import Config
 from eksmllint.core.engine import lint_loaded, lint_paths, lint_text
@@ -201,23 +201,15 @@ allowedTopologies:
   - matchLabelExpressions:
       - key: topology.ebs.csi.aws.com/zone
         values: ["us-west-2b"]
----
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata:
-  name: data
-  namespace: ml
-spec:
-  storageClassName: ebs-2b
 """
     body = (
         "nodeSelector:\n  topology.kubernetes.io/zone: us-west-2a\n"
         + CPU_POD
         + "volumes:\n  - name: d\n    persistentVolumeClaim:\n      claimName: data\n"
     )
-    [f] = findings(docs(sc, job("j", body)), "EML705")
+    [f] = findings(docs(sc, pvc("data", "ebs-2b"), job("j", body)), "EML705")
     assert "us-west-2b" in f.message and f.location.path[-1] == "claimName"
-    assert findings(docs(sc.replace("us-west-2b", "us-west-2a"), job("j", body)), "EML705") == []
+    assert findings(docs(sc.replace("us-west-2b", "us-west-2a"), pvc("data", "ebs-2b"), job("j", body)), "EML705") == []
 
 
 # --- robustness ------------------------------------------------------------------------------------

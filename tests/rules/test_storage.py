@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from scheduling_storage_manifests import MALFORMED, SEED, docs, findings, job
+from scheduling_storage_manifests import MALFORMED, SEED, docs, findings, fsx_class, job, pvc
 
 from eksmllint.checks.storage.eml901_fsx_parameters import capacity_increment_ok, round_up_capacity
 from eksmllint.config import Config
@@ -70,17 +70,9 @@ def test_901_filesystem_valid_and_missing_throughput():
 
 
 def test_901_storage_class_sharing_an_existing_filesystem_is_not_checked():
-    sc = """\
-apiVersion: storage.k8s.io/v1
-kind: StorageClass
-metadata:
-  name: shared
-provisioner: fsx.csi.aws.com
-parameters:
-  fileSystemId: fs-0123456789abcdef0
-  deploymentType: SCRATCH_2
-  perUnitStorageThroughput: "200"
-"""
+    sc = fsx_class(
+        "shared", fileSystemId="fs-0123456789abcdef0", deploymentType="SCRATCH_2", perUnitStorageThroughput="200"
+    )
     assert findings(sc, "EML901") == []
 
 
@@ -130,47 +122,37 @@ def test_malformed_input_never_crashes_the_rules():
 
 
 # --- issue 14 decisions: Intelligent-Tiering (EML901), al2023@latest (EML903) -----------------------
-TIERED_SC = """\
-apiVersion: storage.k8s.io/v1
-kind: StorageClass
-metadata:
-  name: tiered
-provisioner: fsx.csi.aws.com
-parameters:
-  deploymentType: {dt}
-  storageType: INTELLIGENT_TIERING
-{extra}"""
+
+
+def tiered(deployment: str, **throughput: str) -> str:
+    return fsx_class("tiered", deploymentType=deployment, storageType="INTELLIGENT_TIERING", **throughput)
+
+
+def tiered_filesystem(throughput: str = "") -> str:
+    """An ACK PERSISTENT_2 Intelligent-Tiering FileSystem (elastic: no storageCapacity)."""
+    text = FILESYSTEM.format(cap=0, dt="PERSISTENT_2", extra=throughput)
+    return text.replace("  storageCapacity: 0\n", "  storageType: INTELLIGENT_TIERING\n")
 
 
 @pytest.mark.parametrize(
     "text,reported",
     [
         # ACK calls the FSx API directly: throughput per file system is required, in steps of 4000 MB/s
+        (tiered_filesystem(), "requires throughputCapacity"),
+        (tiered_filesystem("    throughputCapacity: 8000\n"), None),
+        (tiered("PERSISTENT_2", throughputCapacity="2000000"), None),
+        (tiered("PERSISTENT_2", throughputCapacity="2004000"), "up to 2000000"),
         (
-            FILESYSTEM.format(cap=0, dt="PERSISTENT_2", extra="").replace(
-                "  storageCapacity: 0\n", "  storageType: INTELLIGENT_TIERING\n"
-            ),
-            "requires throughputCapacity",
-        ),
-        (
-            FILESYSTEM.format(cap=0, dt="PERSISTENT_2", extra="    throughputCapacity: 8000\n").replace(
-                "  storageCapacity: 0\n", "  storageType: INTELLIGENT_TIERING\n"
-            ),
-            None,
-        ),
-        (TIERED_SC.format(dt="PERSISTENT_2", extra='  throughputCapacity: "2000000"\n'), None),
-        (TIERED_SC.format(dt="PERSISTENT_2", extra='  throughputCapacity: "2004000"\n'), "up to 2000000"),
-        (
-            TIERED_SC.format(dt="PERSISTENT_2", extra='  throughputCapacity: "0"\n'),
+            tiered("PERSISTENT_2", throughputCapacity="0"),
             "is not valid for INTELLIGENT_TIERING",
         ),
         (
-            TIERED_SC.format(dt="PERSISTENT_2", extra="  throughputCapacity: fast\n"),
+            tiered("PERSISTENT_2", throughputCapacity="fast"),
             "is not valid for INTELLIGENT_TIERING",
         ),
         # the CSI driver's StorageClass may leave the throughput to its defaults
-        (TIERED_SC.format(dt="PERSISTENT_2", extra=""), None),
-        (TIERED_SC.format(dt="PERSISTENT_1", extra=""), "only available with PERSISTENT_2, not PERSISTENT_1"),
+        (tiered("PERSISTENT_2"), None),
+        (tiered("PERSISTENT_1"), "only available with PERSISTENT_2, not PERSISTENT_1"),
     ],
 )
 def test_901_intelligent_tiering_is_a_persistent_2_storage_type_with_throughput_in_steps_of_4000(text, reported):
@@ -180,22 +162,10 @@ def test_901_intelligent_tiering_is_a_persistent_2_storage_type_with_throughput_
 
 
 def test_901_intelligent_tiering_capacity_is_elastic_so_no_pvc_size_is_off_increment():
-    pvc = """\
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata:
-  name: data
-  namespace: ml
-spec:
-  storageClassName: tiered
-  resources:
-    requests:
-      storage: 1000Gi
-"""
-    tiered = TIERED_SC.format(dt="PERSISTENT_2", extra='  throughputCapacity: "4000"\n')
-    assert findings(docs(tiered, pvc), "EML901") == []
-    ssd = tiered.replace("INTELLIGENT_TIERING", "SSD").replace('  throughputCapacity: "4000"\n', "")
-    [f] = findings(docs(ssd, pvc), "EML901")  # the same request on SSD is rounded up to 1200 GiB
+    claim = pvc("data", "tiered", "1000Gi")
+    assert findings(docs(tiered("PERSISTENT_2", throughputCapacity="4000"), claim), "EML901") == []
+    ssd = fsx_class("tiered", deploymentType="PERSISTENT_2", storageType="SSD")
+    [f] = findings(docs(ssd, claim), "EML901")  # the same request on SSD is rounded up to 1200 GiB
     assert "1200 GiB" in f.message
 
 
@@ -211,26 +181,7 @@ def test_903_fix_does_not_carry_a_pinned_al2_release_over():
 
 
 # --- EML902: checkpoint argument forms ---------------------------------------------------------------
-SCRATCH_STORAGE = """\
-apiVersion: storage.k8s.io/v1
-kind: StorageClass
-metadata:
-  name: fsx-scratch
-provisioner: fsx.csi.aws.com
-parameters:
-  deploymentType: SCRATCH_2
----
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata:
-  name: scratch
-  namespace: ml
-spec:
-  storageClassName: fsx-scratch
-  resources:
-    requests:
-      storage: 1200Gi
-"""
+SCRATCH_STORAGE = docs(fsx_class("fsx-scratch", deploymentType="SCRATCH_2"), pvc("scratch", "fsx-scratch", "1200Gi"))
 
 
 @pytest.mark.parametrize(
