@@ -274,18 +274,22 @@ def _instance_compatible(pod_reqs: list[Requirement], pool: NodePoolView) -> boo
 
 
 #: Operators a node without the label never satisfies.
-_NEEDS_LABEL = ("In", "Exists", "Gt", "Lt")
+_NEEDS_LABEL = frozenset({"In", "Exists", "Gt", "Lt"})
+_RESERVATION_LABELS = frozenset(RESERVATION_LABELS)
+_RESERVED: Requirement = (CAPACITY_TYPE, "In", ("reserved",))
 
 
 def reserved_only(req: Requirement) -> bool:
     """Whether only a reserved node can satisfy ``req``: it selects a capacity-reservation label,
     which Karpenter sets on nodes launched into a reservation (capacity type ``reserved``) only."""
-    return req[0] in RESERVATION_LABELS and req[1] in _NEEDS_LABEL
+    return req[0] in _RESERVATION_LABELS and req[1] in _NEEDS_LABEL
 
 
 def _labels_compatible(pod_reqs: list[Requirement], pool: NodePoolView) -> bool:
-    if any(reserved_only(r) for r in pod_reqs):
-        pod_reqs = pod_reqs + [(CAPACITY_TYPE, "In", ("reserved",))]
+    for key, op, _ in pod_reqs:  # a plain loop: this runs for every pod term and NodePool
+        if key in _RESERVATION_LABELS and op in _NEEDS_LABEL:
+            pod_reqs = pod_reqs + [_RESERVED]
+            break
     for key, op, values in pod_reqs:
         offered = [r for r in pool.offered if r[0] == key]
         if not offered:
