@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from eksmllint.analysis.placement import placement, serves
+from eksmllint.analysis.placement import Placement, placement, serves
 from eksmllint.core.context import LintRun, RuleContext
 from eksmllint.core.finding import DocPath
 from eksmllint.resource import Resource
@@ -177,7 +177,7 @@ def _offered_keys(run: LintRun, _: object) -> set[str]:
     return {k for p in run.nodepools for k, _, _ in p.offered}
 
 
-def _zone_only(run: LintRun, where) -> list[NodePoolView]:
+def _zone_only(run: LintRun, where: Placement) -> list[NodePoolView]:
     """The pools that would serve the placement's terms but for their zone requirements (EML705);
     once per shared placement."""
     if where.usable or where.blocked or pod_zones(where.terms) is None:
