@@ -3,7 +3,9 @@
 Karpenter semantics (facts file, section 3): a pod's constraints must fall inside a NodePool's
 requirements; labels Karpenter itself sets (instance type, zone, capacity type, ``karpenter.k8s.aws/*``)
 are satisfiable even when the NodePool does not mention them, but a custom label is only satisfiable
-when the NodePool's template sets it. Startup taints need no toleration.
+when the NodePool's template sets it. The capacity-reservation labels are the exception among
+Karpenter's own: only reserved nodes carry them, so they need a pool that allows capacity type
+``reserved``. Startup taints need no toleration.
 """
 
 from __future__ import annotations
