@@ -3,7 +3,9 @@
 Karpenter semantics (facts file, section 3): a pod's constraints must fall inside a NodePool's
 requirements; labels Karpenter itself sets (instance type, zone, capacity type, ``karpenter.k8s.aws/*``)
 are satisfiable even when the NodePool does not mention them, but a custom label is only satisfiable
-when the NodePool's template sets it. Startup taints need no toleration.
+when the NodePool's template sets it. The capacity-reservation labels are the exception among
+Karpenter's own: only reserved nodes carry them, so they need a pool that allows capacity type
+``reserved``. Startup taints need no toleration.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from eksmllint.catalogue import InstanceType, get_catalogue
+from eksmllint.catalogue import RESERVATION_LABELS, InstanceType, get_catalogue
 from eksmllint.lazy import cached_property
 from eksmllint.placeholders import is_placeholder
 from eksmllint.resource import Resource
@@ -71,7 +73,8 @@ _CLOSED_KEYS = {
 }
 
 
-def _is_well_known(key: str) -> bool:
+def is_well_known(key: str) -> bool:
+    """A label Karpenter sets itself: satisfiable even when a NodePool does not mention it."""
     return key in WELL_KNOWN or key.startswith(WELL_KNOWN_PREFIXES)
 
 
@@ -272,13 +275,29 @@ def _instance_compatible(pod_reqs: list[Requirement], pool: NodePoolView) -> boo
     return True
 
 
+#: Operators a node without the label never satisfies.
+_NEEDS_LABEL = frozenset({"In", "Exists", "Gt", "Lt"})
+_RESERVATION_LABELS = frozenset(RESERVATION_LABELS)
+_RESERVED: Requirement = (CAPACITY_TYPE, "In", ("reserved",))
+
+
+def reserved_only(req: Requirement) -> bool:
+    """Whether only a reserved node can satisfy ``req``: it selects a capacity-reservation label,
+    which Karpenter sets on nodes launched into a reservation (capacity type ``reserved``) only."""
+    return req[0] in _RESERVATION_LABELS and req[1] in _NEEDS_LABEL
+
+
 def _labels_compatible(pod_reqs: list[Requirement], pool: NodePoolView) -> bool:
+    for key, op, _ in pod_reqs:  # a plain loop: this runs for every pod term and NodePool
+        if key in _RESERVATION_LABELS and op in _NEEDS_LABEL:
+            pod_reqs = pod_reqs + [_RESERVED]
+            break
     for key, op, values in pod_reqs:
         offered = [r for r in pool.offered if r[0] == key]
         if not offered:
             if op in ("NotIn", "DoesNotExist"):
                 continue
-            if not _is_well_known(key):
+            if not is_well_known(key):
                 return False  # Karpenter cannot create a node with a label the pool does not set
             continue
         for _, pop, pvals in offered:

@@ -218,6 +218,15 @@ class PodTemplate:
         return {r: n for r in ACCELERATORS if (n := self.device_count(r))}
 
     @cached_property
+    def resource_claims(self) -> tuple[str, ...]:
+        """Names of the pod's DRA ResourceClaims (``spec.resourceClaims``): devices requested this
+        way (GPUs, EFA...) are not in :attr:`accelerators`, so rules cannot count them."""
+        claims = self.spec.get("resourceClaims")
+        if not isinstance(claims, list):
+            return ()
+        return tuple(str(c["name"]) for c in claims if isinstance(c, dict) and c.get("name") is not None)
+
+    @cached_property
     def accelerator_total(self) -> int:
         return sum(self.accelerators.values())
 

@@ -632,7 +632,7 @@ def test_digit_runs_read_by_rules_are_bounded():
     # found by the fuzz test and by reading every int(m.group(...)) fed by user text
     from eksmllint.checks.helpers import index_ranges
     from eksmllint.checks.precision.eml404_neuron_precision_env import neuron_sdk_of_image
-    from eksmllint.checks.storage import _version
+    from eksmllint.checks.storage.eml903_ami_family_unsupported import _version
     from eksmllint.launch.slurm import parse_slurm_memory_mb
 
     huge = "9" * 5000

@@ -44,8 +44,9 @@ Capacity types
 --------------
 :data:`CAPACITY_TYPES` lists ``karpenter.sh/capacity-type`` values in Karpenter's launch preference.
 ``reserved`` covers on-demand capacity reservations and Capacity Blocks; a reservation labelled
-``capacity-reservation-interruptible: "true"`` can be reclaimed like spot (source
-``karpenter-capacity-types``).
+``capacity-reservation-interruptible: "true"`` can be reclaimed like spot. The reservation labels
+(:data:`RESERVATION_LABELS`) are only present on reserved nodes, so a pod selecting one needs a
+NodePool that allows ``reserved`` (source ``karpenter-capacity-types``).
 
 Label matching
 --------------
@@ -79,8 +80,11 @@ __all__ = [
     "INSTANCE_LABEL_KEYS",
     "LABEL_ALIASES",
     "L_CAPACITY_TYPE",
+    "L_RESERVATION_ID",
     "L_RESERVATION_INTERRUPTIBLE",
+    "L_RESERVATION_TYPE",
     "RECLAIMABLE_CAPACITY_TYPES",
+    "RESERVATION_LABELS",
     "SAGEMAKER_PREFIX",
     "Catalogue",
     "CatalogueError",
@@ -281,6 +285,10 @@ def ec2_instance_name(name: str) -> str:
 
 L_CAPACITY_TYPE = "karpenter.sh/capacity-type"
 L_RESERVATION_INTERRUPTIBLE = _K + "capacity-reservation-interruptible"
+L_RESERVATION_ID = _K + "capacity-reservation-id"
+L_RESERVATION_TYPE = _K + "capacity-reservation-type"
+RESERVATION_LABELS: tuple[str, ...] = (L_RESERVATION_ID, L_RESERVATION_TYPE, L_RESERVATION_INTERRUPTIBLE)
+"""Labels Karpenter sets only on nodes launched into a capacity reservation (capacity type ``reserved``)."""
 CAPACITY_TYPES: tuple[str, ...] = ("reserved", "spot", "on-demand")
 """``karpenter.sh/capacity-type`` values, in the order Karpenter prefers them when several are allowed."""
 RECLAIMABLE_CAPACITY_TYPES: frozenset[str] = frozenset({"spot"})

@@ -1,95 +1,16 @@
-"""Rule families 7xx (scheduling graph, references) and 9xx (storage, platform versions):
-behaviour the bad/good fixtures do not pin down — noise guards, options, webhook mode, fixes."""
+"""Rule family 7xx (scheduling graph, references): behaviour the bad/good fixtures do not pin
+down — noise guards, options, webhook mode, fixes."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from scheduling_storage_manifests import CPU_POD, GPU_POD, MALFORMED, SEED, docs, findings, job, pool, pvc
 
-from eksmllint.checks.storage import capacity_increment_ok, round_up_capacity
 from eksmllint.config import Config
 from eksmllint.core.engine import lint_loaded, lint_paths, lint_text
 from eksmllint.fix.apply import apply_fix
 from eksmllint.loader import LoadResult, parse_source
 from eksmllint.resource import SourceFile
-
-GIB = 2**30
-SEED = Path("/work/shared/seed/manifests")
-
-NODEPOOL = """\
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata:
-  name: {name}
-spec:
-  template:
-    spec:
-      requirements:
-        - key: node.kubernetes.io/instance-type
-          operator: In
-          values: [{types}]
-        - key: topology.kubernetes.io/zone
-          operator: In
-          values: ["us-west-2a"]
-{taints}      nodeClassRef:
-        group: karpenter.k8s.aws
-        kind: EC2NodeClass
-        name: default
-"""
-GPU_TAINT = """\
-      taints:
-        - key: nvidia.com/gpu
-          value: "true"
-          effect: NoSchedule
-"""
-
-
-def pool(name: str, types: str, tainted: bool = True) -> str:
-    return NODEPOOL.format(name=name, types=types, taints=GPU_TAINT if tainted else "")
-
-
-def job(name: str, body: str, namespace: str | None = "ml", kind: str = "Job", api: str = "batch/v1") -> str:
-    ns = f"\n  namespace: {namespace}" if namespace else ""
-    spec = "\n".join("      " + line if line else line for line in body.strip("\n").splitlines())
-    return f"""\
-apiVersion: {api}
-kind: {kind}
-metadata:
-  name: {name}{ns}
-spec:
-  template:
-    spec:
-{spec}
-"""
-
-
-GPU_POD = """\
-restartPolicy: Never
-containers:
-  - name: c
-    image: example.com/train:1.0
-    resources:
-      limits:
-        nvidia.com/gpu: 1
-"""
-CPU_POD = """\
-restartPolicy: Never
-containers:
-  - name: c
-    image: example.com/launcher:1.0
-"""
-
-
-def docs(*parts: str) -> str:
-    return "---\n".join(parts)
-
-
-def findings(text: str, code: str, cfg: Config | None = None):
-    cfg = (cfg or Config()).model_copy(update={"select": (code,)})
-    result = lint_text(text, cfg, name="test.yaml")
-    assert not [f for f in result.active if f.code == "EML000"], [f.message for f in result.active]
-    return [f for f in result.active if f.code == code]
 
 
 # --- EML701 -------------------------------------------------------------------------------------
@@ -261,14 +182,9 @@ def test_703_leaves_cross_namespace_pvc_to_704():
 def test_seed_manifests():
     if not SEED.is_dir():
         pytest.skip("seed manifests not available")
-    result = lint_paths([str(SEED)], Config(select=("EML7", "EML9")))
-    got = {(Path(f.location.file).name, f.code) for f in result.active}
+    result = lint_paths([str(SEED)], Config(select=("EML7",)))
     msgs = " ".join(f.message for f in result.active if f.code == "EML703")
     assert "bionemo-models-pvc" in msgs and "molecule-data-pvc" in msgs
-    assert ("18-fsx-lustre-filesystem-storageclass-pvc.yaml", "EML901") in got
-    assert ("04-karpenter-gpu-a100-nodepool.yaml", "EML903") in got
-    assert ("12-karpenter-trainium-nodepool.yaml", "EML903") in got
-    assert ("10-llama3-lora-trainium-job.yaml", "EML902") in got
     launcher = [f for f in result.active if f.code == "EML701" and "launcher" in f.message]
     assert launcher == []
 
@@ -285,134 +201,116 @@ allowedTopologies:
   - matchLabelExpressions:
       - key: topology.ebs.csi.aws.com/zone
         values: ["us-west-2b"]
----
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata:
-  name: data
-  namespace: ml
-spec:
-  storageClassName: ebs-2b
 """
     body = (
         "nodeSelector:\n  topology.kubernetes.io/zone: us-west-2a\n"
         + CPU_POD
         + "volumes:\n  - name: d\n    persistentVolumeClaim:\n      claimName: data\n"
     )
-    [f] = findings(docs(sc, job("j", body)), "EML705")
+    [f] = findings(docs(sc, pvc("data", "ebs-2b"), job("j", body)), "EML705")
     assert "us-west-2b" in f.message and f.location.path[-1] == "claimName"
-    assert findings(docs(sc.replace("us-west-2b", "us-west-2a"), job("j", body)), "EML705") == []
-
-
-# --- EML901 -------------------------------------------------------------------------------------
-@pytest.mark.parametrize(
-    "request_gib,deployment,storage,throughput,expected",
-    [
-        (1000, "SCRATCH_1", "SSD", None, 1200),
-        (2500, "SCRATCH_1", "SSD", None, 3600),
-        (3700, "SCRATCH_1", "SSD", None, 7200),
-        (2000, "SCRATCH_2", "SSD", None, 2400),
-        (2500, "PERSISTENT_2", "SSD", None, 4800),
-        (100, "PERSISTENT_1", "HDD", 12, 6000),
-        (2000, "PERSISTENT_1", "HDD", 40, 3600),
-    ],
-)
-def test_fsx_capacity_rounding_matches_the_driver(request_gib, deployment, storage, throughput, expected):
-    rounded = round_up_capacity(request_gib * GIB, deployment, storage, throughput)
-    assert rounded == expected
-    assert capacity_increment_ok(rounded, deployment, storage, throughput)
-    assert not capacity_increment_ok(request_gib, deployment, storage, throughput)
-
-
-FILESYSTEM = """\
-apiVersion: fsx.services.k8s.aws/v1alpha1
-kind: FileSystem
-metadata:
-  name: fs
-spec:
-  fileSystemType: LUSTRE
-  storageCapacity: {cap}
-  lustreConfiguration:
-    deploymentType: {dt}
-{extra}"""
-
-
-def test_901_filesystem_valid_and_missing_throughput():
-    ok = FILESYSTEM.format(cap=4800, dt="PERSISTENT_2", extra="    perUnitStorageThroughput: 250\n")
-    assert findings(ok, "EML901") == []
-    [f] = findings(FILESYSTEM.format(cap=2400, dt="PERSISTENT_1", extra=""), "EML901")
-    assert "requires perUnitStorageThroughput" in f.message
-    scratch = FILESYSTEM.format(cap=2400, dt="SCRATCH_1", extra="")
-    assert findings(scratch, "EML901") == []
-
-
-def test_901_storage_class_sharing_an_existing_filesystem_is_not_checked():
-    sc = """\
-apiVersion: storage.k8s.io/v1
-kind: StorageClass
-metadata:
-  name: shared
-provisioner: fsx.csi.aws.com
-parameters:
-  fileSystemId: fs-0123456789abcdef0
-  deploymentType: SCRATCH_2
-  perUnitStorageThroughput: "200"
-"""
-    assert findings(sc, "EML901") == []
-
-
-# --- EML903 / EML904 -----------------------------------------------------------------------------
-NODECLASS = """\
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata:
-  name: nc
-spec:
-  amiFamily: AL2
-  amiSelectorTerms:
-    - alias: al2@latest
-  role: r
-"""
-
-
-def test_903_depends_on_the_target_version_and_fixes_family_and_alias():
-    assert findings(NODECLASS, "EML903", Config.model_validate({"kubernetes-version": "1.32"})) == []
-    [f] = findings(NODECLASS, "EML903", Config.model_validate({"kubernetes-version": "1.34"}))
-    assert f.fix.applicability.value == "unsafe"
-    fixed = apply_fix(NODECLASS, f.fix)
-    assert "amiFamily: AL2023" in fixed and "alias: al2023@latest" in fixed
-    assert findings(fixed, "EML903") == []
-
-
-def test_904_fix_sets_encrypted():
-    text = (
-        NODECLASS.replace("AL2\n", "AL2023\n").replace("al2@", "al2023@")
-        + """\
-  blockDeviceMappings:
-    - deviceName: /dev/xvda
-      ebs:
-        volumeSize: 100Gi
-"""
-    )
-    [f] = findings(text, "EML904")
-    fixed = apply_fix(text, f.fix)
-    assert "encrypted: true" in fixed and findings(fixed, "EML904") == []
+    assert findings(docs(sc.replace("us-west-2b", "us-west-2a"), pvc("data", "ebs-2b"), job("j", body)), "EML705") == []
 
 
 # --- robustness ------------------------------------------------------------------------------------
-MALFORMED = [
-    "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: p}\nspec: {template: {spec: {taints: 3, requirements: [1, {key: 5}]}}}\n",
-    "apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: n}\nspec: {amiFamily: 7, amiSelectorTerms: [x, {alias: 3}], blockDeviceMappings: [1, {ebs: 2}, {ebs: {encrypted: [1]}}]}\n",
-    "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: s}\nprovisioner: fsx.csi.aws.com\nparameters: {deploymentType: [1], perUnitStorageThroughput: {a: 1}}\n",
-    "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: c}\nspec: {storageClassName: s, resources: {requests: {storage: lots}}}\n",
-    "apiVersion: fsx.services.k8s.aws/v1alpha1\nkind: FileSystem\nmetadata: {name: f}\nspec: {lustreConfiguration: 5, storageCapacity: x}\n",
-    "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: ml}\nspec: {template: {spec: {nodeSelector: {topology.kubernetes.io/zone: z}, tolerations: 5, affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [1, {matchExpressions: [2, {key: k}]}]}}}, volumes: [1, {persistentVolumeClaim: 2}, {persistentVolumeClaim: {claimName: c}}, {ephemeral: 3}], containers: [{name: c, args: [--output_dir, /x], env: [1, {name: CKPT_DIR, value: 3}], volumeMounts: [1, {name: 2, mountPath: 3}]}]}}}\n",
-]
-
-
 def test_malformed_input_never_crashes_the_rules():
-    text = docs(*MALFORMED)
-    cfg = Config(select=("EML7", "EML9"))
-    result = lint_text(text, cfg, name="bad.yaml")
+    result = lint_text(docs(*MALFORMED), Config(select=("EML7",)), name="bad.yaml")
     crashes = [f.message for f in result.findings if f.code == "EML000"]
     assert crashes == []
+
+
+# --- reserved capacity (ODCRs, Capacity Blocks) ------------------------------------------------------
+def selecting(labels: str) -> str:
+    return "nodeSelector:\n" + "".join(f"  {line}\n" for line in labels.split(";")) + GPU_POD
+
+
+@pytest.mark.parametrize(
+    "capacity,selector,reported",
+    [
+        # reservation labels are only set on nodes launched into a reservation (capacity type reserved)
+        ("In [on-demand, spot]", "karpenter.k8s.aws/capacity-reservation-type: capacity-block", True),
+        ("NotIn [reserved]", "karpenter.k8s.aws/capacity-reservation-id: cr-0123456789abcdef0", True),
+        ("In [reserved, on-demand]", "karpenter.k8s.aws/capacity-reservation-type: capacity-block", False),
+        (None, "karpenter.k8s.aws/capacity-reservation-type: capacity-block", False),
+        # reserved is its own capacity type: neither on-demand nor spot serves it, nor it them
+        ("In [on-demand, spot]", "karpenter.sh/capacity-type: reserved", True),
+        ("In [reserved]", "karpenter.sh/capacity-type: on-demand", True),
+        ("In [reserved, spot]", "karpenter.sh/capacity-type: reserved", False),
+        (None, "karpenter.sh/capacity-type: reserved", False),
+    ],
+)
+def test_702_reserved_capacity_is_its_own_capacity_type(capacity, selector, reported):
+    text = docs(pool("gpu", '"p5.48xlarge"', tainted=False, capacity=capacity), job("j", selecting(selector)))
+    found = findings(text, "EML702")
+    assert bool(found) == reported, [f.message for f in found]
+    if found:
+        assert "karpenter.sh/capacity-type" in found[0].message and found[0].location.path[-1] == selector.split(":")[0]
+
+
+def test_702_a_reservation_label_excluded_by_notin_needs_no_reserved_node():
+    body = (
+        "affinity:\n  nodeAffinity:\n    requiredDuringSchedulingIgnoredDuringExecution:\n"
+        "      nodeSelectorTerms:\n        - matchExpressions:\n"
+        "            - {key: karpenter.k8s.aws/capacity-reservation-type, operator: NotIn, values: [capacity-block]}\n"
+        + GPU_POD
+    )
+    text = docs(pool("gpu", '"p5.48xlarge"', tainted=False, capacity="In [on-demand]"), job("j", body))
+    assert findings(text, "EML702") == []
+
+
+def test_reservation_labels_decide_where_the_pod_lands_for_every_rule():
+    """One placement answer: a pod selecting a Capacity Block never lands on an on-demand pool, so
+    the disruption rules do not judge it there either (EML502 said 'it lands on NodePool gpu')."""
+    body = selecting("karpenter.k8s.aws/capacity-reservation-type: capacity-block")
+    text = docs(pool("gpu", '"p5.48xlarge"', tainted=False, capacity="In [on-demand]"), job("j", body))
+    result = lint_text(text, Config(select=("EML5", "EML7")), name="test.yaml")
+    assert sorted(f.code for f in result.active) == ["EML501", "EML702"]
+    [pool_finding] = [f for f in result.active if f.code == "EML501"]
+    assert "Job" not in pool_finding.message  # judged by its own definition, not by the pod
+
+
+# --- DRA ResourceClaims: devices the rules cannot count --------------------------------------------
+DRA_POD = """\
+restartPolicy: Never
+nodeSelector:
+  karpenter.sh/capacity-type: on-demand{zone}
+resourceClaims:
+  - name: gpus
+    resourceClaimTemplateName: eight-gpus
+containers:
+  - name: c
+    image: example.com/train:1.0
+    resources:
+      claims:
+        - name: gpus
+"""
+TRN_POOL = pool("a-trn", '"trn1.32xlarge"').replace("nvidia.com/gpu", "aws.amazon.com/neuron")
+
+
+def dra_job(zone: str | None = None) -> str:
+    return job("j", DRA_POD.format(zone=f"\n  topology.kubernetes.io/zone: {zone}" if zone else ""))
+
+
+def test_701_does_not_pick_a_pool_for_devices_claimed_through_dra():
+    """A pod whose GPUs come from a ResourceClaim is not device-less: which tainted pool has its
+    devices is unknown, so the finding stands (no pool its selectors allow tolerates it) but no
+    fix tolerates a pool chosen as if it needed none (here the Trainium pool, first by name)."""
+    [f] = findings(docs(TRN_POOL, pool("gpu", '"p5.48xlarge"'), dra_job()), "EML701")
+    assert f.fix is None
+    assert "ResourceClaims" in f.message and "that can serve them" not in f.message
+    # one candidate pool: it is the only place the pod can go, devices or not, so the fix stays
+    [f] = findings(docs(pool("gpu", '"p5.48xlarge"'), dra_job()), "EML701")
+    assert f.fix is not None and "NodePool gpu" in f.fix.title
+
+
+def test_705_names_the_pools_of_a_dra_pod_by_its_selectors():
+    [f] = findings(docs(TRN_POOL, pool("gpu", '"p5.48xlarge"'), dra_job("us-west-2b")), "EML705")
+    assert "that could serve them" not in f.message and "ResourceClaims" in f.message
+
+
+def test_702_never_blames_devices_a_dra_pod_claims():
+    """No device reason without a device count: a DRA pod is reported only for its labels."""
+    assert findings(docs(TRN_POOL, dra_job()), "EML702") == []
+    body = DRA_POD.format(zone="\n  karpenter.sh/nodepool: gpu-large")
+    [f] = findings(docs(TRN_POOL, job("j", body)), "EML702")
+    assert f.location.path[-1] == "karpenter.sh/nodepool"

@@ -1,0 +1,78 @@
+"""EML701 untolerated-taint: every NodePool that could serve the pod taints its nodes with a taint
+the pod does not tolerate; the fix tolerates the taints of the pool needing the fewest."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from eksmllint.checks.scheduling._shared import RELATED_MAX, analyse, candidates, dra_note, pods_of
+from eksmllint.core.context import RuleContext
+from eksmllint.core.finding import AppendItem, DocPath, Finding, Fix
+from eksmllint.scheduling import NodePoolView, Taint, _toleration_key, untolerated
+from eksmllint.workload import PodTemplate
+
+
+def _taint_text(x: Taint) -> str:
+    return f"{x.key}={x.value}:{x.effect}" if x.value else f"{x.key}:{x.effect}"
+
+
+def _toleration(x: Taint) -> dict:
+    if x.value:
+        return {"key": x.key, "operator": "Equal", "value": x.value, "effect": x.effect}
+    return {"key": x.key, "operator": "Exists", "effect": x.effect}
+
+
+def _taint_path(x: Taint) -> DocPath:
+    return ("spec", "template", "spec", "taints", x.index)
+
+
+def _weight(p: NodePoolView) -> int:
+    w = p.resource.get(("spec", "weight"))
+    return w if isinstance(w, int) and not isinstance(w, bool) else 0
+
+
+def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
+    """EML701: every NodePool that could serve the pod taints its nodes without a toleration."""
+    placement = analyse(ctx, t)
+    if placement is None or placement.status != "taint":
+        return
+    # Depends only on the shared placement and the tolerations: computed once per pair. The key is
+    # a pair, not one object, so it is memoised by hand rather than with run.once.
+    key = (id(placement.blocked), tuple(_toleration_key(x) for x in t.tolerations))
+    memo = ctx.run.memo("eml7-untolerated")
+    found = memo.get(key)
+    if found is None:
+        blocked = [(p, untolerated(t, p)) for p in placement.blocked]
+        blocked = [(p, taints) for p, taints in blocked if taints]
+        # The fix tolerates the pool needing the fewest tolerations (then the highest weight).
+        best = min(blocked, key=lambda pt: (len(pt[1]), -_weight(pt[0]), pt[0].name)) if blocked else None
+        found = memo[key] = (blocked, best)
+    blocked, best = found
+    if best is None:
+        return
+    pool, taints = best
+    if len(blocked) == 1:
+        taint_word = "taint" if len(taints) == 1 else "taints"
+        what = (
+            f"{pods_of(t)} can only run on NodePool {pool.name}, whose {taint_word} "
+            f"{', '.join(_taint_text(x) for x in taints)} they do not tolerate"
+        )
+    else:
+        listed = "; ".join(f"{p.name} ({', '.join(_taint_text(x) for x in ts)})" for p, ts in blocked[:3])
+        more = f" and {len(blocked) - 3} more" if len(blocked) > 3 else ""
+        what = f"{pods_of(t)} tolerate the taints of no NodePool {candidates(t)}: {listed}{more}"
+    tol_path = t.spec_path + ("tolerations",)
+    fix = None
+    if len(blocked) == 1 or not t.resource_claims:  # which pool has DRA-claimed devices is unknown
+        fix = Fix(
+            f"Tolerate the taints of NodePool {pool.name}: {', '.join(_taint_text(x) for x in taints)}",
+            tuple(AppendItem(tol_path, _toleration(x)) for x in taints),
+        )
+    related = [p.resource.location(_taint_path(x)) for p, ts in blocked[:RELATED_MAX] for x in ts]
+    yield ctx.report(
+        t.resource,
+        tol_path if t.spec.get("tolerations") is not None else t.spec_path,
+        f"{what}, so they stay Pending{dra_note(t)}",
+        fix=fix,
+        related=related,
+    )
