@@ -1,7 +1,7 @@
 """The rule catalogue (product contract): code, slug, default severity, fix safety.
 
 Copied from the catalogue the product was specified with; a rule whose metadata drifts from it
-fails tests/test_registry.py. EML006 and EML007 are our additions (see their rule files).
+fails tests/rules/test_registry.py. EML006 and EML007 are our additions (see their rule files).
 """
 
 CATALOGUE = [

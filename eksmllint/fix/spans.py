@@ -23,7 +23,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from eksmllint.core.finding import DocPath
 from eksmllint.yamlpos import YAMLLoadError, _key
 
-try:  # the C loader reports marks as character offsets too (checked in tests/test_fix.py)
+try:  # the C loader reports marks as character offsets too (checked in tests/unit/fix/test_fix.py)
     from yaml import CSafeLoader as _Loader
 except ImportError:  # pragma: no cover - depends on the PyYAML build
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]

@@ -12,7 +12,7 @@ Conventions
   read via kubernetes/website content/en/docs/reference/using-api/
   deprecation-guide.md), and for 1.26 and later they are cross-checked against
   the schemas bundled with kubernetes-validate (present in the previous
-  version, absent from the removal version; tests/test_schema.py asserts it).
+  version, absent from the removal version; tests/unit/schema/test_schema.py asserts it).
 * The deprecation version is the one in the API server's deprecation warning
   (prerelease-lifecycle-gen data, staging/src/k8s.io/api/<group>/<version>/
   zz_generated.prerelease-lifecycle.go) where known, otherwise the release in

@@ -362,7 +362,7 @@ def manifest_files(
 
 
 #: The Helm chart reads the facts above from this file (charts/eksmllint/files/generated.yaml);
-#: tests/test_server_chart.py keeps it equal to :func:`chart_data`.
+#: tests/e2e/test_server_chart.py keeps it equal to :func:`chart_data`.
 CHART_DATA_HEADER = (
     "# Generated from eksmllint.server.manifests (python -m eksmllint.server.manifests "
     "charts/eksmllint/files/generated.yaml); do not edit by hand.\n"

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from repository import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "fixtures" / "rules" / "EML301-shm-missing"
 
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from repository import ROOT
 
 
 def test_bench_runs_on_a_tiny_corpus(tmp_path):

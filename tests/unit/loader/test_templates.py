@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from repository import ROOT
 
 from eksmllint.cli import cli
 from eksmllint.config import Config
@@ -287,7 +288,7 @@ def test_pre_commit_hook_passes_the_files_a_directory_run_picks_up(tmp_path):
 
     from eksmllint.loader import discover
 
-    hooks = yaml.safe_load((Path(__file__).parent.parent / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
     pattern = next(h for h in hooks if h["id"] == "eksmllint")["files"]
     names = [
         "a.yaml",

@@ -5,17 +5,16 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from pathlib import Path
 
 import jsonschema
 from click.testing import CliRunner
 from junitparser import JUnitXml
+from repository import ROOT
 
 from eksmllint.cli import cli
 from eksmllint.core.registry import default_registry
 
-ROOT = Path(__file__).resolve().parent.parent
-SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text())
+SCHEMA = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text())
 BAD = ROOT / "fixtures" / "rules" / "EML301-shm-missing" / "bad.yaml"
 SUPPRESSED = ROOT / "fixtures" / "rules" / "EML006-unused-suppression" / "good.yaml"
 

@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from repository import ROOT
 
 from eksmllint import quantity
 from eksmllint.cli import cli
@@ -170,7 +171,6 @@ def test_a_parser_bug_is_a_finding_on_that_file_and_the_run_goes_on(tmp_path, mo
 
 
 # -- item 7: special files, unreadable paths, read-only folders, --output ------------------------
-ROOT = Path(__file__).resolve().parent.parent
 BAD301 = ROOT / "fixtures" / "rules" / "EML301-shm-missing" / "bad.yaml"  # has a safe fix
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 

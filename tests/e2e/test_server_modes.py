@@ -7,7 +7,7 @@ import json
 
 import trustme
 from test_server import Server, gpu_pod, metric, post, review
-from test_server_app import POD, _spec, app_with, call, crash
+from webhook_calls import POD, _spec, app_with, call, crash
 
 from eksmllint.config import Config
 from eksmllint.core.registry import default_registry

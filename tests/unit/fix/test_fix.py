@@ -6,11 +6,11 @@ import json
 import os
 import stat
 import time
-from pathlib import Path
 
 import pytest
 import yaml
 from click.testing import CliRunner
+from repository import ROOT
 
 from eksmllint.cli import cli
 from eksmllint.config import Config
@@ -37,7 +37,6 @@ from eksmllint.fix.model import apply_ops
 from eksmllint.fix.run import fix_then_lint
 from eksmllint.fix.spans import FixError, parse_stream
 
-ROOT = Path(__file__).resolve().parent.parent
 BAD301 = ROOT / "fixtures" / "rules" / "EML301-shm-missing" / "bad.yaml"
 
 

@@ -7,8 +7,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from repository import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 CONFLICT = re.compile(rb"^(<{7} |>{7} |={7}$)", re.M)
 
 

@@ -5,11 +5,11 @@ template gets "no NodePool can launch it" (EML702) from one rule and "it lands o
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from repository import ROOT
 
 from eksmllint.analysis.placement import device_fit, placement
 from eksmllint.config import Config
@@ -18,8 +18,6 @@ from eksmllint.core.engine import lint_paths, lint_text
 from eksmllint.loader import parse_source
 from eksmllint.paths import rule_fixtures_dir
 from eksmllint.resource import SourceFile
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def _run(text: str) -> LintRun:

@@ -14,54 +14,20 @@ import time
 import httpx
 import pytest
 import trustme
+from repository import ROOT
+from webhook_calls import POD, _spec, app_with, call, crash
 
 from eksmllint.config import Config
-from eksmllint.core.registry import Registry, default_registry
-from eksmllint.core.rule import Rule, RuleSpec
+from eksmllint.core.registry import default_registry
+from eksmllint.core.rule import Rule
 from eksmllint.server.app import ServerSettings, WebhookApp
 from eksmllint.server.linting import AdmissionLinter
 from eksmllint.server.tls import ReloadingTLS, make_context
 
 
-def _spec(code: str, slug: str) -> RuleSpec:
-    return RuleSpec.model_validate(
-        {
-            "code": code,
-            "slug": slug,
-            "severity": "warning",
-            "fix": "no",
-            "summary": "test rule",
-            "check": "tests:none",
-            "target": "resources",
-            "description": "d",
-            "rationale": "r",
-        }
-    )
-
-
-def crash(ctx, resource):
-    raise ZeroDivisionError("boom")
-
-
 def slow(ctx, resource):
     time.sleep(1.0)
     return []
-
-
-def registry_with(*extra: Rule) -> Registry:
-    return Registry([*default_registry(), *extra])
-
-
-POD = {
-    "apiVersion": "v1",
-    "kind": "Pod",
-    "metadata": {"name": "p", "namespace": "ml"},
-    "spec": {
-        "containers": [
-            {"name": "c", "image": "python:3.11.9-slim", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}
-        ]
-    },
-}
 
 
 def review(obj: dict, uid: str = "u-1") -> dict:
@@ -70,24 +36,6 @@ def review(obj: dict, uid: str = "u-1") -> dict:
         "kind": "AdmissionReview",
         "request": {"uid": uid, "operation": "CREATE", "namespace": "ml", "object": obj},
     }
-
-
-def call(app: WebhookApp, path: str, body: dict) -> tuple[int, dict | str]:
-    async def go():
-        await app.startup()
-        try:
-            transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
-                r = await c.post(path, json=body)
-                return r.status_code, (r.json() if r.headers["content-type"].startswith("application/json") else r.text)
-        finally:
-            await app.shutdown()
-
-    return asyncio.run(go())
-
-
-def app_with(rule: Rule, **settings) -> WebhookApp:
-    return WebhookApp(AdmissionLinter(Config(), registry_with(rule)), ServerSettings(**settings))
 
 
 @pytest.mark.parametrize("mode,allowed", [("open", True), ("closed", False)])
@@ -349,7 +297,6 @@ def test_denials_list_findings_in_the_same_order_in_every_process():
     import os
     import subprocess
     import sys
-    from pathlib import Path
 
     same = {"name": "t", "image": "python", "resources": {"requests": {"nvidia.com/gpu": 1}}}
     pod = {
@@ -359,7 +306,7 @@ def test_denials_list_findings_in_the_same_order_in_every_process():
         "spec": {"containers": [dict(same) for _ in range(4)], "initContainers": [dict(same) for _ in range(3)]},
     }
     body = json.dumps(review(pod)).encode()
-    root = str(Path(__file__).resolve().parents[1])
+    root = str(ROOT)
     answers = set()
     for seed in ("1", "2", "3"):
         env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": root}

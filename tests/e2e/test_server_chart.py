@@ -5,12 +5,12 @@ lint-clean with eksmllint, and every value the chart offers lands where it shoul
 from __future__ import annotations
 
 import base64
-from pathlib import Path
 
 import kubernetes_validate
 import pytest
 import yaml
 from click.testing import CliRunner
+from repository import ROOT
 
 from eksmllint.cli import cli
 from eksmllint.cli.serve import serve_command
@@ -24,7 +24,7 @@ helm = pytest.importorskip(
     reason="helm-python-sdk (Helm's SDK for Python, in the test extras) is not installed: the chart cannot be rendered",
 )
 
-CHART = Path(__file__).resolve().parents[1] / "charts" / "eksmllint"
+CHART = ROOT / "charts" / "eksmllint"
 K8S_VERSION = "1.33"
 CRD_GROUPS = ("cert-manager.io/", "monitoring.coreos.com/")
 NAMESPACE = "ml-platform"

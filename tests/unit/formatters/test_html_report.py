@@ -22,6 +22,7 @@ from html import unescape
 from pathlib import Path
 
 import pytest
+from repository import ROOT
 
 from eksmllint.config import Config
 from eksmllint.core.engine import lint_paths, lint_text
@@ -31,7 +32,6 @@ from eksmllint.render.graph_export import node_id
 from eksmllint.render.html import code_frame, prose, render_report
 from eksmllint.resource import SourceFile
 
-ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "fixtures" / "examples"
 RULE_FIXTURES = ROOT / "fixtures" / "rules"
 CHROMIUM_FLAGS = [
@@ -449,8 +449,8 @@ def test_examples_report_graph_screenshot_and_print(browser, examples_result, re
 
 @needs_chromium
 def test_graph_page_in_chromium(browser, tmp_path):
+    from builders import PLATFORM
     from click.testing import CliRunner
-    from test_graph_export import PLATFORM  # conftest puts tests/ on sys.path
 
     from eksmllint.cli import cli
 

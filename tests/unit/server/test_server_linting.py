@@ -6,10 +6,10 @@ import json
 import os
 import threading
 import time
-from pathlib import Path
 
 import jsonpatch
 import pytest
+from repository import ROOT
 
 from eksmllint.config import Config
 from eksmllint.core.context import LintRun
@@ -24,7 +24,6 @@ from eksmllint.server.context import ContextSnapshot, ContextStore, DirectoryCon
 from eksmllint.server.linting import AdmissionLinter, is_exempt, to_ymap
 from eksmllint.yamlpos import YList, YMap, to_plain
 
-ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures" / "rules"
 
 GPU_POD = {

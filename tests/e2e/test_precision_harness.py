@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from pathlib import Path
 
 import pytest
+from repository import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("precision_harness", ROOT / "scripts" / "precision_harness.py")
 harness = importlib.util.module_from_spec(_spec)
 sys.modules.setdefault("precision_harness", harness)  # dataclasses look their module up while the script loads

@@ -6,16 +6,15 @@ import json
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from repository import ROOT
 
 from eksmllint.cli import cli
 from eksmllint.core.registry import default_registry
 from eksmllint.docs import rules_markdown
 
-ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "fixtures" / "examples"
 BAD = ROOT / "fixtures" / "rules" / "EML301-shm-missing" / "bad.yaml"
 GOOD = ROOT / "fixtures" / "rules" / "EML301-shm-missing" / "good.yaml"

@@ -7,12 +7,12 @@ import json
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import jsonschema
 import pytest
 import yaml
 from click.testing import CliRunner
+from repository import ROOT
 
 from eksmllint.cli import cli
 from eksmllint.config import (
@@ -30,7 +30,6 @@ from eksmllint.core.registry import default_registry
 from eksmllint.formatters import use_color
 from eksmllint.schema import supported_versions
 
-ROOT = Path(__file__).resolve().parent.parent
 BAD_TEXT = (ROOT / "fixtures" / "rules" / "EML301-shm-missing" / "bad.yaml").read_text()
 
 

@@ -12,11 +12,11 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 from junit_xsd import violations
+from repository import ROOT
 
 from eksmllint.cli import cli
 
-ROOT = Path(__file__).resolve().parent.parent
-SARIF_SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text())
+SARIF_SCHEMA = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text())
 BAD_TEXT = (ROOT / "fixtures" / "rules" / "EML301-shm-missing" / "bad.yaml").read_text()
 GOOD_TEXT = (ROOT / "fixtures" / "rules" / "EML301-shm-missing" / "good.yaml").read_text()
 BAD_LINE = 14  # the container name line EML301 points at

@@ -3,7 +3,7 @@ AdmissionReview answers over the fixtures, the examples, the seed and the corpus
 
 A restructuring must not change a byte of them. A change in behaviour that is meant shows up here
 as a diff to review; rewrite the snapshots with ``EKSMLLINT_UPDATE_SNAPSHOTS=1 pytest
-tests/test_output_snapshots.py`` and say in the commit which findings changed and why.
+tests/e2e/test_output_snapshots.py`` and say in the commit which findings changed and why.
 Cases over ``../shared`` (seed, corpus) skip when it is absent.
 """
 
@@ -12,11 +12,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from pathlib import Path
 
 import httpx
 import pytest
 from click.testing import CliRunner
+from repository import ROOT
 
 from eksmllint.cli import cli
 from eksmllint.config import Config
@@ -26,7 +26,6 @@ from eksmllint.server.app import WebhookApp
 from eksmllint.server.linting import AdmissionLinter
 from eksmllint.yamlpos import to_plain
 
-ROOT = Path(__file__).resolve().parents[1]
 SNAPSHOTS = ROOT / "tests" / "snapshots"
 SHARED = ROOT.parent / "shared"
 UPDATE = os.environ.get("EKSMLLINT_UPDATE_SNAPSHOTS") == "1"

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import kubernetes_validate
 import pytest
 import yaml
 from click.testing import CliRunner
+from repository import ROOT
 
 from eksmllint.cli import cli
 from eksmllint.config import Config
@@ -16,7 +15,6 @@ from eksmllint.core.finding import Severity
 from eksmllint.server import manifests
 from eksmllint.server.cluster import CLUSTER_KINDS
 
-ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
 K8S_VERSION = "1.33"
 CRD_GROUPS = ("cert-manager.io/",)

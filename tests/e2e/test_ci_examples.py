@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import re
 import shlex
-from pathlib import Path
 
 import pytest
 import yaml
+from repository import ROOT
 
 from eksmllint.cli import cli
 
-ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples" / "ci").iterdir())
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
