@@ -6,9 +6,11 @@ import json
 import subprocess
 import sys
 
+import pytest
 from repository import ROOT
 
 
+@pytest.mark.slow
 def test_bench_runs_on_a_tiny_corpus(tmp_path):
     out = tmp_path / "results.json"
     proc = subprocess.run(

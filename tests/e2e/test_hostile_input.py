@@ -435,6 +435,7 @@ def test_sigterm_during_a_write_leaves_no_temp_file_and_the_original(tmp_path):
     assert os.listdir(tmp_path) == ["job.yaml"] and p.read_bytes() == BAD301.read_bytes()
 
 
+@pytest.mark.slow
 def test_fix_stdin_binary_oversized_and_invalid_yaml_are_errors():
     for data, message in [
         (b"kind: Pod\x00\x01", b"binary file"),
@@ -462,6 +463,7 @@ def test_fix_stdin_reads_no_more_than_the_size_limit(monkeypatch):
 
 
 # -- item 9: memory budgets ----------------------------------------------------------------------
+@pytest.mark.slow
 def test_a_file_over_the_node_budget_is_an_error_naming_it_and_earlier_documents_are_linted(tmp_path):
     from eksmllint.yamlpos import MAX_NODES
 
@@ -495,6 +497,7 @@ def test_a_run_over_its_budget_names_the_file_where_it_ran_out(tmp_path, monkeyp
     assert [f.path for f in result.files] == [str(tmp_path / "a.yaml")]
 
 
+@pytest.mark.slow
 def test_memory_stays_bounded_on_a_huge_single_line_file(tmp_path):
     # 4.9 MB, a node every two bytes: 983 MiB before the node budget (issue 16), ~190 MiB now
     path = tmp_path / "line.yaml"
@@ -611,6 +614,7 @@ _OPS = st.tuples(
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+@pytest.mark.slow
 @given(fixture=st.sampled_from(FIXTURES), ops=st.lists(_OPS, min_size=1, max_size=4))
 def test_mutated_fixtures_never_crash_the_lint_pipeline(fixture, ops):
     data = fixture.read_bytes()

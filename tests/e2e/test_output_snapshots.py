@@ -4,7 +4,8 @@ AdmissionReview answers over the fixtures, the examples, the seed and the corpus
 A restructuring must not change a byte of them. A change in behaviour that is meant shows up here
 as a diff to review; rewrite the snapshots with ``EKSMLLINT_UPDATE_SNAPSHOTS=1 pytest
 tests/e2e/test_output_snapshots.py`` and say in the commit which findings changed and why.
-Cases over ``../shared`` (seed, corpus) skip when it is absent.
+Cases over the shared material (``../shared``: seed, corpus) come through the ``shared`` fixture
+and skip when it is absent; the outputs name it ``../shared/`` wherever it is.
 """
 
 from __future__ import annotations
@@ -27,41 +28,53 @@ from eksmllint.server.linting import AdmissionLinter
 from eksmllint.yamlpos import to_plain
 
 SNAPSHOTS = ROOT / "tests" / "snapshots"
-SHARED = ROOT.parent / "shared"
 UPDATE = os.environ.get("EKSMLLINT_UPDATE_SNAPSHOTS") == "1"
+#: How the outputs name the shared material, wherever it is (a worktree has it further up).
+SHARED_AS = "../shared/"
 
 
-def _cases() -> list[tuple[str, str]]:
-    """(case name, path relative to the repository root) for every input that is snapshotted."""
-    cases = [("examples", "fixtures/examples")]
+def _cases() -> list[tuple[str, str, str]]:
+    """(case name, "repo" or "shared", path relative to it) for every input that is snapshotted.
+    The shared material is fixed, so its cases are the ones that have a snapshot."""
+    cases = [("examples", "repo", "fixtures/examples")]
     cases += [
-        (f"rule-{d.name}", f"fixtures/rules/{d.name}")
+        (f"rule-{d.name}", "repo", f"fixtures/rules/{d.name}")
         for d in sorted((ROOT / "fixtures/rules").iterdir())
         if d.is_dir()
     ]
-    cases.append(("seed", "../shared/seed/manifests"))
-    corpus = SHARED / "corpus" / "realworld"
-    if corpus.is_dir():
-        cases += [
-            (f"corpus-{d.name}", f"../shared/corpus/realworld/{d.name}")
-            for d in sorted(corpus.iterdir())
-            if d.is_dir() and d.name != "licenses"
-        ]
-    cases.append(("corpus-all", "../shared/corpus/realworld"))
+    cases.append(("seed", "shared", "seed/manifests"))
+    corpus = sorted(p.stem for p in (SNAPSHOTS / "lint").glob("corpus-*.txt") if p.stem != "corpus-all")
+    cases += [(name, "shared", f"corpus/realworld/{name.removeprefix('corpus-')}") for name in corpus]
+    cases.append(("corpus-all", "shared", "corpus/realworld"))
     return cases
 
 
 CASES = _cases()
+#: The cases as parameters: the shared material's are slow (the corpus takes seconds).
+PARAMS = [pytest.param(c, marks=pytest.mark.slow if c[1] == "shared" else (), id=c[0]) for c in CASES]
 
 
-def _run(*args: str) -> str:
+@pytest.fixture
+def case_path(request) -> tuple[str, str]:
+    """(the path to pass, relative to the repository root; the prefix that names the shared
+    material in it). Shared cases go through the ``shared`` fixture and skip without it."""
+    _, base, rel = request.param
+    if base == "repo":
+        return rel, SHARED_AS
+    shared = request.getfixturevalue("shared")
+    if not (shared / rel).exists():
+        pytest.skip(f"{rel} is not in the shared material at {shared}")
+    return os.path.relpath(shared / rel, ROOT), os.path.relpath(shared, ROOT) + "/"
+
+
+def _run(shared_prefix: str, *args: str) -> str:
     cwd = os.getcwd()
     os.chdir(ROOT)  # paths in the outputs are relative to the repository root, as a CI run prints them
     try:
         result = CliRunner().invoke(cli, list(args), catch_exceptions=False, env={"NO_COLOR": "1"})
     finally:
         os.chdir(cwd)
-    return f"exit {result.exit_code}\n{result.stdout}"
+    return f"exit {result.exit_code}\n{result.stdout}".replace(shared_prefix, SHARED_AS)
 
 
 def _compare(kind: str, case: str, got: str) -> None:
@@ -75,21 +88,17 @@ def _compare(kind: str, case: str, got: str) -> None:
     assert got == expected, f"{kind} output of {case} changed (see {path.relative_to(ROOT)})"
 
 
-def _need(rel: str) -> None:
-    if not (ROOT / rel).exists():
-        pytest.skip(f"{rel} is not present (the shared material lives beside the repository)")
+@pytest.mark.parametrize("case_path", PARAMS, indirect=True)
+def test_lint_json_is_unchanged(request, case_path):
+    rel, prefix = case_path
+    case = request.node.callspec.id
+    _compare("lint", case, _run(prefix, "lint", "--format", "json", "--exit-zero", "--no-frames", "--jobs", "1", rel))
 
 
-@pytest.mark.parametrize("case,rel", CASES, ids=[c for c, _ in CASES])
-def test_lint_json_is_unchanged(case, rel):
-    _need(rel)
-    _compare("lint", case, _run("lint", "--format", "json", "--exit-zero", "--no-frames", "--jobs", "1", rel))
-
-
-@pytest.mark.parametrize("case,rel", CASES, ids=[c for c, _ in CASES])
-def test_fix_diff_is_unchanged(case, rel):
-    _need(rel)
-    _compare("fix", case, _run("fix", "--diff", "--unsafe-fixes", rel))
+@pytest.mark.parametrize("case_path", PARAMS, indirect=True)
+def test_fix_diff_is_unchanged(request, case_path):
+    rel, prefix = case_path
+    _compare("fix", request.node.callspec.id, _run(prefix, "fix", "--diff", "--unsafe-fixes", rel))
 
 
 def _reviews(rel: str) -> list[dict]:
@@ -110,7 +119,7 @@ def _reviews(rel: str) -> list[dict]:
     return reviews
 
 
-WEBHOOK_CASES = [(c, r) for c, r in CASES if r.startswith("fixtures/")]
+WEBHOOK_CASES = [(c, r) for c, base, r in CASES if base == "repo"]
 
 
 @pytest.fixture  # one app per case: shutdown() closes the app's lint thread pool for good

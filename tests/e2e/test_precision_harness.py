@@ -43,10 +43,9 @@ def test_expectation_file_round_trips(tmp_path):
     assert copy.read_text(encoding="utf-8") == harness.DEFAULT_EXPECTATIONS.read_text(encoding="utf-8")
 
 
-def test_realworld_findings_match_the_judged_expectations():
-    corpus = harness.default_corpus()
-    if not corpus.is_dir():
-        pytest.skip(f"no real-world corpus at {corpus} (the CI clone has ../shared beside it)")
+@pytest.mark.slow
+def test_realworld_findings_match_the_judged_expectations(shared):
+    corpus = shared / "corpus" / "realworld"
     expected = harness.read_expectations(harness.DEFAULT_EXPECTATIONS)
     cmp = harness.compare(harness.observe(corpus), expected)
     assert cmp.clean, (

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from repository import ROOT
 
+pytestmark = pytest.mark.slow  # pre-commit builds a hook environment with pip (minutes)
+
 FIXTURE = ROOT / "fixtures" / "rules" / "EML301-shm-missing"
 
 

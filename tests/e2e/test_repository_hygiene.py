@@ -27,3 +27,20 @@ def test_no_merge_conflict_markers_in_tracked_files() -> None:
         if p.is_file() and p.suffix not in {".png", ".json"} and CONFLICT.search(p.read_bytes())
     ]
     assert marked == []
+
+
+# How a test could reach outside the repository: an absolute path, a climb above the root, or the
+# shared folder's variable (repository.find_shared and the ``shared`` fixture are the one way).
+OUTSIDE = re.compile(r"/work/shared|parents\[[2-9]\]|parent\.parent\.parent|ROOT\.parent|EKSMLLINT_SHARED")
+ONE_WAY_OUT = {"tests/conftest.py", "tests/repository.py"}
+
+
+def test_tests_reach_the_shared_material_only_through_the_fixture() -> None:
+    offending = [
+        f"{p.relative_to(ROOT)}:{n}: {line.strip()}"
+        for p in sorted((ROOT / "tests").rglob("*.py"))
+        if str(p.relative_to(ROOT)) not in ONE_WAY_OUT
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if OUTSIDE.search(line) and p.resolve() != Path(__file__).resolve()
+    ]
+    assert offending == []

@@ -29,6 +29,8 @@ from hypothesis import strategies as st
 
 from eksmllint.core.engine import lint_text
 
+pytestmark = pytest.mark.slow  # real servers as subprocesses
+
 PYTORCH_IMAGE = "763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training:2.3.0-gpu-py311-cu121-ubuntu20.04-ec2"
 STARTUP_TIMEOUT = 60.0
 

@@ -18,6 +18,8 @@ import pytest
 import trustme
 from test_server import Server, client_context, gpu_pod, post, review
 
+pytestmark = pytest.mark.slow  # real servers as subprocesses, a thousand connections
+
 IDLE_CONNECTIONS = 1000
 
 

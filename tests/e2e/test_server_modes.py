@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import trustme
 from test_server import Server, gpu_pod, metric, post, review
 from webhook_calls import POD, _spec, app_with, call, crash
@@ -90,6 +91,7 @@ def test_the_exempt_annotation_can_be_switched_off():
     assert judged["response"]["allowed"] is False and "EML601" in judged["response"]["status"]["message"]
 
 
+@pytest.mark.slow
 def test_serve_flags_audit_and_no_exempt_annotation(tmp_path):
     srv = Server(tmp_path, trustme.CA(), "--audit", "--no-exempt-annotation").start()
     try:

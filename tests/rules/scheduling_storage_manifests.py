@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from eksmllint.config import Config
 from eksmllint.core.engine import lint_text
-
-SEED = Path("/work/shared/seed/manifests")
 
 NODEPOOL = """\
 apiVersion: karpenter.sh/v1

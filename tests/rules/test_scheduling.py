@@ -4,7 +4,7 @@ down — noise guards, options, webhook mode, fixes."""
 from __future__ import annotations
 
 import pytest
-from scheduling_storage_manifests import CPU_POD, GPU_POD, MALFORMED, SEED, docs, findings, job, pool, pvc
+from scheduling_storage_manifests import CPU_POD, GPU_POD, MALFORMED, docs, findings, job, pool, pvc
 
 from eksmllint.config import Config
 from eksmllint.core.engine import lint_loaded, lint_paths, lint_text
@@ -179,10 +179,8 @@ def test_703_leaves_cross_namespace_pvc_to_704():
     assert "namespace storage" in f.message
 
 
-def test_seed_manifests():
-    if not SEED.is_dir():
-        pytest.skip("seed manifests not available")
-    result = lint_paths([str(SEED)], Config(select=("EML7",)))
+def test_seed_manifests(shared):
+    result = lint_paths([str(shared / "seed" / "manifests")], Config(select=("EML7",)))
     msgs = " ".join(f.message for f in result.active if f.code == "EML703")
     assert "bionemo-models-pvc" in msgs and "molecule-data-pvc" in msgs
     launcher = [f for f in result.active if f.code == "EML701" and "launcher" in f.message]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from scheduling_storage_manifests import MALFORMED, SEED, docs, findings, fsx_class, job, pvc
+from scheduling_storage_manifests import MALFORMED, docs, findings, fsx_class, job, pvc
 
 from eksmllint.checks.storage.eml901_fsx_parameters import capacity_increment_ok, round_up_capacity
 from eksmllint.config import Config
@@ -16,10 +16,8 @@ from eksmllint.fix.apply import apply_fix
 GIB = 2**30
 
 
-def test_seed_manifests():
-    if not SEED.is_dir():
-        pytest.skip("seed manifests not available")
-    result = lint_paths([str(SEED)], Config(select=("EML9",)))
+def test_seed_manifests(shared):
+    result = lint_paths([str(shared / "seed" / "manifests")], Config(select=("EML9",)))
     got = {(Path(f.location.file).name, f.code) for f in result.active}
     assert ("18-fsx-lustre-filesystem-storageclass-pvc.yaml", "EML901") in got
     assert ("04-karpenter-gpu-a100-nodepool.yaml", "EML903") in got

@@ -7,7 +7,6 @@ read (never copied) by the false-positive test at the bottom.
 from __future__ import annotations
 
 import copy
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -850,9 +849,6 @@ def test_validation_is_fast() -> None:
 
 # ------------------------------------------------------------- corpus (false positives)
 
-SHARED = Path(os.environ.get("EKSMLLINT_SHARED", "/work/shared"))
-REALWORLD = SHARED / "corpus" / "realworld"
-SEED = SHARED / "seed" / "manifests"
 
 #: Issues that are real (the manifest as written is invalid for that CRD version).
 KNOWN_REAL_ISSUES = {
@@ -868,10 +864,10 @@ KNOWN_REAL_ISSUES = {
 }
 
 
-def _corpus_documents() -> list[tuple[str, dict[str, Any]]]:
+def _corpus_documents(shared: Path) -> list[tuple[str, dict[str, Any]]]:
     out: list[tuple[str, dict[str, Any]]] = []
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    for root in (REALWORLD, SEED):
+    for root in (shared / "corpus" / "realworld", shared / "seed" / "manifests"):
         if not root.is_dir():
             continue
         for path in sorted(root.rglob("*")):
@@ -886,10 +882,8 @@ def _corpus_documents() -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
-def test_corpus_has_no_false_positives() -> None:
-    docs = _corpus_documents()
-    if not docs:
-        pytest.skip("shared corpus not available")
+def test_corpus_has_no_false_positives(shared: Path) -> None:
+    docs = _corpus_documents(shared)
     checked = 0
     unexpected = []
     for rel, doc in docs:
@@ -904,17 +898,16 @@ def test_corpus_has_no_false_positives() -> None:
     assert unexpected == []
 
 
-def test_seed_documents() -> None:
-    if not SEED.is_dir():
-        pytest.skip("seed manifests not available")
+def test_seed_documents(shared: Path) -> None:
+    seed = shared / "seed" / "manifests"
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    mpijob = next(yaml.load_all((SEED / "06-mpijob-bert-large-nccl-efa.yaml").read_text(), Loader=loader))
+    mpijob = next(yaml.load_all((seed / "06-mpijob-bert-large-nccl-efa.yaml").read_text(), Loader=loader))
     assert (mpijob["apiVersion"], mpijob["kind"]) == ("kubeflow.org/v1", "MPIJob")
     assert validate_crd(mpijob) == []
-    slinky = [d for d in yaml.load_all((SEED / "02-slinky-slurmcluster-nodeset.yaml").read_text(), Loader=loader) if d]
+    slinky = [d for d in yaml.load_all((seed / "02-slinky-slurmcluster-nodeset.yaml").read_text(), Loader=loader) if d]
     assert {d["kind"] for d in slinky} == {"SlurmCluster", "SlurmNodeSet"}
     assert all(validate_crd(d) is None for d in slinky)
-    nodeclass = list(yaml.load_all((SEED / "04-karpenter-gpu-a100-nodepool.yaml").read_text(), Loader=loader))[1]
+    nodeclass = list(yaml.load_all((seed / "04-karpenter-gpu-a100-nodepool.yaml").read_text(), Loader=loader))[1]
     assert EC2NodeClass is model_for(nodeclass["apiVersion"], nodeclass["kind"])
     issues = validate_crd(nodeclass)
     assert issues is not None
