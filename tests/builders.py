@@ -1,6 +1,119 @@
-"""Manifests and objects the tests build from (conftest puts tests/ on sys.path)."""
+"""Objects the tests build from (conftest puts tests/ on sys.path): Kubernetes objects as plain dicts,
+small by default, each part overridable; ``manifest`` writes them as one YAML stream.
+
+Tests that assert line numbers keep their own literal YAML text: a builder's layout is not theirs
+to pin."""
 
 from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+PYTORCH_IMAGE = "763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training:2.3.0-gpu-py311-cu121-ubuntu20.04-ec2"
+INSTANCE_TYPE = "node.kubernetes.io/instance-type"
+CAPACITY_TYPE = "karpenter.sh/capacity-type"
+
+
+def manifest(*objects: dict[str, Any]) -> str:
+    """The objects as one YAML stream (``---`` between documents), keys in the order built."""
+    return yaml.safe_dump_all(objects, sort_keys=False)
+
+
+def container(
+    name: str = "train",
+    image: str = PYTORCH_IMAGE,
+    *,
+    command: list[str] | None = None,
+    gpus: int | None = None,
+    limits: dict[str, Any] | None = None,
+    **fields: Any,
+) -> dict[str, Any]:
+    """A container; ``gpus`` adds an ``nvidia.com/gpu`` limit (to ``limits`` when given)."""
+    out: dict[str, Any] = {"name": name, "image": image}
+    if command is not None:
+        out["command"] = command
+    limits = dict(limits or {})
+    if gpus is not None:
+        limits["nvidia.com/gpu"] = gpus
+    if limits:
+        out["resources"] = {"limits": limits}
+    out.update(fields)
+    return out
+
+
+def pod_template(*containers: dict[str, Any], labels: dict[str, str] | None = None, **spec: Any) -> dict[str, Any]:
+    """A pod template (``metadata`` only when labelled); ``spec`` fields follow the containers."""
+    template: dict[str, Any] = {"metadata": {"labels": labels}} if labels else {}
+    template["spec"] = {**spec, "containers": list(containers or [container()])}
+    return template
+
+
+def _object(api: str, kind: str, name: str, namespace: str | None, spec: dict[str, Any]) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"name": name}
+    if namespace:
+        metadata["namespace"] = namespace
+    return {"apiVersion": api, "kind": kind, "metadata": metadata, "spec": spec}
+
+
+def pod(name: str = "p", *containers: dict[str, Any], namespace: str | None = "ml", **spec: Any) -> dict[str, Any]:
+    return _object("v1", "Pod", name, namespace, pod_template(*containers, **spec)["spec"])
+
+
+def job(
+    name: str = "j", template: dict[str, Any] | None = None, *, namespace: str | None = None, **spec: Any
+) -> dict[str, Any]:
+    """A batch/v1 Job: ``spec`` fields (parallelism, completionMode, ...) before the template."""
+    return _object("batch/v1", "Job", name, namespace, {**spec, "template": template or pod_template()})
+
+
+def replica(replicas: int, template: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    """One replica spec of a Kubeflow job (Master, Worker, Launcher)."""
+    return {"replicas": replicas, **fields, "template": template}
+
+
+def pytorchjob(
+    name: str = "p",
+    master: dict[str, Any] | None = None,
+    worker: dict[str, Any] | None = None,
+    *,
+    namespace: str | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
+    """A PyTorchJob with a Master and a Worker replica spec (each omitted when None)."""
+    specs = {role: r for role, r in (("Master", master), ("Worker", worker)) if r is not None}
+    return _object("kubeflow.org/v1", "PyTorchJob", name, namespace, {**spec, "pytorchReplicaSpecs": specs})
+
+
+def mpijob(
+    name: str = "m", launcher: dict[str, Any] | None = None, worker: dict[str, Any] | None = None, **spec: Any
+) -> dict[str, Any]:
+    specs = {role: r for role, r in (("Launcher", launcher), ("Worker", worker)) if r is not None}
+    return _object("kubeflow.org/v2beta1", "MPIJob", name, None, {**spec, "mpiReplicaSpecs": specs})
+
+
+def requirement(key: str, *values: str, operator: str = "In") -> dict[str, Any]:
+    return {"key": key, "operator": operator, "values": list(values)}
+
+
+def nodepool(
+    name: str = "gpu",
+    *requirements: dict[str, Any],
+    node_class: str = "default",
+    taints: list[dict[str, Any]] | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
+    """A Karpenter v1 NodePool; ``spec`` fields (disruption, limits, ...) after the template."""
+    template_spec: dict[str, Any] = {"requirements": list(requirements)}
+    if taints:
+        template_spec["taints"] = taints
+    template_spec["nodeClassRef"] = {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": node_class}
+    return _object("karpenter.sh/v1", "NodePool", name, None, {"template": {"spec": template_spec}, **spec})
+
+
+def ec2nodeclass(name: str = "default", ami: str = "al2023@latest", **spec: Any) -> dict[str, Any]:
+    return _object("karpenter.k8s.aws/v1", "EC2NodeClass", name, None, {"amiSelectorTerms": [{"alias": ami}], **spec})
+
 
 # A small platform: a tainted GPU pool and its node class, a PyTorchJob that tolerates the taint
 # and mounts a PVC and a ConfigMap, a Job that does not tolerate it, a device plugin, and two

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
+import builders as b
 import httpx
 
 from eksmllint.config import Config
@@ -38,16 +39,7 @@ def registry_with(*extra: Rule) -> Registry:
     return Registry([*default_registry(), *extra])
 
 
-POD = {
-    "apiVersion": "v1",
-    "kind": "Pod",
-    "metadata": {"name": "p", "namespace": "ml"},
-    "spec": {
-        "containers": [
-            {"name": "c", "image": "python:3.11.9-slim", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}
-        ]
-    },
-}
+POD = b.pod("p", b.container("c", "python:3.11.9-slim", limits={"cpu": "1", "memory": "1Gi"}))
 
 
 def call(app: WebhookApp, path: str, body: dict) -> tuple[int, dict | str]:

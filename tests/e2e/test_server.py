@@ -20,6 +20,7 @@ import time
 import warnings
 from pathlib import Path
 
+import builders as b
 import httpx
 import jsonpatch
 import pytest
@@ -31,7 +32,6 @@ from eksmllint.core.engine import lint_text
 
 pytestmark = pytest.mark.slow  # real servers as subprocesses
 
-PYTORCH_IMAGE = "763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training:2.3.0-gpu-py311-cu121-ubuntu20.04-ec2"
 STARTUP_TIMEOUT = 60.0
 
 
@@ -133,22 +133,8 @@ class Server:
 # -- objects and reviews -------------------------------------------------------------------------
 def gpu_pod(name: str = "trainer", gpus: int = 8, **resources) -> dict:
     res = resources or {"limits": {"nvidia.com/gpu": gpus, "cpu": "90", "memory": "1000Gi"}}
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "ml"},
-        "spec": {
-            "restartPolicy": "Never",
-            "containers": [
-                {
-                    "name": "train",
-                    "image": PYTORCH_IMAGE,
-                    "command": ["torchrun", f"--nproc_per_node={gpus}", "train.py"],
-                    "resources": res,
-                }
-            ],
-        },
-    }
+    train = b.container("train", command=["torchrun", f"--nproc_per_node={gpus}", "train.py"], resources=res)
+    return b.pod(name, train, restartPolicy="Never")
 
 
 def review(
@@ -287,30 +273,12 @@ def test_mutate_adds_shm_and_the_patched_pod_lints_clean_for_eml301(client):
 
 def test_mutate_patches_a_pytorchjob_in_every_replica(client):
     def replica(n):
-        return {
-            "replicas": n,
-            "template": {
-                "spec": {
-                    "containers": [
-                        {
-                            "name": "pytorch",
-                            "image": PYTORCH_IMAGE,
-                            "resources": {"limits": {"nvidia.com/gpu": 4, "cpu": "40", "memory": "320Gi"}},
-                        }
-                    ]
-                }
-            },
-        }
+        limits = {"nvidia.com/gpu": 4, "cpu": "40", "memory": "320Gi"}
+        return b.replica(n, b.pod_template(b.container("pytorch", limits=limits)))
 
-    job = {
-        "apiVersion": "kubeflow.org/v1",
-        "kind": "PyTorchJob",
-        "metadata": {"name": "llm", "namespace": "ml"},
-        "spec": {
-            "runPolicy": {"schedulingPolicy": {"minAvailable": 3}},
-            "pytorchReplicaSpecs": {"Master": replica(1), "Worker": replica(2)},
-        },
-    }
+    job = b.pytorchjob(
+        "llm", replica(1), replica(2), namespace="ml", runPolicy={"schedulingPolicy": {"minAvailable": 3}}
+    )
     patched = jsonpatch.apply_patch(job, decode_patch(post(client, "/mutate", review(job))))
     for role in ("Master", "Worker"):
         spec = patched["spec"]["pytorchReplicaSpecs"][role]["template"]["spec"]
@@ -363,7 +331,7 @@ def test_several_kinds(client):
                     "containers": [
                         {
                             "name": "w",
-                            "image": PYTORCH_IMAGE,
+                            "image": b.PYTORCH_IMAGE,
                             "resources": {"limits": {"nvidia.com/gpu": 1, "cpu": "4", "memory": "16Gi"}},
                         }
                     ]

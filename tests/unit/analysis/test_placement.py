@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import textwrap
 
+import builders as b
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -26,42 +27,15 @@ def _run(text: str) -> LintRun:
     return LintRun(resources)
 
 
-POOL = """\
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: NAME}
-spec:
-  template:
-    spec:
-      requirements: REQS
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
----
-"""
-
-JOB = """\
-apiVersion: batch/v1
-kind: Job
-metadata: {name: j, namespace: ml}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      nodeSelector: SELECTOR
-      containers:
-        - name: c
-          image: repo/img:1.0
-          resources: {limits: LIMITS}
-"""
-
-
 def _pool(name: str, reqs: list) -> str:
-    return POOL.replace("NAME", name).replace("REQS", yaml.safe_dump(reqs, default_flow_style=True).strip())
+    return b.manifest(b.nodepool(name, *reqs)) + "---\n"
 
 
-def _job(selector: dict, limits: dict) -> str:
-    return JOB.replace("SELECTOR", yaml.safe_dump(selector, default_flow_style=True).strip()).replace(
-        "LIMITS", yaml.safe_dump(limits, default_flow_style=True).strip()
+def _job(selector: dict, limits: dict, name: str = "j") -> str:
+    template = b.pod_template(
+        b.container("c", "repo/img:1.0", limits=limits), restartPolicy="Never", nodeSelector=selector
     )
+    return b.manifest(b.job(name, template, namespace="ml"))
 
 
 def _types(reqs: list) -> list:
@@ -85,7 +59,7 @@ def test_one_answer_per_template_and_shared_by_equal_templates():
         _pool("gpu", _types(["p5.48xlarge"]))
         + _job({}, {"nvidia.com/gpu": 8})
         + "---\n"
-        + _job({}, {"nvidia.com/gpu": 8}).replace("name: j,", "name: k,")
+        + _job({}, {"nvidia.com/gpu": 8}, name="k")
     )
     run = _run(text)
     a, b = run.templates

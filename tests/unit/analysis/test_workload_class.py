@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import textwrap
 
+import builders as b
 import pytest
 import yaml
 from pydantic import ValidationError
@@ -24,7 +25,6 @@ from eksmllint.resource import SourceFile
 from eksmllint.workload import workload_of
 
 C = WorkloadClass
-IMG = "763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training:2.3.0-gpu-py311-cu121-ubuntu20.04-ec2"
 
 
 def workload(text: str):
@@ -41,74 +41,42 @@ def job(
     pods: int = 4,
     indexed: bool = True,
 ) -> str:
-    container: dict = {"name": "main", "image": image}
-    if command:
-        container["command"] = yaml.safe_load(command)
-    if gpus:
-        container["resources"] = {"limits": {"nvidia.com/gpu": gpus}}
-    spec: dict = {
-        "completions": pods,
-        "parallelism": pods,
-        "template": {"spec": {"restartPolicy": "Never", "containers": [container]}},
-    }
-    if indexed:
-        spec["completionMode"] = "Indexed"
-    return yaml.safe_dump({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}, "spec": spec})
-
-
-def _replica(replicas: int, container: dict) -> dict:
-    return {"replicas": replicas, "template": {"spec": {"containers": [container]}}}
+    main = b.container("main", image, command=yaml.safe_load(command) if command else None, gpus=gpus or None)
+    mode = {"completionMode": "Indexed"} if indexed else {}
+    return b.manifest(
+        b.job("j", b.pod_template(main, restartPolicy="Never"), completions=pods, parallelism=pods, **mode)
+    )
 
 
 def pytorchjob(command: str = '["python", "train.py"]') -> str:
-    container = {
-        "name": "pytorch",
-        "image": IMG,
-        "command": yaml.safe_load(command),
-        "resources": {"limits": {"nvidia.com/gpu": 1}},
-    }
-    specs = {"Master": _replica(1, container), "Worker": _replica(3, container)}
-    return yaml.safe_dump(
-        {
-            "apiVersion": "kubeflow.org/v1",
-            "kind": "PyTorchJob",
-            "metadata": {"name": "p"},
-            "spec": {"pytorchReplicaSpecs": specs},
-        }
-    )
+    template = b.pod_template(b.container("pytorch", command=yaml.safe_load(command), gpus=1))
+    return b.manifest(b.pytorchjob("p", master=b.replica(1, template), worker=b.replica(3, template)))
 
 
 def mpijob(launcher_command: str, launcher_as_worker: bool = False) -> str:
-    launcher = {"name": "launcher", "image": IMG, "command": yaml.safe_load(launcher_command)}
-    worker = {"name": "worker", "image": IMG, "resources": {"limits": {"nvidia.com/gpu": 8}}}
-    spec: dict = {
-        "slotsPerWorker": 8,
-        "mpiReplicaSpecs": {"Launcher": _replica(1, launcher), "Worker": _replica(2, worker)},
-    }
+    launcher = b.pod_template(b.container("launcher", command=yaml.safe_load(launcher_command)))
+    worker = b.pod_template(b.container("worker", gpus=8))
+    spec: dict = {"slotsPerWorker": 8}
     if launcher_as_worker:
         spec["runLauncherAsWorker"] = True
-    return yaml.safe_dump(
-        {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob", "metadata": {"name": "m"}, "spec": spec}
-    )
+    return b.manifest(b.mpijob("m", launcher=b.replica(1, launcher), worker=b.replica(2, worker), **spec))
 
 
 def deployment(command: str, gpus: int = 1, image: str = "example.com/app:1.0", probe: bool = False) -> str:
-    container: dict = {
-        "name": "app",
-        "image": image,
-        "command": yaml.safe_load(command),
-        "resources": {"limits": {"nvidia.com/gpu": gpus}},
-    }
+    container = b.container("app", image, command=yaml.safe_load(command), gpus=gpus)
     if probe:
         container["ports"] = [{"containerPort": 8000}]
         container["readinessProbe"] = {"httpGet": {"path": "/health", "port": 8000}}
-    template = {"metadata": {"labels": {"app": "d"}}, "spec": {"containers": [container]}}
-    return yaml.safe_dump(
+    return b.manifest(
         {
             "apiVersion": "apps/v1",
             "kind": "Deployment",
             "metadata": {"name": "d"},
-            "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "d"}}, "template": template},
+            "spec": {
+                "replicas": 2,
+                "selector": {"matchLabels": {"app": "d"}},
+                "template": b.pod_template(container, labels={"app": "d"}),
+            },
         }
     )
 
