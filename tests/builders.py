@@ -100,19 +100,21 @@ def nodepool(
     name: str = "gpu",
     *requirements: dict[str, Any],
     node_class: str = "default",
-    taints: list[dict[str, Any]] | None = None,
+    template: dict[str, Any] | None = None,
     **spec: Any,
 ) -> dict[str, Any]:
-    """A Karpenter v1 NodePool; ``spec`` fields (disruption, limits, ...) after the template."""
+    """A Karpenter v1 NodePool: ``template`` fields (taints, expireAfter, ...) after the node class
+    reference, ``spec`` fields (disruption, limits, ...) after the template."""
     template_spec: dict[str, Any] = {"requirements": list(requirements)}
-    if taints:
-        template_spec["taints"] = taints
     template_spec["nodeClassRef"] = {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": node_class}
+    template_spec.update(template or {})
     return _object("karpenter.sh/v1", "NodePool", name, None, {"template": {"spec": template_spec}, **spec})
 
 
-def ec2nodeclass(name: str = "default", ami: str = "al2023@latest", **spec: Any) -> dict[str, Any]:
-    return _object("karpenter.k8s.aws/v1", "EC2NodeClass", name, None, {"amiSelectorTerms": [{"alias": ami}], **spec})
+def ec2nodeclass(name: str = "default", *ami_terms: dict[str, Any], **spec: Any) -> dict[str, Any]:
+    """An EC2NodeClass selecting its AMI by ``ami_terms`` (default: the al2023@latest alias)."""
+    terms = list(ami_terms) or [{"alias": "al2023@latest"}]
+    return _object("karpenter.k8s.aws/v1", "EC2NodeClass", name, None, {"amiSelectorTerms": terms, **spec})
 
 
 # A small platform: a tainted GPU pool and its node class, a PyTorchJob that tolerates the taint

@@ -288,37 +288,22 @@ def test_mutate_patches_a_pytorchjob_in_every_replica(client):
 
 # -- more kinds ------------------------------------------------------------------------------------
 def test_several_kinds(client):
-    nodepool = {
-        "apiVersion": "karpenter.sh/v1",
-        "kind": "NodePool",
-        "metadata": {"name": "gpu"},
-        "spec": {
-            "template": {
-                "spec": {
-                    "requirements": [
-                        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p4d.24xlarge"]}
-                    ],
-                    "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
-                }
-            },
-            "disruption": {"consolidationPolicy": "WhenEmptyOrUnderutilized", "consolidateAfter": "5m"},
-        },
-    }
+    nodepool = b.nodepool(
+        "gpu",
+        b.requirement(b.INSTANCE_TYPE, "p4d.24xlarge"),
+        disruption={"consolidationPolicy": "WhenEmptyOrUnderutilized", "consolidateAfter": "5m"},
+    )
     resp = post(client, "/validate", review(nodepool))
     assert resp["allowed"] is True and any(w.startswith("EML501 ") for w in resp["warnings"])
 
-    nodeclass = {
-        "apiVersion": "karpenter.k8s.aws/v1",
-        "kind": "EC2NodeClass",
-        "metadata": {"name": "gpu-al2"},
-        "spec": {
-            "amiFamily": "AL2",
-            "amiSelectorTerms": [{"id": "ami-0a1b2c3d4e5f67890"}],
-            "role": "KarpenterNodeRole-ml",
-            "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "ml"}}],
-            "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "ml"}}],
-        },
-    }
+    nodeclass = b.ec2nodeclass(
+        "gpu-al2",
+        {"id": "ami-0a1b2c3d4e5f67890"},
+        amiFamily="AL2",
+        role="KarpenterNodeRole-ml",
+        subnetSelectorTerms=[{"tags": {"karpenter.sh/discovery": "ml"}}],
+        securityGroupSelectorTerms=[{"tags": {"karpenter.sh/discovery": "ml"}}],
+    )
     resp = post(client, "/validate", review(nodeclass))
     assert resp["allowed"] is False and "EML903 ami-family-unsupported" in resp["status"]["message"]
 

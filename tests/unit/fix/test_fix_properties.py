@@ -21,6 +21,7 @@ import json
 import os
 import re
 
+import builders as b
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -148,41 +149,27 @@ def nodepool(draw, instance: str) -> list[dict]:
     }
     if draw(st.booleans()):
         disruption["budgets"] = [{"nodes": draw(st.sampled_from(["0", "10%"]))}]
-    pool = {
-        "apiVersion": "karpenter.sh/v1",
-        "kind": "NodePool",
-        "metadata": {"name": "gpu"},
-        "spec": {
-            "template": {
-                "spec": {
-                    "requirements": [
-                        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": [instance]},
-                        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
-                        {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["us-west-2a"]},
-                    ],
-                    "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "gpu"},
-                    "expireAfter": "Never",
-                }
-            },
-            "disruption": draw(shuffled(disruption)),
-        },
-    }
+    pool = b.nodepool(
+        "gpu",
+        b.requirement(b.INSTANCE_TYPE, instance),
+        b.requirement(b.CAPACITY_TYPE, "on-demand"),
+        b.requirement("topology.kubernetes.io/zone", "us-west-2a"),
+        node_class="gpu",
+        template={"expireAfter": "Never"},
+        disruption=draw(shuffled(disruption)),
+    )
     ebs = {"volumeSize": "200Gi", "volumeType": "gp3"}
     if draw(st.booleans()):
         ebs["encrypted"] = True
-    nodeclass = {
-        "apiVersion": "karpenter.k8s.aws/v1",
-        "kind": "EC2NodeClass",
-        "metadata": {"name": "gpu"},
-        "spec": {
-            "amiFamily": "AL2023",
-            "amiSelectorTerms": [{"alias": "al2023@v20250715"}],
-            "role": "KarpenterNodeRole-ml",
-            "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "ml"}}],
-            "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "ml"}}],
-            "blockDeviceMappings": [{"deviceName": "/dev/xvda", "ebs": draw(shuffled(ebs))}],
-        },
-    }
+    nodeclass = b.ec2nodeclass(
+        "gpu",
+        {"alias": "al2023@v20250715"},
+        amiFamily="AL2023",
+        role="KarpenterNodeRole-ml",
+        subnetSelectorTerms=[{"tags": {"karpenter.sh/discovery": "ml"}}],
+        securityGroupSelectorTerms=[{"tags": {"karpenter.sh/discovery": "ml"}}],
+        blockDeviceMappings=[{"deviceName": "/dev/xvda", "ebs": draw(shuffled(ebs))}],
+    )
     return [pool, nodeclass]
 
 
