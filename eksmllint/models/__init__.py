@@ -21,12 +21,9 @@ from __future__ import annotations
 
 import functools
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .common import MAX_ISSUES, KubeObject, ModelIssue, format_path
-
-if TYPE_CHECKING:
-    from pydantic import BaseModel
 
 #: (apiVersion, kind) -> (module in this package, model class).
 _MODEL_TABLE: dict[tuple[str, str], tuple[str, str]] = {
@@ -103,7 +100,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def model_for(api_version: str, kind: str) -> type[BaseModel] | None:
+def model_for(api_version: str, kind: str) -> type[KubeObject] | None:
     """The model for ``(apiVersion, kind)``, or ``None`` if eksmllint has none."""
     if not isinstance(api_version, str) or not isinstance(kind, str):
         return None

@@ -134,8 +134,9 @@ StrList = list[Str]
 ResourceList = dict[str, Quantity]
 
 
-def one_of(*allowed: str) -> Any:
-    """A string enum with a readable error (``must be one of A, B (got "C")``).
+def one_of(*allowed: str) -> BeforeValidator:
+    """A string enum with a readable error (``must be one of A, B (got "C")``), used as
+    ``Annotated[str, one_of(...)]`` (a type checker reads the field as a plain ``str``).
 
     Implemented as a validator rather than ``Literal`` so the message lists the allowed
     values in the CRD's order and the attribute stays a plain ``str`` for rules.
@@ -153,11 +154,12 @@ def one_of(*allowed: str) -> Any:
             {"allowed": listing, "got": describe_input(value)},
         )
 
-    return Annotated[str, BeforeValidator(_check)]
+    return BeforeValidator(_check)
 
 
-def pattern(regex: str, hint: str) -> Any:
-    """A string that must match ``regex`` (as the CRD's ``pattern``); ``hint`` is shown."""
+def pattern(regex: str, hint: str) -> BeforeValidator:
+    """A string that must match ``regex`` (as the CRD's ``pattern``); ``hint`` is shown. Used as
+    ``Annotated[str, pattern(...)]``."""
 
     compiled = re.compile(regex)
 
@@ -167,11 +169,11 @@ def pattern(regex: str, hint: str) -> Any:
             return value
         raise PydanticCustomError("pattern_value", "must be {hint}{got}", {"hint": hint, "got": describe_input(value)})
 
-    return Annotated[str, BeforeValidator(_check)]
+    return BeforeValidator(_check)
 
 
 #: Go duration as accepted by the Karpenter CRDs (``30s``, ``1h30m``) or ``Never``.
-Duration = pattern(r"^(([0-9]+(s|m|h))+|Never)$", 'a duration such as "30s", "10m", "1h" or "Never"')
+Duration = Annotated[str, pattern(r"^(([0-9]+(s|m|h))+|Never)$", 'a duration such as "30s", "10m", "1h" or "Never"')]
 
 
 # --------------------------------------------------------------------------- models

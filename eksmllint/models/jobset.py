@@ -6,6 +6,8 @@ Source: kubernetes-sigs/jobset ``api/jobset/v1alpha2/jobset_types.go``.  The chi
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field
 
 from .common import Bool, CRDModel, Int, KubeObject, Obj, ObjList, Str, StrList, one_of
@@ -22,7 +24,7 @@ RESTART_STRATEGIES = ("Recreate", "BlockingRecreate", "InPlaceRestart")
 
 class DependsOn(CRDModel):
     name: Str
-    status: one_of("Ready", "Complete")
+    status: Annotated[str, one_of("Ready", "Complete")]
 
 
 class ReplicatedJob(CRDModel):
@@ -40,12 +42,12 @@ class Network(CRDModel):
 
 
 class SuccessPolicy(CRDModel):
-    operator: one_of("All", "Any")
+    operator: Annotated[str, one_of("All", "Any")]
     target_replicated_jobs: StrList | None = None
 
 
 class FailurePolicyRule(CRDModel):
-    action: one_of(*FAILURE_POLICY_ACTIONS)
+    action: Annotated[str, one_of(*FAILURE_POLICY_ACTIONS)]
     name: Str | None = None  # defaulted to failurePolicyRuleN
     on_job_failure_reasons: StrList | None = None
     on_job_failure_message_patterns: StrList | None = None
@@ -54,12 +56,12 @@ class FailurePolicyRule(CRDModel):
 
 class FailurePolicy(CRDModel):
     max_restarts: Int | None = Field(default=None, ge=0)
-    restart_strategy: one_of(*RESTART_STRATEGIES) | None = None
+    restart_strategy: Annotated[str, one_of(*RESTART_STRATEGIES)] | None = None
     rules: list[FailurePolicyRule] | None = None
 
 
 class StartupPolicy(CRDModel):
-    startup_policy_order: one_of("AnyOrder", "InOrder")
+    startup_policy_order: Annotated[str, one_of("AnyOrder", "InOrder")]
 
 
 class Coordinator(CRDModel):

@@ -11,7 +11,7 @@ reports the deprecation, and its field set is different enough (``expireAfter`` 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field
 
@@ -50,14 +50,14 @@ class NodeClassReference(CRDModel):
 
 class NodeSelectorRequirementWithMinValues(CRDModel):
     key: Str
-    operator: one_of(*REQUIREMENT_OPERATORS)
+    operator: Annotated[str, one_of(*REQUIREMENT_OPERATORS)]
     values: StrList | None = None
     min_values: Int | None = Field(default=None, ge=1, le=50)
 
 
 class Taint(CRDModel):
     key: Str
-    effect: one_of(*TAINT_EFFECTS)
+    effect: Annotated[str, one_of(*TAINT_EFFECTS)]
     value: Str | None = None
     time_added: Str | None = None
 
@@ -73,7 +73,9 @@ class NodeClaimTemplateSpec(CRDModel):
     taints: list[Taint] | None = None
     startup_taints: list[Taint] | None = None
     expire_after: Duration | None = None
-    termination_grace_period: pattern(r"^([0-9]+(s|m|h))+$", 'a duration such as "30s", "10m" or "48h"') | None = None
+    termination_grace_period: (
+        Annotated[str, pattern(r"^([0-9]+(s|m|h))+$", 'a duration such as "30s", "10m" or "48h"')] | None
+    ) = None
 
 
 class NodeClaimTemplate(CRDModel):
@@ -83,23 +85,33 @@ class NodeClaimTemplate(CRDModel):
 
 class Budget(CRDModel):
     # CRD type is string (pattern "10%" or "5"); the API server rejects a bare integer.
-    nodes: pattern(r"^((100|[0-9]{1,2})%|[0-9]+)$", 'a node count or percentage string such as "0" or "10%"') | None = (
-        None
-    )
-    schedule: Str | None = None
-    duration: (
-        pattern(r"^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$", 'a duration in hours/minutes such as "10m" or "1h30m"')
+    nodes: (
+        Annotated[
+            str, pattern(r"^((100|[0-9]{1,2})%|[0-9]+)$", 'a node count or percentage string such as "0" or "10%"')
+        ]
         | None
     ) = None
-    reasons: list[one_of("Underutilized", "Empty", "Drifted")] | None = None
+    schedule: Str | None = None
+    duration: (
+        Annotated[
+            str,
+            pattern(
+                r"^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$", 'a duration in hours/minutes such as "10m" or "1h30m"'
+            ),
+        ]
+        | None
+    ) = None
+    reasons: list[Annotated[str, one_of("Underutilized", "Empty", "Drifted")]] | None = None
 
 
 class Disruption(CRDModel):
     consolidate_after: Duration
-    consolidation_policy: one_of(*CONSOLIDATION_POLICIES) | None = None
+    consolidation_policy: Annotated[str, one_of(*CONSOLIDATION_POLICIES)] | None = None
     budgets: list[Budget] | None = None
     # Present in some v1.x releases only (cost-aware consolidation / Balanced policy).
-    consolidate_when: one_of("WhenEmpty", "WhenEmptyOrUnderutilized", "WhenCostJustifiesDisruption") | None = None
+    consolidate_when: (
+        Annotated[str, one_of("WhenEmpty", "WhenEmptyOrUnderutilized", "WhenCostJustifiesDisruption")] | None
+    ) = None
     decision_ratio_threshold: Float | None = None
     consolidation_threshold: Int | None = None
 
@@ -146,7 +158,7 @@ class CapacityReservationSelectorTerm(CRDModel):
     tags: StrMap | None = None
     id: Str | None = None
     owner_id: Str | None = Field(default=None, alias="ownerID")
-    instance_match_criteria: one_of("open", "targeted") | None = None
+    instance_match_criteria: Annotated[str, one_of("open", "targeted")] | None = None
 
 
 class KubeletConfiguration(CRDModel):
@@ -165,10 +177,12 @@ class KubeletConfiguration(CRDModel):
 
 
 class MetadataOptions(CRDModel):
-    http_endpoint: one_of("enabled", "disabled") | None = Field(default=None, alias="httpEndpoint")
-    http_protocol_ipv6: one_of("enabled", "disabled") | None = Field(default=None, alias="httpProtocolIPv6")
+    http_endpoint: Annotated[str, one_of("enabled", "disabled")] | None = Field(default=None, alias="httpEndpoint")
+    http_protocol_ipv6: Annotated[str, one_of("enabled", "disabled")] | None = Field(
+        default=None, alias="httpProtocolIPv6"
+    )
     http_put_response_hop_limit: Int | None = Field(default=None, ge=1, le=64, alias="httpPutResponseHopLimit")
-    http_tokens: one_of("required", "optional") | None = Field(default=None, alias="httpTokens")
+    http_tokens: Annotated[str, one_of("required", "optional")] | None = Field(default=None, alias="httpTokens")
 
 
 class BlockDevice(CRDModel):
@@ -180,7 +194,7 @@ class BlockDevice(CRDModel):
     throughput: Int | None = None
     volume_initialization_rate: Int | None = None
     volume_size: Quantity | None = None
-    volume_type: one_of("standard", "io1", "io2", "gp2", "sc1", "st1", "gp3") | None = None
+    volume_type: Annotated[str, one_of("standard", "io1", "io2", "gp2", "sc1", "st1", "gp3")] | None = None
 
 
 class BlockDeviceMapping(CRDModel):
@@ -197,7 +211,7 @@ class EC2NodeClassSpec(CRDModel):
     subnet_selector_terms: list[SubnetSelectorTerm]
     security_group_selector_terms: list[SecurityGroupSelectorTerm]
     ami_selector_terms: list[AMISelectorTerm]
-    ami_family: one_of(*AMI_FAMILIES) | None = None
+    ami_family: Annotated[str, one_of(*AMI_FAMILIES)] | None = None
     capacity_reservation_selector_terms: list[CapacityReservationSelectorTerm] | None = None
     associate_public_ip_address: Bool | None = Field(default=None, alias="associatePublicIPAddress")
     ip_prefix_count: Int | None = Field(default=None, ge=0, alias="ipPrefixCount")
@@ -207,7 +221,7 @@ class EC2NodeClassSpec(CRDModel):
     tags: StrMap | None = None
     kubelet: KubeletConfiguration | None = None
     block_device_mappings: list[BlockDeviceMapping] | None = None
-    instance_store_policy: one_of("RAID0") | None = None
+    instance_store_policy: Annotated[str, one_of("RAID0")] | None = None
     detailed_monitoring: Bool | None = None
     metadata_options: MetadataOptions | None = None
     enclave_options: EnclaveOptions | None = None

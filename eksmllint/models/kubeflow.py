@@ -16,7 +16,7 @@ the comparison is case-insensitive.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field
 
@@ -45,7 +45,7 @@ class ReplicaSpec(CRDModel):
 
     replicas: Int | None = Field(default=None, ge=0)
     template: Obj | None = None
-    restart_policy: one_of(*RESTART_POLICIES) | None = None
+    restart_policy: Annotated[str, one_of(*RESTART_POLICIES)] | None = None
 
 
 class SchedulingPolicy(CRDModel):
@@ -57,7 +57,7 @@ class SchedulingPolicy(CRDModel):
 
 
 class RunPolicy(CRDModel):
-    clean_pod_policy: one_of(*CLEAN_POD_POLICIES) | None = None
+    clean_pod_policy: Annotated[str, one_of(*CLEAN_POD_POLICIES)] | None = None
     ttl_seconds_after_finished: Int | None = None
     active_deadline_seconds: Int | None = None
     backoff_limit: Int | None = None
@@ -81,7 +81,7 @@ class RDZVConf(CRDModel):
 class ElasticPolicy(CRDModel):
     min_replicas: Int | None = None
     max_replicas: Int | None = None
-    rdzv_backend: one_of("c10d", "etcd", "etcd-v2") | None = None
+    rdzv_backend: Annotated[str, one_of("c10d", "etcd", "etcd-v2")] | None = None
     rdzv_port: Int | None = None
     rdzv_host: Str | None = None
     rdzv_id: Str | None = None
@@ -115,7 +115,7 @@ class PyTorchJob(KubeObject):
 class TFJobSpec(CRDModel):
     tf_replica_specs: dict[str, ReplicaSpec] = Field(alias="tfReplicaSpecs")
     run_policy: RunPolicy | None = None
-    success_policy: one_of("", "AllWorkers") | None = None
+    success_policy: Annotated[str, one_of("", "AllWorkers")] | None = None
     enable_dynamic_worker: Bool | None = None
 
 
@@ -134,7 +134,7 @@ class TFJob(KubeObject):
 class MPIJobV1Spec(CRDModel):
     mpi_replica_specs: dict[str, ReplicaSpec] = Field(alias="mpiReplicaSpecs")
     slots_per_worker: Int | None = None
-    clean_pod_policy: one_of(*CLEAN_POD_POLICIES) | None = None  # deprecated, use runPolicy
+    clean_pod_policy: Annotated[str, one_of(*CLEAN_POD_POLICIES)] | None = None  # deprecated, use runPolicy
     main_container: Str | None = None
     run_policy: RunPolicy | None = None
 
@@ -211,8 +211,8 @@ class MPIJobV2Spec(CRDModel):
     slots_per_worker: Int | None = None
     run_launcher_as_worker: Bool | None = None
     ssh_auth_mount_path: Str | None = None
-    launcher_creation_policy: one_of("AtStartup", "WaitForWorkersReady") | None = None
-    mpi_implementation: one_of("OpenMPI", "Intel", "MPICH") | None = None
+    launcher_creation_policy: Annotated[str, one_of("AtStartup", "WaitForWorkersReady")] | None = None
+    mpi_implementation: Annotated[str, one_of("OpenMPI", "Intel", "MPICH")] | None = None
     run_policy: RunPolicy | None = None
     wait_for_workers: Bool | None = None  # early v2beta1 releases only
 
@@ -234,7 +234,7 @@ class MPIJobV2(KubeObject):
 class RuntimeRef(CRDModel):
     name: Str
     api_group: Str | None = None
-    kind: one_of("ClusterTrainingRuntime", "TrainingRuntime") | None = None
+    kind: Annotated[str, one_of("ClusterTrainingRuntime", "TrainingRuntime")] | None = None
 
 
 class Trainer(CRDModel):

@@ -9,6 +9,8 @@ Policy sub-objects (preemption, flavorFungibility, fairSharing ...) stay opaque.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from .common import (
     CRDModel,
     KubeObject,
@@ -43,12 +45,12 @@ class ResourceGroup(CRDModel):
 
 class _ClusterQueueSpecBase(CRDModel):
     resource_groups: list[ResourceGroup] | None = None
-    queueing_strategy: one_of("StrictFIFO", "BestEffortFIFO") | None = None
+    queueing_strategy: Annotated[str, one_of("StrictFIFO", "BestEffortFIFO")] | None = None
     namespace_selector: Obj | None = None
     flavor_fungibility: Obj | None = None
     preemption: Obj | None = None
     admission_checks_strategy: Obj | None = None
-    stop_policy: one_of(*STOP_POLICIES) | None = None
+    stop_policy: Annotated[str, one_of(*STOP_POLICIES)] | None = None
     fair_sharing: Obj | None = None
     admission_scope: Obj | None = None
 
@@ -77,7 +79,7 @@ class ClusterQueue(KubeObject):
 
 class LocalQueueSpec(CRDModel):
     cluster_queue: Str | None = None
-    stop_policy: one_of(*STOP_POLICIES) | None = None
+    stop_policy: Annotated[str, one_of(*STOP_POLICIES)] | None = None
     fair_sharing: Obj | None = None
     wall_time_policy: Obj | None = None
 

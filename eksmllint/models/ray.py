@@ -9,6 +9,8 @@ unquoted number there (``num-gpus: 8``) is rejected by the API server, and repor
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field
 
 from .common import (
@@ -33,8 +35,8 @@ class AutoscalerOptions(CRDModel):
     image_pull_policy: Str | None = None
     security_context: Obj | None = None
     idle_timeout_seconds: Int | None = None
-    upscaling_mode: one_of("Default", "Aggressive", "Conservative") | None = None
-    version: one_of("v1", "v2") | None = None
+    upscaling_mode: Annotated[str, one_of("Default", "Aggressive", "Conservative")] | None = None
+    version: Annotated[str, one_of("v1", "v2")] | None = None
     env: ObjList | None = None
     env_from: ObjList | None = None
     volume_mounts: ObjList | None = None
@@ -99,7 +101,7 @@ class RayJobSpec(CRDModel):
     cluster_selector: StrMap | None = None
     runtime_env_yaml: Str | None = Field(default=None, alias="runtimeEnvYAML")
     job_id: Str | None = None
-    submission_mode: one_of("K8sJobMode", "HTTPMode", "InteractiveMode", "SidecarMode") | None = None
+    submission_mode: Annotated[str, one_of("K8sJobMode", "HTTPMode", "InteractiveMode", "SidecarMode")] | None = None
     submitter_pod_template: Obj | None = None
     submitter_config: SubmitterConfig | None = None
     entrypoint_num_cpus: Float | None = None
@@ -112,7 +114,7 @@ class RayJobSpec(CRDModel):
     suspend: Bool | None = None
     managed_by: Str | None = None
     metadata: StrMap | None = None
-    deletion_policy: one_of("DeleteCluster", "DeleteWorkers", "DeleteSelf", "DeleteNone") | None = None
+    deletion_policy: Annotated[str, one_of("DeleteCluster", "DeleteWorkers", "DeleteSelf", "DeleteNone")] | None = None
     deletion_strategy: Obj | None = None
     schedule: Str | None = None
 

@@ -9,7 +9,7 @@ PodGroup fields are the ones the Kubeflow Trainer coscheduling plugin sets.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field
 
@@ -57,20 +57,20 @@ VOLCANO_ACTIONS = (
 
 
 class LifecyclePolicy(CRDModel):
-    action: one_of(*VOLCANO_ACTIONS) | None = None
-    event: one_of(*VOLCANO_EVENTS) | None = None
-    events: list[one_of(*VOLCANO_EVENTS)] | None = None
+    action: Annotated[str, one_of(*VOLCANO_ACTIONS)] | None = None
+    event: Annotated[str, one_of(*VOLCANO_EVENTS)] | None = None
+    events: list[Annotated[str, one_of(*VOLCANO_EVENTS)]] | None = None
     exit_code: Int | None = None
     timeout: Str | None = None
 
 
 class DependsOn(CRDModel):
     name: StrList | None = None
-    iteration: one_of("any", "all") | None = None
+    iteration: Annotated[str, one_of("any", "all")] | None = None
 
 
 class NetworkTopologySpec(CRDModel):
-    mode: one_of("hard", "soft") | None = None
+    mode: Annotated[str, one_of("hard", "soft")] | None = None
     highest_tier_allowed: Int | None = None
     highest_tier_name: Str | None = None
 
@@ -81,7 +81,7 @@ class TaskSpec(CRDModel):
     min_available: Int | None = Field(default=None, ge=0)
     template: Obj | None = None
     policies: list[LifecyclePolicy] | None = None
-    topology_policy: one_of("none", "best-effort", "restricted", "single-numa-node") | None = None
+    topology_policy: Annotated[str, one_of("none", "best-effort", "restricted", "single-numa-node")] | None = None
     max_retry: Int | None = None
     depends_on: DependsOn | None = None
     partition_policy: Obj | None = None
