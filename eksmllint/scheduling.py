@@ -235,7 +235,7 @@ def _known_values() -> dict[str, set[str]]:
 
 def pod_requirement_terms(t: PodTemplate) -> list[list[Requirement]]:
     """OR-of-ANDs: nodeSelector ANDed into every required node-affinity term."""
-    base = [(k, "In", (v,)) for k, v in t.node_selector.items()]
+    base: list[Requirement] = [(k, "In", (v,)) for k, v in t.node_selector.items()]
     terms = t.spec.get("affinity", {})
     terms = terms.get("nodeAffinity", {}) if isinstance(terms, dict) else {}
     terms = terms.get("requiredDuringSchedulingIgnoredDuringExecution", {}) if isinstance(terms, dict) else {}

@@ -64,8 +64,8 @@ def collect(
         raw = res.annotations.get(ANNOTATION)
         if not isinstance(raw, str):
             continue
-        selectors = raw.split("#", 1)[0]
-        codes, unknown = _codes(registry, selectors)
+        written = raw.split("#", 1)[0]
+        codes, unknown = _codes(registry, written)
         loc = res.location(("metadata", "annotations", ANNOTATION))
         supp = Suppression(f"annotation {ANNOTATION}", codes, loc, unknown)
         scope.resource_supps.setdefault((res.doc.file.path, res.doc.index, res.base_path), []).append(supp)

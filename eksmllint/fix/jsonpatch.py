@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from eksmllint.core.finding import AppendItem, DocPath, Fix, RemovePath, SetValue
+from eksmllint.core.finding import AppendItem, DocPath, Fix, RemovePath, ReplaceText, SetValue
 from eksmllint.fix import model
 from eksmllint.fix.spans import FixError
 
@@ -28,9 +28,11 @@ def to_json_patch(fix: Fix, document: dict, base_path: DocPath = ()) -> list[dic
     doc: Any = copy.deepcopy(document)
     patch: list[dict] = []
     for op in fix.ops:
+        if isinstance(op, ReplaceText):  # a text edit of a script: no document path to patch
+            raise FixError("a text edit has no JSON Patch form")
         path = tuple(base_path) + tuple(op.path)
         patch.extend(_lower(doc, op, path))
-        shifted = type(op)(path) if isinstance(op, RemovePath) else type(op)(path, op.value)
+        shifted = RemovePath(path) if isinstance(op, RemovePath) else type(op)(path, op.value)
         doc = model.apply_op(doc, shifted)
     return patch
 

@@ -16,7 +16,7 @@ to exactly what these rules predict, or the fix is refused.
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, TypeGuard
 
 from eksmllint.core.finding import AppendItem, DocPath, FixOp, RemovePath, SetValue
 from eksmllint.fix.spans import FixError
@@ -35,7 +35,7 @@ def same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def is_index(elem: Any) -> bool:
+def is_index(elem: object) -> TypeGuard[int]:
     return isinstance(elem, int) and not isinstance(elem, bool)
 
 
@@ -43,9 +43,9 @@ def get(data: Any, path: DocPath) -> Any:
     """The value at ``path`` or ``_MISSING``."""
     cur = data
     for elem in path:
-        if (isinstance(cur, dict) and not isinstance(cur, list) and elem in cur and _key_match(cur, elem)) or (
-            isinstance(cur, list) and is_index(elem) and 0 <= elem < len(cur)
-        ):
+        if isinstance(cur, dict) and elem in cur and _key_match(cur, elem):
+            cur = cur[elem]
+        elif isinstance(cur, list) and is_index(elem) and 0 <= elem < len(cur):
             cur = cur[elem]
         else:
             return _MISSING
@@ -73,11 +73,13 @@ def apply_op(doc: Any, op: FixOp) -> Any:
             raise FixError("cannot remove a whole document")
         parent = get(doc, op.path[:-1])
         last = op.path[-1]
-        if (isinstance(parent, list) and is_index(last) and 0 <= last < len(parent)) or (
-            isinstance(parent, dict) and last in parent and _key_match(parent, last)
-        ):
+        if isinstance(parent, list) and is_index(last) and 0 <= last < len(parent):
+            del parent[last]
+        elif isinstance(parent, dict) and last in parent and _key_match(parent, last):
             del parent[last]
         return doc
+    if not isinstance(op, (AppendItem, SetValue)):
+        raise FixError(f"unknown fix operation {type(op).__name__}")
     value = copy.deepcopy(op.value)
     if isinstance(op, AppendItem):
         current = get(doc, op.path)
@@ -87,9 +89,7 @@ def apply_op(doc: Any, op: FixOp) -> Any:
         if current is not _MISSING and current is not None:
             raise FixError(f"cannot append to {'/'.join(map(str, op.path))}: it is not a list")
         return _set(doc, op.path, [value])
-    if isinstance(op, SetValue):
-        return _set(doc, op.path, value)
-    raise FixError(f"unknown fix operation {type(op).__name__}")
+    return _set(doc, op.path, value)
 
 
 def _set(doc: Any, path: DocPath, value: Any) -> Any:
@@ -113,7 +113,9 @@ def _set(doc: Any, path: DocPath, value: Any) -> Any:
             raise FixError(f"cannot set {'/'.join(map(str, path))}: {elem!r} is a scalar")
         cur = nxt
     last = path[-1]
-    if isinstance(cur, dict) or (isinstance(cur, list) and is_index(last) and 0 <= last < len(cur)):
+    if isinstance(cur, dict):
+        cur[last] = value
+    elif isinstance(cur, list) and is_index(last) and 0 <= last < len(cur):
         cur[last] = value
     elif isinstance(cur, list) and is_index(last) and last == len(cur):
         cur.append(value)

@@ -185,6 +185,13 @@ class Step:
     key: Node | None = None  # the key node when the parent is a mapping
     index: int = -1  # pair index (mapping) or item index (sequence) in the parent
 
+    @property
+    def key_node(self) -> Node:
+        """The key node of a mapping value (a value of a mapping always has one)."""
+        if self.key is None:
+            raise FixError("a mapping value without its key")
+        return self.key
+
 
 def locate(stream: Stream, doc_index: int, path: DocPath) -> tuple[list[Step], DocPath]:
     """The existing nodes along ``path`` (root first) and the part of the path that is missing."""

@@ -117,7 +117,7 @@ def replace_value(st: Stream, step: Step, value: Any, style: Style) -> str:
             return _splice(text, start, end, new)
         new = anchor + scalar_text(value, style, flow=in_flow)
         if block_coll and step.parent is not None and isinstance(step.parent, MappingNode):
-            colon = st.colon_after(step.key.end_mark.index)
+            colon = st.colon_after(step.key_node.end_mark.index)
             return _splice(text, colon, end, " " + new)
         return _splice(text, start, end, new)
 
@@ -127,9 +127,9 @@ def replace_value(st: Stream, step: Step, value: Any, style: Style) -> str:
     if in_flow or (is_flow(node) and node.value):
         return _splice(text, start, end, anchor + flow_text(value, style))
     if isinstance(step.parent, MappingNode):
-        key_col = step.key.start_mark.column
+        key_col = step.key_node.start_mark.column
         col = key_col + (style.indent if isinstance(value, dict) else style.seq_indent)
-        colon = st.colon_after(step.key.end_mark.index)
+        colon = st.colon_after(step.key_node.end_mark.index)
         lines = block_lines(value, col, style)
         if not block_coll:
             tail_end = st.line_end(end)
@@ -257,6 +257,7 @@ def remove(st: Stream, steps: list[Step], style: Style) -> str:
     if is_flow(parent):
         if i + 1 < len(siblings):
             return _splice(text, start, starts[i + 1], "")
+        assert prev_end is not None  # the last of two or more items has one before it
         return _splice(text, prev_end, item_end, "")
     if not text[st.line_start(start) : start].strip():
         return _delete_lines(st, start, item_end)

@@ -131,7 +131,7 @@ def remove_stale_temps(folder: str, name: str) -> list[str]:
     """Delete temporary files of ``name`` left by writers that were killed (their process is
     gone); returns what was removed."""
     pattern = re.compile(rf"\.{re.escape(name)}\.(\d+)\.[^.]+{re.escape(TMP_SUFFIX)}")
-    removed = []
+    removed: list[str] = []
     try:
         entries = os.listdir(folder)
     except OSError:

@@ -19,7 +19,7 @@ def render(result, registry, options) -> str:
     paths = ReportPaths(result.run.files)
     suite = ET.Element("testsuite", name="eksmllint")
     has_case: set[str] = set()  # files that already have a testcase
-    cases = []
+    cases: list[tuple[str, str, dict[str, str] | None, str | None]] = []
     for f in result.active:
         place = paths.place(f.location)
         has_case.add(place.path)
@@ -43,11 +43,11 @@ def render(result, registry, options) -> str:
         if not src.context_only and path not in has_case:
             cases.append((path, "no findings", None, None))
             has_case.add(path)
-    for classname, name, failure, text in cases:
+    for classname, name, failure, detail in cases:
         case = ET.SubElement(suite, "testcase", classname=one_line(classname), name=one_line(name), time="0")
         if failure is not None:
             node = ET.SubElement(case, "failure", {k: one_line(v) for k, v in failure.items()})
-            node.text = one_line(text)
+            node.text = one_line(detail or "")
     failures = str(len(result.active))
     suite.attrib.update(tests=str(len(cases)), failures=failures, errors="0", skipped="0", time="0")
     root = ET.Element("testsuites", name="eksmllint", tests=str(len(cases)), failures=failures, errors="0", time="0")

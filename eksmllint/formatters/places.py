@@ -81,14 +81,14 @@ class ReportPaths:
 
     def place(self, loc: Location) -> Place:
         if loc.file == STDIN_NAME and loc.template:
-            return self._helm_place(loc)
+            return self._helm_place(loc, loc.template)
         return Place(self.path(loc.file), loc.line, loc.col)
 
-    def _helm_place(self, loc: Location) -> Place:
-        chart_file = self.chart_file(loc.template)
+    def _helm_place(self, loc: Location, template: str) -> Place:
+        chart_file = self.chart_file(template)
         rendered = f"helm template output line {loc.line}" if loc.line else None
         if chart_file is None:
-            return Place(loc.template, 0, 0, rendered)
+            return Place(template, 0, 0, rendered)
         src = self._files.get(loc.file)
         line = 0
         if loc.line and src is not None and 0 < loc.line <= len(src.lines):
@@ -173,7 +173,7 @@ def identity(f: Finding, path: str | None) -> str:
     return hashlib.sha256("|".join(key).encode()).hexdigest()[:32]
 
 
-def fingerprints(findings: Iterable[Finding], paths: ReportPaths | None, *, legacy: bool = False) -> list[str]:
+def fingerprints(findings: Iterable[Finding], paths: ReportPaths, *, legacy: bool = False) -> list[str]:
     """One fingerprint per finding, distinct within the run: findings that share an identity (the
     same rule twice on one field) are numbered in report order, which is deterministic. Pass every
     finding of the run, suppressed ones included, so the numbers do not depend on suppressions.

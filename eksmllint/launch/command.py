@@ -321,9 +321,14 @@ def _parse_launcher_options(
             continue
         if kind == "pair":
             if i + 2 < n:
-                key, val = args[i + 1], args[i + 2]
+                key, value_arg = args[i + 1], args[i + 2]
                 opt = Option(
-                    key.text, val.value, f"{a.raw} {key.raw} {val.raw}", a.position, val.resolved, val.position
+                    key.text,
+                    value_arg.value,
+                    f"{a.raw} {key.raw} {value_arg.raw}",
+                    a.position,
+                    value_arg.resolved,
+                    value_arg.position,
                 )
                 if canon in ("genv", "env"):
                     env[key.text] = opt

@@ -275,7 +275,7 @@ class _UniqueKeyLoader(yaml.SafeLoader):
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
         for k, _ in node.value:
-            key = self.construct_object(k, deep=deep)  # type: ignore[no-untyped-call]
+            key = self.construct_object(k, deep=deep)
             try:
                 dup = key in seen
             except TypeError:

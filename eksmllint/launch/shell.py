@@ -813,14 +813,15 @@ def eval_arith(expr: str, state: ShellState) -> int | None:
                 else int(text)
             )
         if kind == "name":
-            v = state.get(text)
-            if isinstance(v, KnownArray):
-                v = Known(v.items[0].resolved) if v.items and v.items[0].resolved is not None else Unknown()
-            if not isinstance(v, Known):
+            value = state.get(text)
+            if isinstance(value, KnownArray):
+                first = value.items[0].resolved if value.items else None
+                value = Known(first) if first is not None else Unknown()
+            if not isinstance(value, Known):
                 raise _Fail
-            if len(v.text) > 64:  # longer than any in-range integer: not worth scanning
+            if len(value.text) > 64:  # longer than any in-range integer: not worth scanning
                 raise _Fail
-            t = v.text.strip()
+            t = value.text.strip()
             if not re.fullmatch(r"[+-]?\d+", t):
                 raise _Fail
             return check(int(t))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from html import escape
 
@@ -144,7 +145,7 @@ def _sort_key(n: ExportNode) -> tuple:
     )
 
 
-def _reduce_crossings(columns: dict[int, list[str]], g, owners: set[str] = frozenset()) -> None:
+def _reduce_crossings(columns: dict[int, list[str]], g, owners: AbstractSet[str] = frozenset()) -> None:
     """Barycentre heuristic: sort each column by the mean position of its neighbours in the
     previous column (then, sweeping back, the next); four sweeps are plenty at this size.
 
@@ -175,7 +176,7 @@ def _reduce_crossings(columns: dict[int, list[str]], g, owners: set[str] = froze
 def _place_vertically(columns: dict[int, list[str]], placed: dict[str, Placed], g) -> None:
     # start: each column stacked from the top
     for ids in columns.values():
-        y = MARGIN
+        y: float = MARGIN
         for nid in ids:
             placed[nid].y = y
             y += placed[nid].h + ROW_GAP

@@ -99,7 +99,8 @@ class WebhookProtocol(HttpToolsProtocol):
         """Drop the longest-idle connections (not this new one) until under the cap."""
         excess = len(self.connections) - self.max_connections
         idle = sorted(
-            (c for c in self.connections if c is not self and getattr(c, "idle", False)), key=lambda c: c.idle_since
+            (c for c in self.connections if isinstance(c, WebhookProtocol) and c is not self and c.idle),
+            key=lambda c: c.idle_since,
         )
         for conn in idle[:excess]:
             conn._drop()
