@@ -44,3 +44,15 @@ def test_tests_reach_the_shared_material_only_through_the_fixture() -> None:
         if OUTSIDE.search(line) and p.resolve() != Path(__file__).resolve()
     ]
     assert offending == []
+
+
+CONTRIBUTOR_DOCS = ("CONTRIBUTING.md", "docs/writing-rules.md")
+#: A `path` in backticks under one of the repository's top-level folders (placeholders left out).
+DOC_PATH = re.compile(r"`((?:eksmllint|tests|scripts|fixtures|docs|rules|\.ci|charts|deploy|examples|bench)/[\w./-]*)`")
+
+
+@pytest.mark.parametrize("doc", CONTRIBUTOR_DOCS)
+def test_paths_named_in_the_contributor_docs_exist(doc: str) -> None:
+    named = [p for p in DOC_PATH.findall((ROOT / doc).read_text(encoding="utf-8")) if "nnn" not in p.lower()]
+    assert named  # the pattern still finds the paths
+    assert [p for p in named if not (ROOT / p).exists()] == []
