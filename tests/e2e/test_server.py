@@ -175,26 +175,17 @@ def metric(text: str, name: str, **labels) -> float:
     return total
 
 
-NODEPOOL = """apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata:
-  name: {name}
-spec:
-  template:
-    spec:
-      requirements:
-        - key: node.kubernetes.io/instance-type
-          operator: In
-          values: ["{itype}"]
-        - key: karpenter.sh/capacity-type
-          operator: In
-          values: ["on-demand"]
-      nodeClassRef: {{group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}}
-      expireAfter: Never
-  disruption:
-    consolidationPolicy: WhenEmpty
-    budgets: [{{nodes: "0"}}]
-"""
+def context_pool(name: str, itype: str) -> str:
+    """An on-demand NodePool of one instance type whose nodes are never disrupted (context YAML)."""
+    return b.manifest(
+        b.nodepool(
+            name,
+            b.requirement(b.INSTANCE_TYPE, itype),
+            b.requirement(b.CAPACITY_TYPE, "on-demand"),
+            template={"expireAfter": "Never"},
+            disruption={"consolidationPolicy": "WhenEmpty", "budgets": [{"nodes": "0"}]},
+        )
+    )
 
 
 # -- the shared server -----------------------------------------------------------------------------
@@ -206,7 +197,7 @@ def ca() -> trustme.CA:
 @pytest.fixture(scope="module")
 def context_dir(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("context")
-    (d / "pools.yaml").write_text(NODEPOOL.format(name="a100", itype="p4d.24xlarge"))
+    (d / "pools.yaml").write_text(context_pool("a100", "p4d.24xlarge"))
     return d
 
 
@@ -367,7 +358,7 @@ def test_context_dir_feeds_context_rules_and_reloads(client, context_dir):
     resp = post(client, "/validate", review(pod))
     assert resp["allowed"] is False and "EML702 no-matching-nodepool" in resp["status"]["message"]
     extra = context_dir / "h100.yaml"
-    extra.write_text(NODEPOOL.format(name="h100", itype="p5.48xlarge"))
+    extra.write_text(context_pool("h100", "p5.48xlarge"))
     try:
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
+import builders as b
 import httpx
 import pytest
 
@@ -14,16 +15,7 @@ from eksmllint.server.app import WebhookApp
 from eksmllint.server.context import ContextStore, DirectoryContext
 from eksmllint.server.linting import AdmissionLinter
 
-NODEPOOL = """apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: a100}
-spec:
-  template:
-    spec:
-      requirements:
-        - {key: node.kubernetes.io/instance-type, operator: In, values: ["p4d.24xlarge"]}
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-"""
+NODEPOOL = b.manifest(b.nodepool("a100", b.requirement(b.INSTANCE_TYPE, "p4d.24xlarge")))
 BROKEN = {
     # `!!bool maybe` is read as the text "maybe" since the loader's central fix (issue 16 item 5):
     # a duplicate key is what still makes a file unloadable

@@ -7,6 +7,7 @@ import os
 import threading
 import time
 
+import builders as b
 import jsonpatch
 import pytest
 from repository import ROOT
@@ -252,26 +253,15 @@ def test_parse_review_rejects(body, status, fragment):
 
 
 # -- context -------------------------------------------------------------------------------------
-NODEPOOL = """apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata:
-  name: {name}
-spec:
-  template:
-    spec:
-      requirements:
-        - key: node.kubernetes.io/instance-type
-          operator: In
-          values: ["{itype}"]
-      nodeClassRef: {{group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}}
-"""
+def pool_yaml(name: str, itype: str) -> str:
+    return b.manifest(b.nodepool(name, b.requirement(b.INSTANCE_TYPE, itype)))
 
 
 def test_directory_context_reloads_and_skips_configmap_internals(tmp_path):
     # The layout the kubelet gives a ConfigMap volume: real files in ..<ts>/, symlinks above.
     real = tmp_path / "..2026_01_01_00_00_00.000000001"
     real.mkdir()
-    (real / "pools.yaml").write_text(NODEPOOL.format(name="a", itype="p4d.24xlarge"))
+    (real / "pools.yaml").write_text(pool_yaml("a", "p4d.24xlarge"))
     os.symlink(real.name, tmp_path / "..data")
     os.symlink("..data/pools.yaml", tmp_path / "pools.yaml")
     store = ContextStore([DirectoryContext(str(tmp_path))], interval=0.05)
@@ -281,9 +271,7 @@ def test_directory_context_reloads_and_skips_configmap_internals(tmp_path):
     # An update: a new timestamped directory, then the ..data symlink flips to it.
     new = tmp_path / "..2026_01_01_00_00_01.000000001"
     new.mkdir()
-    (new / "pools.yaml").write_text(
-        NODEPOOL.format(name="a", itype="p4d.24xlarge") + "---\n" + NODEPOOL.format(name="b", itype="p5.48xlarge")
-    )
+    (new / "pools.yaml").write_text(pool_yaml("a", "p4d.24xlarge") + "---\n" + pool_yaml("b", "p5.48xlarge"))
     os.symlink(new.name, tmp_path / "..data_tmp")
     os.replace(tmp_path / "..data_tmp", tmp_path / "..data")
     generation = store.snapshot.generation
@@ -296,8 +284,8 @@ def test_directory_context_reloads_and_skips_configmap_internals(tmp_path):
 
 
 def test_same_object_from_two_sources_is_kept_once(tmp_path):
-    a = load_result_of(NODEPOOL.format(name="a", itype="p4d.24xlarge"))
-    b = load_result_of(NODEPOOL.format(name="a", itype="p5.48xlarge"))
+    a = load_result_of(pool_yaml("a", "p4d.24xlarge"))
+    b = load_result_of(pool_yaml("a", "p5.48xlarge"))
     snap = ContextSnapshot.build([a, b], 1)
     (pool,) = snap.resources
     assert pool.get(("spec", "template", "spec", "requirements", 0, "values", 0)) == "p5.48xlarge"
@@ -313,7 +301,7 @@ def test_context_changes_decisions(tmp_path, linter):
     pod = json.loads(json.dumps(GPU_POD))
     pod["spec"]["nodeSelector"] = {"node.kubernetes.io/instance-type": "g6.xlarge"}
     assert "EML702" not in {f.code for f in linter.lint(pod).active}  # no context: silent
-    (tmp_path / "pools.yaml").write_text(NODEPOOL.format(name="a", itype="p4d.24xlarge"))
+    (tmp_path / "pools.yaml").write_text(pool_yaml("a", "p4d.24xlarge"))
     store = ContextStore([DirectoryContext(str(tmp_path))])
     store.refresh()
     assert "EML702" in {f.code for f in linter.lint(pod, store.snapshot).active}
@@ -479,8 +467,8 @@ def test_kubernetes_transport_against_a_fake_api_server(tmp_path):
 def test_several_context_directories_add_up(tmp_path):
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    (tmp_path / "a" / "p.yaml").write_text(NODEPOOL.format(name="a", itype="p4d.24xlarge"))
-    (tmp_path / "b" / "p.yaml").write_text(NODEPOOL.format(name="b", itype="p5.48xlarge"))
+    (tmp_path / "a" / "p.yaml").write_text(pool_yaml("a", "p4d.24xlarge"))
+    (tmp_path / "b" / "p.yaml").write_text(pool_yaml("b", "p5.48xlarge"))
     store = ContextStore([DirectoryContext(str(tmp_path / "a")), DirectoryContext(str(tmp_path / "b"))])
     store.refresh()
     assert sorted(r.name for r in store.snapshot.resources) == ["a", "b"]
@@ -488,13 +476,7 @@ def test_several_context_directories_add_up(tmp_path):
 
 def test_an_update_replaces_the_stored_version_in_the_context(linter):
     ctx = ContextSnapshot.build(
-        [
-            load_result_of(
-                NODEPOOL.format(name="a", itype="p4d.24xlarge")
-                + "---\n"
-                + NODEPOOL.format(name="b", itype="p5.48xlarge")
-            )
-        ],
+        [load_result_of(pool_yaml("a", "p4d.24xlarge") + "---\n" + pool_yaml("b", "p5.48xlarge"))],
         1,
     )
     updated = {
