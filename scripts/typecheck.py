@@ -15,35 +15,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: Packages and modules that type-check clean.
-CLEAN = (
-    "eksmllint/models/",
-    "eksmllint/launch/",
-    "eksmllint/schema/",
-    "eksmllint/formatters/",
-    "eksmllint/render/",
-    "eksmllint/catalogue/",
-    "eksmllint/server/",
-    "eksmllint/fix/",
-    "eksmllint/scheduling.py",
-    "eksmllint/quantity.py",
-    "eksmllint/workload.py",
-    "eksmllint/resource.py",
-    "eksmllint/baseline.py",
-    "eksmllint/docs.py",
-    "eksmllint/core/finding.py",
-    "eksmllint/core/suppression.py",
-    "eksmllint/testing.py",
-)
-#: Inside those, the modules being restructured (the one pipeline of issue 13): not yet clean.
+#: Packages and modules that type-check clean: the whole package, but for NOT_YET.
+CLEAN = ("eksmllint/",)
+#: Still to clean: the rule families while they move to one module per rule, and two modules of
+#: the pipeline restructuring (issue 13). Remove an entry as soon as it is clean.
 NOT_YET = (
-    "eksmllint/render/progress.py",
-    "eksmllint/server/linting.py",
-    "eksmllint/server/app.py",
-    "eksmllint/server/runner.py",
-    "eksmllint/fix/cli.py",
-    "eksmllint/fix/engine.py",
+    "eksmllint/checks/",
     "eksmllint/fix/apply.py",
+    "eksmllint/server/app.py",
 )
 
 
