@@ -13,8 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import networkx as nx
-
-ROOT = Path(__file__).resolve().parents[2]
+from repository import ROOT
 
 
 def _modules(package_dir: Path) -> dict[str, Path]:

@@ -3,13 +3,11 @@ same views as the run of all its resources, without deriving the shared part aga
 
 from __future__ import annotations
 
-from pathlib import Path
+from repository import ROOT
 
 from eksmllint.core.context import LintRun, SharedViews
 from eksmllint.core.engine import build_workloads
 from eksmllint.loader import load
-
-ROOT = Path(__file__).resolve().parents[3]
 
 
 def _ids(items):

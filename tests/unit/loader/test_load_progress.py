@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import ast
-from pathlib import Path
+
+from repository import ROOT
 
 from eksmllint.loader import load
-
-ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_the_loader_reports_each_file_to_the_callback_it_is_given(tmp_path):
