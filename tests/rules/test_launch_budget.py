@@ -13,9 +13,9 @@ import json
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
+from repository import ROOT
 
 from eksmllint.analysis import launch_sites
 from eksmllint.checks.launch import eml805_srun_launcher_multiplied as eml805
@@ -24,7 +24,6 @@ from eksmllint.launch import deepspeed, parse_sbatch, slurm
 from eksmllint.launch.command import analyse_container, k8s_env
 from eksmllint.launch.shell import MAX_VALUE_CHARS
 
-ROOT = Path(__file__).resolve().parents[2]  # the repository: tests/rules/<this file>
 PEAK_LIMIT = 64 * 1024 * 1024  # bytes of Python allocations one hostile script may cause
 
 CHILD = textwrap.dedent(
