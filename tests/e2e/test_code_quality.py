@@ -38,7 +38,7 @@ def test_typecheck_picks_out_errors_in_clean_paths_only():
         [
             'eksmllint/quantity.py:58: error: Argument 1 to "Decimal" has incompatible type  [arg-type]',
             "eksmllint/server/app.py:10: error: not yet clean  [misc]",
-            "eksmllint/checks/launch.py:3: error: not yet clean either  [misc]",
+            "eksmllint/checks/efa.py:3: error: not yet clean either  [misc]",
             "scripts/other.py:3: error: not in a clean path  [misc]",
             "eksmllint/fix/model.py:47: note: a note is not an error",
             "Found 3 errors in 3 files (checked 106 source files)",
