@@ -25,7 +25,6 @@ NOT_YET = (
     "eksmllint/checks/input",
     "eksmllint/checks/schema",
     "eksmllint/checks/resources",
-    "eksmllint/fix/apply.py",
     "eksmllint/server/app.py",
 )
 

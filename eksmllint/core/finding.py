@@ -110,7 +110,9 @@ class ReplaceText:
     new: str
 
 
-FixOp = SetValue | AppendItem | RemovePath | ReplaceText
+#: An edit of a YAML/JSON document, addressed by its path.
+DocOp = SetValue | AppendItem | RemovePath
+FixOp = DocOp | ReplaceText
 
 
 @dataclass(frozen=True, slots=True)

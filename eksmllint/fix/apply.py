@@ -17,6 +17,7 @@ from yaml.nodes import MappingNode, SequenceNode
 
 from eksmllint.core.finding import (
     AppendItem,
+    DocOp,
     DocPath,
     Finding,
     Fix,
@@ -75,7 +76,7 @@ def _expand_set(path: DocPath, node, current, value) -> list[FixOp] | None:
 
 
 def _apply_one(
-    st: Stream, doc_index: int, op: FixOp, json_file: bool, base_style: Style | None = None
+    st: Stream, doc_index: int, op: DocOp, json_file: bool, base_style: Style | None = None
 ) -> str | list[FixOp]:
     """One op on parsed text: the new text, or finer ops to run instead."""
     style = detect_style(st, json_file, base_style)
@@ -127,6 +128,8 @@ def apply_ops_text(
         if steps > MAX_STEPS:
             raise FixError("the fix expands into too many edits")
         op = queue.popleft()
+        if isinstance(op, ReplaceText):
+            raise FixError(_TEXT_EDIT)
         result = _apply_one(parse_stream(text), doc_index, op, json_file, base_style)
         if isinstance(result, list):
             queue.extendleft(reversed(result))
@@ -143,6 +146,9 @@ def _load(text: str, what: str) -> list:
     return [to_plain(d.data) for d in docs]
 
 
+_TEXT_EDIT = "a text edit has no document path (it applies to scripts only)"
+
+
 def full_ops(fix: Fix, base_path: DocPath = ()) -> tuple[FixOp, ...]:
     """The fix's ops with paths made relative to the document (``kind: List`` items)."""
     if not base_path:
@@ -150,7 +156,7 @@ def full_ops(fix: Fix, base_path: DocPath = ()) -> tuple[FixOp, ...]:
     out: list[FixOp] = []
     for op in fix.ops:
         if isinstance(op, ReplaceText):
-            raise FixError("a text edit has no document path (it applies to scripts only)")
+            raise FixError(_TEXT_EDIT)
         if isinstance(op, RemovePath):
             out.append(RemovePath(tuple(base_path) + tuple(op.path)))
         else:
@@ -214,6 +220,9 @@ def apply_findings(
             failed.append((f, f"document {d} does not exist"))
             continue
         chunk = chunks.get(d, text[spans[d][0] : spans[d][1]])
+        if f.fix is None:
+            failed.append((f, "the finding has no fix"))
+            continue
         try:
             new = apply_fix(chunk, f.fix, 0, getattr(f, "base_path", ()), json_file=json_file, base_style=file_style)
             if new == chunk:
@@ -249,6 +258,9 @@ def _apply_each(
     applied: list[Finding] = []
     failed: list[tuple[Finding, str]] = []
     for f in findings:
+        if f.fix is None:
+            failed.append((f, "the finding has no fix"))
+            continue
         try:
             new = apply_fix(
                 text, f.fix, f.location.doc_index, getattr(f, "base_path", ()), json_file=json_file, base_style=style
@@ -273,6 +285,8 @@ def _claims(finding: Finding) -> list[tuple[int, DocPath]]:
     doc = finding.location.doc_index
     out = []
     for op in finding_ops(finding):
+        if isinstance(op, ReplaceText):  # script edits: no document path, applied by fix.text
+            continue
         path = tuple(op.path)
         if isinstance(op, RemovePath) and path and model.is_index(path[-1]):
             path = path[:-1]
