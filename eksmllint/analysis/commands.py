@@ -23,7 +23,8 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from eksmllint.core.finding import DocPath, Location
-from eksmllint.launch.command import SHELLS, expand_k8s_vars
+from eksmllint.launch.command import expand_k8s_vars
+from eksmllint.launch.programs import SHELLS
 from eksmllint.launch.shell import Word as ShellWord
 from eksmllint.launch.shell import lex, split_commands
 from eksmllint.resource import Resource

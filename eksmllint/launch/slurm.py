@@ -19,7 +19,7 @@ import shlex
 from dataclasses import dataclass, field, replace
 
 from . import slurmopts
-from .command import AnalysisContext, analyse_argv
+from .analyser import AnalysisContext, analyse_argv
 from .model import Arg, ArgPosition, Invocation, SrunInfo, parse_int
 from .shell import Assignment, Known, ShellState, walk_script
 
