@@ -11,8 +11,9 @@ import httpx
 from eksmllint.config import Config
 from eksmllint.core.registry import Registry, default_registry
 from eksmllint.core.rule import Rule, RuleSpec
-from eksmllint.server.app import ServerSettings, WebhookApp
+from eksmllint.server.app import WebhookApp
 from eksmllint.server.linting import AdmissionLinter
+from eksmllint.server.settings import ServerSettings
 
 
 def _spec(code: str, slug: str) -> RuleSpec:

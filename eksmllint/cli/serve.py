@@ -211,9 +211,10 @@ def serve_command(
 ):
     """Run the validating and mutating admission webhook (HTTPS)."""
     from eksmllint.config import ConfigError
-    from eksmllint.server.app import DEFAULT_MAX_BODY, ServerSettings, WebhookApp
+    from eksmllint.server.app import WebhookApp
     from eksmllint.server.context import ContextStore, DirectoryContext
     from eksmllint.server.linting import AdmissionLinter
+    from eksmllint.server.settings import DEFAULT_MAX_BODY, ServerSettings
 
     if insecure_http:
         host = host or "127.0.0.1"

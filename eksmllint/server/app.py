@@ -21,24 +21,21 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from eksmllint.core.finding import Finding, Severity
+from eksmllint.core.finding import Finding
 from eksmllint.server import admission as adm
 from eksmllint.server.context import ContextSnapshot, ContextStore
 from eksmllint.server.linting import INTERNAL_ERROR_CODE, AdmissionLinter, is_exempt, judged_owner
 from eksmllint.server.logtext import escape_log
 from eksmllint.server.metrics import Metrics
+from eksmllint.server.settings import ServerSettings
 
 log = logging.getLogger("eksmllint.server")
 
-#: The API server refuses request bodies over 3 MiB, so one object is at most that; an UPDATE
-#: review carries object and oldObject, plus the envelope.
-DEFAULT_MAX_BODY = 7 * 1024 * 1024
-DEFAULT_TIME_BUDGET = 3.0  # seconds; the manifests' webhook timeoutSeconds is 5
 #: A body that trickles in for longer than this is abandoned (408): the API server sends the whole
 #: review at once and gives up after its 30 s maximum webhook timeout anyway.
 BODY_TIMEOUT = 10.0
@@ -70,31 +67,6 @@ Receive = Callable[[], Awaitable[dict]]
 Send = Callable[[dict], Awaitable[None]]
 
 
-@dataclass(frozen=True)
-class ServerSettings:
-    deny_on: Severity = Severity.ERROR
-    failure_mode: str = "open"  # open: admit on internal errors; closed: deny
-    time_budget: float = DEFAULT_TIME_BUDGET
-    max_body: int = DEFAULT_MAX_BODY
-    cache_size: int = 1024
-    lint_threads: int = 2
-    ratchet: bool = True  # UPDATE: findings the stored object already had warn instead of deny
-    judge_owned: bool = False  # also judge objects a controller made from a judged owner
-    #: Admission requests answered at once (each may hold a body of up to max_body bytes); more
-    #: are refused with 503 + Retry-After, which the API server treats per failurePolicy.
-    max_in_flight: int = 64
-    #: Audit (warn-only): never deny and never patch; what would have been refused is returned as
-    #: warnings and counted (result "would_deny"), to roll the webhook out before enforcing it.
-    audit: bool = False
-    #: Honour the eksmllint.io/exempt annotation (an operator may take that escape hatch away).
-    exempt_annotation: bool = True
-
-    @property
-    def fail_closed(self) -> bool:
-        """Deny on an internal error (failure-mode closed, not in audit mode)."""
-        return self.failure_mode == "closed" and not self.audit
-
-
 class _Reply(Exception):
     """Answer the HTTP request with ``status`` and a plain-text ``message`` (never a traceback)."""
 
@@ -120,7 +92,7 @@ class WebhookApp:
         settings: ServerSettings | None = None,
         store: ContextStore | None = None,
         metrics: Metrics | None = None,
-        background: list[Callable[[], Awaitable[None]]] | None = None,
+        background: list[Callable[[], Coroutine[Any, Any, None]]] | None = None,
     ) -> None:
         self.linter = linter
         self.settings = settings or ServerSettings()
@@ -175,7 +147,7 @@ class WebhookApp:
             log.exception("unexpected error answering %s %s", method, path)
             await _text(send, 500, "eksmllint internal error (logged)")
 
-    def add_background(self, factory: Callable[[], Awaitable[None]]) -> None:
+    def add_background(self, factory: Callable[[], Coroutine[Any, Any, None]]) -> None:
         """Run ``factory()`` as a task from startup until shutdown (e.g. the TLS file poller)."""
         self._background.append(factory)
 
@@ -341,7 +313,9 @@ class WebhookApp:
         if request.sub_resource:  # status, scale...: not the spec the rules judge
             return _Decision(adm.allow(), "skipped", cacheable=False)
         obj = request.object or {}
-        meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        meta = obj.get("metadata")
+        if not isinstance(meta, dict):
+            meta = {}
         if meta.get("deletionTimestamp"):  # finalizers being removed: never block a deletion
             return _Decision(adm.allow(), "skipped", cacheable=False)
         if not self.settings.judge_owned and judged_owner(obj):  # judged with its owner

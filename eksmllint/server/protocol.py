@@ -14,7 +14,7 @@ keep-alive connection held SIGTERM for the whole graceful timeout. Here:
   so idle clients cannot starve new ones; no connection count ever turns into a 503.
 
 The per-request memory bound (requests in flight) is the application's
-(:attr:`~eksmllint.server.app.ServerSettings.max_in_flight`), not a connection count.
+(:attr:`~eksmllint.server.settings.ServerSettings.max_in_flight`), not a connection count.
 """
 
 from __future__ import annotations

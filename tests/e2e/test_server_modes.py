@@ -13,8 +13,9 @@ from webhook_calls import POD, _spec, app_with, call, crash
 from eksmllint.config import Config
 from eksmllint.core.registry import default_registry
 from eksmllint.core.rule import Rule
-from eksmllint.server.app import ServerSettings, WebhookApp
+from eksmllint.server.app import WebhookApp
 from eksmllint.server.linting import AdmissionLinter
+from eksmllint.server.settings import ServerSettings
 
 BAD_POD = json.loads(json.dumps(POD))
 BAD_POD["spec"]["containers"][0]["resources"] = {"requests": {"nvidia.com/gpu": 1}}  # EML601: an error

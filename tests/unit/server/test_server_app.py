@@ -20,8 +20,9 @@ from webhook_calls import POD, _spec, app_with, call, crash
 from eksmllint.config import Config
 from eksmllint.core.registry import default_registry
 from eksmllint.core.rule import Rule
-from eksmllint.server.app import ServerSettings, WebhookApp
+from eksmllint.server.app import WebhookApp
 from eksmllint.server.linting import AdmissionLinter
+from eksmllint.server.settings import ServerSettings
 from eksmllint.server.tls import ReloadingTLS, make_context
 
 

@@ -14,8 +14,9 @@ import pytest
 from eksmllint.config import Config
 from eksmllint.core.registry import default_registry
 from eksmllint.schema import core as schema_core
-from eksmllint.server.app import ServerSettings, WebhookApp
+from eksmllint.server.app import WebhookApp
 from eksmllint.server.linting import AdmissionLinter
+from eksmllint.server.settings import ServerSettings
 
 POD = {
     "apiVersion": "v1",

@@ -1,0 +1,38 @@
+"""How the webhook answers: the deny threshold, failure mode, time budget, body cap, cache and
+concurrency limits, the ratchet and audit modes (``eksmllint serve`` options build one)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from eksmllint.core.finding import Severity
+
+#: The API server refuses request bodies over 3 MiB, so one object is at most that; an UPDATE
+#: review carries object and oldObject, plus the envelope.
+DEFAULT_MAX_BODY = 7 * 1024 * 1024
+DEFAULT_TIME_BUDGET = 3.0  # seconds; the manifests' webhook timeoutSeconds is 5
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    deny_on: Severity = Severity.ERROR
+    failure_mode: str = "open"  # open: admit on internal errors; closed: deny
+    time_budget: float = DEFAULT_TIME_BUDGET
+    max_body: int = DEFAULT_MAX_BODY
+    cache_size: int = 1024
+    lint_threads: int = 2
+    ratchet: bool = True  # UPDATE: findings the stored object already had warn instead of deny
+    judge_owned: bool = False  # also judge objects a controller made from a judged owner
+    #: Admission requests answered at once (each may hold a body of up to max_body bytes); more
+    #: are refused with 503 + Retry-After, which the API server treats per failurePolicy.
+    max_in_flight: int = 64
+    #: Audit (warn-only): never deny and never patch; what would have been refused is returned as
+    #: warnings and counted (result "would_deny"), to roll the webhook out before enforcing it.
+    audit: bool = False
+    #: Honour the eksmllint.io/exempt annotation (an operator may take that escape hatch away).
+    exempt_annotation: bool = True
+
+    @property
+    def fail_closed(self) -> bool:
+        """Deny on an internal error (failure-mode closed, not in audit mode)."""
+        return self.failure_mode == "closed" and not self.audit
