@@ -56,3 +56,43 @@ def test_paths_named_in_the_contributor_docs_exist(doc: str) -> None:
     named = [p for p in DOC_PATH.findall((ROOT / doc).read_text(encoding="utf-8")) if "nnn" not in p.lower()]
     assert named  # the pattern still finds the paths
     assert [p for p in named if not (ROOT / p).exists()] == []
+
+
+#: Issue 13: a module a maintainer can read in one sitting. Over this many lines, split it by concept.
+MODULE_LINE_LIMIT = 500
+#: Modules allowed over the limit, and why: a data table or one grammar, where splitting scatters
+#: what is read together.
+LARGE_MODULES = {
+    # The POSIX shell lexer and walker: one recursive reader of quoting, expansions, here-documents
+    # and control flow whose pieces share one state; cutting it up would split a single grammar.
+    "eksmllint/launch/shell.py",
+    # A data table: ENTRIES (about 470 of its ~650 lines) is the sourced list of deprecated and
+    # removed apiVersions; the code around it is a version lookup of some 40 lines.
+    "eksmllint/schema/deprecations.py",
+}
+#: Removed by the family split (one rule, one module): drop these once those branches are merged.
+BEING_SPLIT = {
+    "eksmllint/checks/efa.py",  # removed by the family split
+    "eksmllint/checks/resources.py",  # removed by the family split
+}
+
+
+def module_lengths() -> dict[str, int]:
+    return {
+        str(p.relative_to(ROOT)): p.read_text(encoding="utf-8").count("\n")
+        for p in sorted((ROOT / "eksmllint").rglob("*.py"))
+    }
+
+
+def test_no_module_is_over_the_line_limit_but_the_allowed_ones() -> None:
+    lengths = module_lengths()
+    assert len(lengths) > 50  # the walk still finds the package
+    over = {path: n for path, n in lengths.items() if n > MODULE_LINE_LIMIT}
+    assert {p: n for p, n in over.items() if p not in LARGE_MODULES | BEING_SPLIT} == {}
+
+
+def test_every_allowance_is_still_needed() -> None:
+    lengths = module_lengths()
+    needed = {p for p in LARGE_MODULES if lengths.get(p, 0) > MODULE_LINE_LIMIT}
+    needed |= {p for p in BEING_SPLIT if p not in lengths or lengths[p] > MODULE_LINE_LIMIT}
+    assert needed == LARGE_MODULES | BEING_SPLIT
