@@ -37,7 +37,7 @@ def test_typecheck_picks_out_errors_in_clean_paths_only():
     output = "\n".join(
         [
             'eksmllint/quantity.py:58: error: Argument 1 to "Decimal" has incompatible type  [arg-type]',
-            "eksmllint/server/app.py:10: error: not yet clean  [misc]",
+            "eksmllint/checks/schema/eml001_x.py:10: error: not yet clean  [misc]",
             "eksmllint/checks/efa.py:3: error: not yet clean either  [misc]",
             "scripts/other.py:3: error: not in a clean path  [misc]",
             "eksmllint/fix/model.py:47: note: a note is not an error",
