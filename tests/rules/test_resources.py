@@ -13,7 +13,7 @@ from decimal import Decimal
 import pytest
 import yaml
 
-from eksmllint.checks.resources import pod_request, replace_flag_value
+from eksmllint.checks.resources._shared import pod_request, replace_flag_value
 from eksmllint.config import Config
 from eksmllint.core.engine import lint_text
 from eksmllint.fix import fix_text

@@ -1,0 +1,89 @@
+"""EML606 mpi-slots-mismatch: an MPIJob's slotsPerWorker differs from the GPUs per worker, or mpirun -np
+differs from the slots the MPIJob offers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from eksmllint.checks.helpers import container_invocations
+from eksmllint.checks.resources._shared import (
+    literal_int,
+    option,
+    option_fix,
+    option_path,
+)
+from eksmllint.core.finding import Finding, Fix, SetValue
+from eksmllint.launch.model import PER_NODE_LAUNCHERS, Invocation
+from eksmllint.workload import (
+    GPU,
+    PodTemplate,
+    Workload,
+)
+
+if TYPE_CHECKING:
+    from eksmllint.core.context import RuleContext
+
+
+def is_per_node_launch(inv: Invocation) -> bool:
+    """A per-node launcher, also when mpirun starts it (``mpirun -N 1 torchrun ...``: the launch
+    analysis reports torchrun as mpirun's program there)."""
+    if inv.launcher in PER_NODE_LAUNCHERS:
+        return True
+    program = (inv.script or "").rsplit("/", 1)[-1]
+    return inv.launcher == "mpirun" and program in PER_NODE_LAUNCHERS
+
+
+def _mpi_templates(w: Workload) -> tuple[PodTemplate | None, PodTemplate | None]:
+    by_role = {t.role: t for t in w.templates}
+    return by_role.get("launcher"), by_role.get("worker")
+
+
+def check(ctx: RuleContext, w: Workload) -> Iterator[Finding]:
+    if w.kind != "MPIJob":
+        return
+    launcher, worker = _mpi_templates(w)
+    if worker is None:
+        return
+    r = w.resource
+    raw_slots = r.get(("spec", "slotsPerWorker"))
+    slots = 1 if raw_slots is None else literal_int(raw_slots)
+    workers = literal_int(r.get(("spec", "mpiReplicaSpecs", "Worker", "replicas"), 1))
+    if slots is None or workers is None:
+        return
+    launches = [(c, inv) for c in (launcher.containers if launcher else []) for inv in container_invocations(c)]
+    per_node = any(is_per_node_launch(inv) for _, inv in launches)
+    gpus = worker.device_count(GPU)
+    intended = slots
+    if gpus and not per_node and slots != gpus:
+        intended = gpus
+        where = ("spec", "slotsPerWorker") if raw_slots is not None else ("spec",)
+        said = f"slotsPerWorker is {slots}" if raw_slots is not None else "slotsPerWorker is unset (default 1)"
+        yield ctx.report(
+            r,
+            where,
+            f"{said} but each worker has {gpus} {GPU}; MPI starts one rank per slot, so "
+            f"{abs(gpus - slots)} GPUs per worker {'sit idle' if slots < gpus else 'are oversubscribed'}",
+            fix=Fix(f"Set slotsPerWorker to {gpus}", (SetValue(("spec", "slotsPerWorker"), gpus),)),
+        )
+    as_worker = r.get(("spec", "runLauncherAsWorker")) is True
+    expected = workers * intended + (intended if as_worker else 0)
+    for c, inv in launches:
+        if inv.launcher != "mpirun":
+            continue
+        opt = option(inv, "np", "n", "c")
+        if opt is None:
+            continue
+        n = opt.int_value()
+        if n is None or n == expected:
+            continue
+        how = f"{workers} workers x {intended} slots" + (f" + {intended} on the launcher" if as_worker else "")
+        if intended != slots:
+            how += ", once slotsPerWorker matches the GPUs"
+        yield ctx.report(
+            r,
+            option_path(c, opt),
+            f"mpirun -np {n} but the MPIJob offers {expected} slots ({how}); "
+            f"{'mpirun fails with not enough slots' if n > expected else f'{expected - n} slots stay idle'}",
+            fix=option_fix(c, opt, expected, f"Set mpirun -np to {expected}"),
+        )
