@@ -268,6 +268,109 @@ def test_eml605_leaderworkerset_counts_one_group():
     assert len(lint(text.replace("--nnodes=2", "--nnodes=6"), "EML605")) == 1
 
 
+# --- Trainer v2 TrainJob (EML604 / EML605) ----------------------------------------------------
+def runtime(policy: str, *, kind: str = "ClusterTrainingRuntime", gpus: int | None = 8, namespace: str = "") -> str:
+    """A (Cluster)TrainingRuntime named ``rt`` with ``mlPolicy`` ``policy`` (YAML flow mapping) and a
+    trainer container ``node`` owning ``gpus`` GPUs."""
+    res = f"resources: {{limits: {{nvidia.com/gpu: {gpus}}}}}" if gpus is not None else ""
+    ns = f", namespace: {namespace}" if namespace else ""
+    return textwrap.dedent(f"""
+        apiVersion: trainer.kubeflow.org/v1alpha1
+        kind: {kind}
+        metadata: {{name: rt{ns}}}
+        spec:
+          mlPolicy: {policy}
+          template:
+            spec:
+              replicatedJobs:
+                - name: node
+                  template:
+                    metadata:
+                      labels: {{trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+                    spec:
+                      template:
+                        spec:
+                          containers:
+                            - {{name: node, image: img:1.0, {res}}}
+        """)
+
+
+def trainjob(trainer: str, *, ref: str = "{name: rt}") -> str:
+    body = textwrap.indent(textwrap.dedent(trainer).strip(), "    ")
+    return (
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: tj, namespace: t}\n"
+        f"spec:\n  runtimeRef: {ref}\n  trainer:\n{body}\n"
+    )
+
+
+def both(*docs: str) -> str:
+    return "---\n".join(textwrap.dedent(d) for d in docs)
+
+
+def test_trainjob_nproc_against_the_runtime_container_gpus():
+    (f,) = lint(both(runtime("{torch: {}}"), trainjob("numProcPerNode: 4")), "EML604")
+    assert "trainer container of ClusterTrainingRuntime rt gives each node 8" in f.message
+    assert f.fix is not None and f.location.path == ("spec", "trainer", "numProcPerNode")
+    assert lint(both(runtime("{torch: {}}"), trainjob("numProcPerNode: 8")), "EML604") == []
+    # resourcesPerNode replaces the runtime container's resources
+    override = trainjob("numProcPerNode: 8\nresourcesPerNode: {limits: {nvidia.com/gpu: 4}}")
+    (f,) = lint(both(runtime("{torch: {}}"), override), "EML604")
+    assert "resourcesPerNode gives each node 4" in f.message
+
+
+def test_trainjob_without_its_runtime_knows_no_devices():
+    assert lint(trainjob("numProcPerNode: 4"), "EML604") == []
+    # a namespaced TrainingRuntime of another namespace is not the one the TrainJob uses
+    other = runtime("{torch: {}}", kind="TrainingRuntime", namespace="elsewhere")
+    assert lint(both(other, trainjob("numProcPerNode: 4", ref="{kind: TrainingRuntime, name: rt}")), "EML604") == []
+    same = runtime("{torch: {}}", kind="TrainingRuntime", namespace="t")
+    assert len(lint(both(same, trainjob("numProcPerNode: 4", ref="{kind: TrainingRuntime, name: rt}")), "EML604")) == 1
+
+
+def test_trainjob_command_flag_wins_over_numprocpernode():
+    text = both(
+        runtime("{torch: {}}"), trainjob('numProcPerNode: 4\ncommand: ["torchrun", "--nproc_per_node=8", "t.py"]')
+    )
+    assert lint(text, "EML604") == []
+    (f,) = lint(text.replace("--nproc_per_node=8", "--nproc_per_node=2"), "EML604")
+    assert f.location.path == ("spec", "trainer", "command", 1) and "trainer command" in f.message
+    out = fix_text(text.replace("--nproc_per_node=8", "--nproc_per_node=2"), Config(select=("EML604",)))
+    assert "--nproc_per_node=8" in out.fixed
+
+
+def test_trainjob_mpi_slots_and_other_policies():
+    mpi_default = runtime("{mpi: {numProcPerNode: 1}}")
+    assert lint(both(mpi_default, trainjob("numNodes: 2")), "EML604") == []  # the plugin raises 1 to 8
+    (f,) = lint(both(mpi_default, trainjob("numProcPerNode: 4")), "EML604")
+    assert "MPI hostfile" in f.message
+    # both values in the runtime: the runtime's own business, not every TrainJob's
+    assert lint(both(runtime("{mpi: {numProcPerNode: 4}}"), trainjob("numNodes: 2")), "EML604") == []
+    assert lint(both(runtime("{jax: {}}"), trainjob("numProcPerNode: 4")), "EML604") == []
+
+
+def test_trainjob_nnodes_against_numnodes():
+    cmd = 'command: ["torchrun", "--nnodes=4", "t.py"]'
+    (f,) = lint(both(runtime("{numNodes: 1, torch: {}}"), trainjob("numNodes: 2\n" + cmd)), "EML605")
+    assert "runs 2 nodes (spec.trainer.numNodes)" in f.message
+    (f,) = lint(both(runtime("{numNodes: 3, torch: {}}"), trainjob(cmd)), "EML605")
+    assert "mlPolicy.numNodes of ClusterTrainingRuntime rt" in f.message
+    (f,) = lint(both(runtime("{torch: {}}"), trainjob(cmd)), "EML605")  # numNodes defaults to 1
+    assert "runs 1 nodes" in f.message
+    out = fix_text(
+        both(runtime("{numNodes: 4, torch: {}}"), trainjob("numNodes: 2\n" + cmd)), Config(select=("EML605",))
+    )
+    assert "--nnodes=2" in out.fixed
+
+
+def test_trainjob_nnodes_silent_when_the_count_is_not_numnodes():
+    cmd = 'command: ["torchrun", "--nnodes=4", "t.py"]'
+    assert lint(trainjob(cmd), "EML605") == []  # runtime unknown, no numNodes: its default is unknown
+    elastic = runtime("{torch: {elasticPolicy: {minNodes: 1, maxNodes: 8}}}")
+    assert lint(both(elastic, trainjob(cmd)), "EML605") == []
+    assert lint(both(runtime("{mpi: {runLauncherAsNode: true}}"), trainjob("numNodes: 2\n" + cmd)), "EML605") == []
+    assert lint(trainjob("numNodes: $NODES\n" + cmd), "EML605") == []
+
+
 # --- EML606 -----------------------------------------------------------------------------------
 def test_eml606_seed_style_mpijob_is_consistent():
     text = textwrap.dedent("""
@@ -344,3 +447,9 @@ GARBAGE = [
 def test_malformed_input_never_crashes(text):
     result = lint_text(text, Config(select=tuple(CODES)))
     assert not [f for f in result.findings if f.code == "EML000"], [f.message for f in result.findings]
+
+
+def test_trainjob_runtime_copies_must_agree():
+    tj = trainjob("numProcPerNode: 4")
+    assert len(lint(both(runtime("{torch: {}}"), runtime("{torch: {}}"), tj), "EML604")) == 1
+    assert lint(both(runtime("{torch: {}}"), runtime("{torch: {}}", gpus=4), tj), "EML604") == []

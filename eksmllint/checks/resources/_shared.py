@@ -20,7 +20,7 @@ the kubelet resolves it).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -38,6 +38,7 @@ from eksmllint.workload import (
     NEURONDEVICE,
     Container,
     PodTemplate,
+    Workload,
 )
 
 if TYPE_CHECKING:
@@ -183,6 +184,65 @@ def literal_int(value: Any) -> int | None:
     if isinstance(value, str):
         return parse_int(value)
     return None
+
+
+#: Kinds whose pod count is not a collective size torchrun's ``--nnodes`` could refer to.
+_NO_COLLECTIVE_KINDS = frozenset(
+    {"Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "Pod", "CronJob", "RayCluster", "RayJob", "TFJob"}
+)
+
+
+def _replica_values(w: Workload) -> Iterator[Any]:
+    """Every field a pod count is computed from (to refuse templated values like ``$NUM_NODES``,
+    which the workload view reads as the default 1)."""
+    r = w.resource
+    for t in w.templates:
+        holder = r.get(t.path[:-1]) if t.path and t.path[-1] == "template" else None
+        if isinstance(holder, dict) and "replicas" in holder:
+            yield holder["replicas"]
+    for path in (
+        ("spec", "parallelism"),
+        ("spec", "completions"),
+        ("spec", "leaderWorkerTemplate", "size"),
+        ("spec", "replicas"),
+    ):
+        if r.get(path) is not None:
+            yield r.get(path)
+    rjobs = r.get(("spec", "replicatedJobs"))
+    if isinstance(rjobs, list):
+        for rj in rjobs:
+            if isinstance(rj, dict):
+                for p in (("replicas",), ("template", "spec", "parallelism"), ("template", "spec", "completions")):
+                    v = _dig(rj, p)
+                    if v is not None:
+                        yield v
+
+
+def _dig(data: Any, path: tuple) -> Any:
+    for p in path:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(p)
+    return data
+
+
+def collective_pods(w: Workload) -> int | None:
+    """Pods one torchrun rendezvous spans (``--nnodes``), or None when unknown or not a collective."""
+    if w.kind in _NO_COLLECTIVE_KINDS:
+        return None
+    if any(literal_int(v) is None for v in _replica_values(w)):
+        return None
+    r = w.resource
+    if w.kind == "LeaderWorkerSet":  # one collective per group
+        return literal_int(r.get(("spec", "leaderWorkerTemplate", "size"))) or 1
+    if w.is_batch_job:
+        par = literal_int(r.get(("spec", "parallelism")))
+        comp = literal_int(r.get(("spec", "completions")))
+        if par is not None and comp is not None and par != comp:
+            return None  # pods come in waves: which count is meant is unclear
+        return par if par is not None else (comp if comp is not None else 1)
+    size = w.collective_size
+    return size or None
 
 
 def _fmt_cpu(q: Decimal) -> str:

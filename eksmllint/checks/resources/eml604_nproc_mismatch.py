@@ -17,7 +17,7 @@ from eksmllint.checks.resources._shared import (
 )
 from eksmllint.core.finding import Finding, Fix, SetValue
 from eksmllint.launch.model import Invocation, Option
-from eksmllint.quantity import parse_count
+from eksmllint.models.trainer import trainer_view
 from eksmllint.resource import Resource
 from eksmllint.workload import (
     GPU,
@@ -82,18 +82,9 @@ def check(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
                     continue
                 if c is _main_container(t):
                     explicit.add(id(t))
-                n = opt.int_value()
                 have = per_node_devices(ctx, t, c)
-                if n is None or have is None or n == have[0]:
-                    continue
-                flag = "--num_gpus" if inv.launcher == "deepspeed" else "--nproc_per_node"
-                yield ctx.report(
-                    resource,
-                    option_path(c, opt),
-                    f"{inv.launcher} {flag}={n} in container {c.name!r} but the container has "
-                    f"{have[0]} {have[1]}; each process drives one, so {_surplus(n, have[0])}",
-                    fix=option_fix(c, opt, have[0], f"Set {flag} to {have[0]}"),
-                )
+                if have is not None:
+                    yield from _judge_flag(ctx, resource, c, inv, opt, have, f"container {c.name!r}", "the container")
     if resource.kind == "PyTorchJob":
         yield from _pytorchjob_nproc(ctx, w, explicit)
 
@@ -132,28 +123,78 @@ def _surplus(n: int, have: int) -> str:
     return f"{n - have} processes have no device of their own"
 
 
-def _trainjob_nproc(ctx, resource: Resource) -> Iterator:
-    """Trainer v2: ``spec.trainer.numProcPerNode`` against ``resourcesPerNode`` GPUs/NeuronCores."""
-    path = ("spec", "trainer", "numProcPerNode")
-    n = literal_int(resource.get(path))
-    res = resource.get(("spec", "trainer", "resourcesPerNode"))
-    if n is None or not isinstance(res, dict):
+def _judge_flag(
+    ctx: RuleContext,
+    resource: Resource,
+    c: Container,
+    inv: Invocation,
+    opt: Option,
+    have: tuple[int, str],
+    where: str,
+    owner: str,
+) -> Iterator[Finding]:
+    """A finding when the launcher's per-node process count ``opt`` (written ``where``) differs from
+    the ``have`` devices ``owner`` has."""
+    n = opt.int_value()
+    if n is None or n == have[0]:
         return
-    limits: dict = res["limits"] if isinstance(res.get("limits"), dict) else {}
-    requests: dict = res["requests"] if isinstance(res.get("requests"), dict) else {}
-    for r in (GPU, NEURONCORE):
-        have = parse_count(limits.get(r, requests.get(r)))
-        if have:
-            break
-    else:
-        return
-    if n == have:
-        return
-    value: Any = have if isinstance(resource.get(path), int) else str(have)
+    flag = "--num_gpus" if inv.launcher == "deepspeed" else "--nproc_per_node"
     yield ctx.report(
         resource,
-        path,
-        f"numProcPerNode is {n} but resourcesPerNode gives each node {have} {r}; "
-        "torchrun starts one process per accelerator",
-        fix=Fix(f"Set numProcPerNode to {have}", (SetValue(path, value),)),
+        option_path(c, opt),
+        f"{inv.launcher} {flag}={n} in {where} but {owner} has {have[0]} {have[1]}; "
+        f"each process drives one, so {_surplus(n, have[0])}",
+        fix=option_fix(c, opt, have[0], f"Set {flag} to {have[0]}"),
+    )
+
+
+def _trainjob_nproc(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
+    """Trainer v2: the processes per node (the trainer command's own flag, else ``numProcPerNode`` of
+    the TrainJob or of its runtime's policy) against the GPUs/NeuronCores of each node
+    (``resourcesPerNode``, else the runtime's trainer container)."""
+    view = trainer_view(ctx.run, resource)
+    if view.policy not in (None, "torch", "mpi"):
+        return  # flux / jax / xgboost: processes per node mean something else there
+    devices = view.devices_per_node
+    if devices is None:
+        return
+    have = (devices.count, devices.resource)
+    explicit = False  # torchrun's own --nproc_per_node wins over PET_NPROC_PER_NODE
+    if view.container is not None and view.policy != "mpi":
+        for inv in container_invocations(view.container):
+            opt = _nproc_options(inv)
+            if opt is not None:
+                explicit = True
+                yield from _judge_flag(
+                    ctx, resource, view.container, inv, opt, have, "the trainer command", "each node"
+                )
+    setting = view.num_proc_per_node
+    if explicit or setting is None:
+        return
+    n = literal_int(setting.value)
+    in_job = setting.resource is resource
+    if n is None or n == devices.count or (view.policy == "mpi" and not in_job and n == 1):
+        return  # auto/gpu/cpu; or the MPI plugin raising the runtime's default 1 slot to the GPUs
+    if not in_job and devices.where.resource is not resource:
+        return  # both from the runtime: a finding on the runtime, not on every TrainJob using it
+    said = "numProcPerNode" if in_job else f"numProcPerNode of {setting.resource.kind} {setting.resource.name}"
+    gives = (
+        "resourcesPerNode"
+        if devices.where.resource is resource
+        else f"the trainer container of {devices.where.resource.kind} {devices.where.resource.name}"
+    )
+    how = (
+        "the MPI hostfile gives each node that many slots, one rank per accelerator"
+        if view.policy == "mpi"
+        else "torchrun starts one process per accelerator"
+    )
+    fix = None
+    if in_job:
+        value: Any = devices.count if isinstance(setting.value, int) else str(devices.count)
+        fix = Fix(f"Set numProcPerNode to {devices.count}", (SetValue(setting.path, value),))
+    yield ctx.report(
+        resource,
+        setting.path if in_job else devices.where.path,
+        f"{said} is {n} but {gives} gives each node {devices.count} {devices.resource}; {how}",
+        fix=fix,
     )
