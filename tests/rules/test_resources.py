@@ -233,6 +233,33 @@ def test_eml604_nprocpernode_ignored_when_command_passes_the_flag():
     assert lint(text, "EML604") == []
 
 
+def test_eml604_accelerate_num_processes_is_a_total_over_machines():
+    def job(flags: str, workers: int = 2) -> str:
+        cmd = f'command: ["accelerate", "launch", {flags}, "t.py"]\nresources: {{limits: {{nvidia.com/gpu: 8}}}}'
+        return pytorchjob(cmd, worker_replicas=workers)
+
+    # 2 machines x 8 GPUs: 16 in total, 8 would be the per-node count
+    assert lint(job('"--num_machines=2", "--num_processes=16"'), "EML604") == []
+    (f,) = lint(job('"--num_machines=2", "--num_processes=8"'), "EML604")
+    assert "2 machines x 8 nvidia.com/gpu make 16" in f.message
+    out = fix_text(job('"--num_machines=2", "--num_processes=8"'), Config(select=("EML604",)))
+    assert "--num_processes=16" in out.fixed
+    # one pod is one machine, unless a config file may say otherwise
+    assert len(lint(job('"--num_processes=4"', workers=1), "EML604")) == 1
+    assert lint(job('"--num_processes=8"', workers=1), "EML604") == []
+    assert lint(job('"--config_file=c.yaml", "--num_processes=4"', workers=1), "EML604") == []
+    # several pods and no --num_machines: the machine count is not on the command line
+    assert lint(job('"--num_processes=8"'), "EML604") == []
+    assert lint(job('"--num_machines=$(N)", "--num_processes=8"'), "EML604") == []
+
+
+def test_eml605_accelerate_num_machines_counts_pods():
+    cmd = 'command: ["accelerate", "launch", "--num_machines=2", "t.py"]'
+    assert lint(pytorchjob(cmd, worker_replicas=2), "EML605") == []
+    (f,) = lint(pytorchjob(cmd, worker_replicas=4), "EML605")
+    assert f.message.startswith("--num_machines=2") and f.fix is not None
+
+
 # --- EML605 -----------------------------------------------------------------------------------
 def test_eml605_templated_replicas_are_unknown():
     text = pytorchjob('command: ["torchrun", "--nnodes=4", "t.py"]').replace("replicas: 1", "replicas: $NUM_NODES")

@@ -1,5 +1,6 @@
 """EML604 nproc-mismatch: torchrun --nproc_per_node, deepspeed --num_gpus, PyTorchJob nprocPerNode or
-TrainJob numProcPerNode differs from the accelerators (GPUs, NeuronCores) each pod owns."""
+TrainJob numProcPerNode differs from the accelerators (GPUs, NeuronCores) each pod owns; accelerate
+--num_processes from the machines times the accelerators of each."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from eksmllint.checks.helpers import container_invocations
 from eksmllint.checks.resources._shared import (
+    collective_pods,
     literal_int,
     neuron_cores_of,
     neuron_summary,
@@ -50,12 +52,13 @@ def per_node_devices(ctx, t: PodTemplate, c: Container) -> tuple[int, str] | Non
     return cores, "NeuronCores"
 
 
+#: The process-count flag of each launcher: per node, except accelerate's total over all machines.
+NPROC_FLAGS = {"torchrun": "nproc_per_node", "deepspeed": "num_gpus", "accelerate": "num_processes"}
+
+
 def _nproc_options(inv: Invocation) -> Option | None:
-    if inv.launcher == "torchrun":
-        return option(inv, "nproc_per_node")
-    if inv.launcher == "deepspeed":
-        return option(inv, "num_gpus")
-    return None
+    name = NPROC_FLAGS.get(inv.launcher or "")
+    return option(inv, name) if name else None
 
 
 def _main_container(t: PodTemplate) -> Container | None:
@@ -74,6 +77,7 @@ def check(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
     if w is None:
         return
     explicit: set[int] = set()  # templates whose main container passes the flag itself
+    pods = collective_pods(w)
     for t in w.templates:
         for c in t.containers:
             for inv in container_invocations(c):
@@ -84,7 +88,9 @@ def check(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
                     explicit.add(id(t))
                 have = per_node_devices(ctx, t, c)
                 if have is not None:
-                    yield from _judge_flag(ctx, resource, c, inv, opt, have, f"container {c.name!r}", "the container")
+                    yield from _judge_flag(
+                        ctx, resource, c, inv, opt, have, pods, f"container {c.name!r}", "the container"
+                    )
     if resource.kind == "PyTorchJob":
         yield from _pytorchjob_nproc(ctx, w, explicit)
 
@@ -130,11 +136,15 @@ def _judge_flag(
     inv: Invocation,
     opt: Option,
     have: tuple[int, str],
+    pods: int | None,
     where: str,
     owner: str,
 ) -> Iterator[Finding]:
     """A finding when the launcher's per-node process count ``opt`` (written ``where``) differs from
-    the ``have`` devices ``owner`` has."""
+    the ``have`` devices ``owner`` has (accelerate: see :func:`_accelerate_total`)."""
+    if inv.launcher == "accelerate":
+        yield from _accelerate_total(ctx, resource, c, inv, opt, have, pods, where)
+        return
     n = opt.int_value()
     if n is None or n == have[0]:
         return
@@ -145,6 +155,39 @@ def _judge_flag(
         f"{inv.launcher} {flag}={n} in {where} but {owner} has {have[0]} {have[1]}; "
         f"each process drives one, so {_surplus(n, have[0])}",
         fix=option_fix(c, opt, have[0], f"Set {flag} to {have[0]}"),
+    )
+
+
+def _accelerate_total(
+    ctx: RuleContext,
+    resource: Resource,
+    c: Container,
+    inv: Invocation,
+    opt: Option,
+    have: tuple[int, str],
+    pods: int | None,
+    where: str,
+) -> Iterator[Finding]:
+    """``accelerate launch --num_processes`` counts processes over all machines (each machine starts
+    num_processes / num_machines): it must be the machines times each one's devices. The machines are
+    a literal ``--num_machines``, else one when the workload runs a single pod and no
+    ``--config_file`` (which may set num_machines) is read."""
+    n = opt.int_value()
+    machines_opt = option(inv, "num_machines")
+    if machines_opt is not None:
+        machines = machines_opt.int_value()
+    else:
+        machines = 1 if pods == 1 and option(inv, "config_file") is None else None
+    if n is None or not machines or n == machines * have[0]:
+        return
+    total = machines * have[0]
+    across = f"{machines} machines x {have[0]}" if machines > 1 else f"one machine with {have[0]}"
+    yield ctx.report(
+        resource,
+        option_path(c, opt),
+        f"accelerate --num_processes={n} in {where} is the total over all machines, but {across} "
+        f"{have[1]} make {total}; each process drives one, so {_surplus(n, total)}",
+        fix=option_fix(c, opt, total, f"Set --num_processes to {total}"),
     )
 
 
@@ -160,13 +203,15 @@ def _trainjob_nproc(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
         return
     have = (devices.count, devices.resource)
     explicit = False  # torchrun's own --nproc_per_node wins over PET_NPROC_PER_NODE
+    nodes = view.num_nodes
+    pods = literal_int(nodes.value) if nodes is not None else None
     if view.container is not None and view.policy != "mpi":
         for inv in container_invocations(view.container):
             opt = _nproc_options(inv)
             if opt is not None:
                 explicit = True
                 yield from _judge_flag(
-                    ctx, resource, view.container, inv, opt, have, "the trainer command", "each node"
+                    ctx, resource, view.container, inv, opt, have, pods, "the trainer command", "each node"
                 )
     setting = view.num_proc_per_node
     if explicit or setting is None:

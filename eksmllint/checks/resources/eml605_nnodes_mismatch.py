@@ -36,8 +36,8 @@ def _elastic_range(w: Workload) -> tuple[int, int] | None:
     return lo, hi
 
 
-#: The node-count flag of each launcher the rule compares (``--nnodes`` / ``--num_nodes``).
-NODE_FLAGS = {"torchrun": "nnodes", "deepspeed": "num_nodes"}
+#: The node-count flag of each launcher the rule compares (accelerate counts machines).
+NODE_FLAGS = {"torchrun": "nnodes", "deepspeed": "num_nodes", "accelerate": "num_machines"}
 
 
 def check(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
