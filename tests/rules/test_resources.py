@@ -425,6 +425,69 @@ def test_eml606_seed_style_mpijob_is_consistent():
     assert "default 1" in f.message
 
 
+def mpijob(launch: str, *, slots: str = "slotsPerWorker: 8", extra: str = "", launcher_gpus: int = 0) -> str:
+    """An MPIJob v2beta1 with 2 workers of 8 GPUs; ``launch`` is the launcher's command (flow list)."""
+    res = f", resources: {{limits: {{nvidia.com/gpu: {launcher_gpus}}}}}" if launcher_gpus else ""
+    return textwrap.dedent(f"""
+        apiVersion: kubeflow.org/v2beta1
+        kind: MPIJob
+        metadata: {{name: m, namespace: t}}
+        spec:
+          {slots}
+          {extra}
+          mpiReplicaSpecs:
+            Launcher:
+              replicas: 1
+              template:
+                spec:
+                  containers:
+                    - {{name: l, image: l:1, command: {launch}{res}}}
+            Worker:
+              replicas: 2
+              template:
+                spec:
+                  containers:
+                    - {{name: w, image: w:1, resources: {{limits: {{nvidia.com/gpu: 8}}}}}}
+    """)
+
+
+def test_eml606_per_node_launcher_under_mpirun_runs_one_rank_per_node():
+    torchrun = 'torchrun, --nproc_per_node, "8", t.py]'
+    # -N 1: one torchrun per worker, 8 processes each: -np 2 is right, 16 would start 16 torchruns
+    assert lint(mpijob(f'[mpirun, -np, "2", -N, "1", {torchrun}'), "EML606") == []
+    (f,) = lint(mpijob(f'[mpirun, -np, "4", -N, "1", {torchrun}'), "EML606")
+    assert "places 1 rank on each of 2 nodes (2)" in f.message and "Set mpirun -np to 2" in f.fix.title
+    # without -N, mpirun fills each worker's 8 slots first: where the torchruns land is unclear
+    assert lint(mpijob(f'[mpirun, -np, "2", {torchrun}'), "EML606") == []
+
+
+def test_eml606_npernode_sets_the_ranks_per_node():
+    assert lint(mpijob('[mpirun, -np, "16", -N, "8", python, t.py]'), "EML606") == []
+    (f,) = lint(mpijob('[mpirun, -np, "8", --npernode, "8", python, t.py]'), "EML606")
+    assert "8 slots stay idle" in f.message
+
+
+def test_eml606_run_launcher_as_worker():
+    as_worker = "runLauncherAsWorker: true"
+    # the launcher joins the hostfile with 8 slots: 3 x 8 ranks, and it needs GPUs of its own
+    ok = mpijob('[mpirun, -np, "24", python, t.py]', extra=as_worker, launcher_gpus=8)
+    assert lint(ok, "EML606") == []
+    (f,) = lint(ok.replace('"24"', '"16"'), "EML606")
+    assert "+ 8 on the launcher" in f.message
+    (f,) = lint(mpijob('[mpirun, -np, "24", python, t.py]', extra=as_worker), "EML606")
+    assert f.location.path == ("spec", "runLauncherAsWorker") and "no nvidia.com/gpu" in f.message
+    assert "MPI Operator 0.6 (assumed" in f.message
+    # before mpi-operator 0.5 the field does not exist: the hostfile holds the workers only
+    old = Config(select=("EML606",), platform={"mpi-operator": "0.4"})
+    (f,) = lint_text(ok, old).active
+    assert "ignored before mpi-operator 0.5" in f.message and "Set mpirun -np to 16" in f.fix.title
+    # the v1 API (Training Operator) has no such field
+    v1 = ok.replace("kubeflow.org/v2beta1", "kubeflow.org/v1")
+    assert [x.message for x in lint(v1, "EML606")] == [
+        "mpirun -np 24 but the MPIJob offers 16 slots (2 workers x 8 slots); mpirun fails with not enough slots"
+    ]
+
+
 # --- EML607 -----------------------------------------------------------------------------------
 def test_eml607_ignores_jobs_that_can_use_another_pool():
     bad = fixture_bad("EML607")

@@ -15,6 +15,7 @@ from eksmllint.checks.resources._shared import (
 )
 from eksmllint.core.finding import Finding, Fix, SetValue
 from eksmllint.launch.model import PER_NODE_LAUNCHERS, Invocation
+from eksmllint.resource import Resource
 from eksmllint.workload import (
     GPU,
     PodTemplate,
@@ -37,6 +38,23 @@ def is_per_node_launch(inv: Invocation) -> bool:
 def _mpi_templates(w: Workload) -> tuple[PodTemplate | None, PodTemplate | None]:
     by_role = {t.role: t for t in w.templates}
     return by_role.get("launcher"), by_role.get("worker")
+
+
+#: mpi-operator release that added ``runLauncherAsWorker`` (v0.5.0: the launcher joins the hostfile).
+LAUNCHER_AS_WORKER_SINCE = "0.5"
+
+
+def _launcher_as_worker(ctx: RuleContext, r: Resource) -> tuple[bool, str]:
+    """(does the launcher hold slots in the hostfile, a note for messages when the field is ignored).
+    Only the v2beta1 API of mpi-operator >= 0.5 has ``runLauncherAsWorker``."""
+    if r.get(("spec", "runLauncherAsWorker")) is not True or r.api_version != "kubeflow.org/v2beta1":
+        return False, ""
+    if not ctx.platform.at_least("mpi-operator", LAUNCHER_AS_WORKER_SINCE):
+        return (
+            False,
+            f" (runLauncherAsWorker is ignored before mpi-operator 0.5: {ctx.platform.describe('mpi-operator')})",
+        )
+    return True, ""
 
 
 def check(ctx: RuleContext, w: Workload) -> Iterator[Finding]:
@@ -66,8 +84,16 @@ def check(ctx: RuleContext, w: Workload) -> Iterator[Finding]:
             f"{abs(gpus - slots)} GPUs per worker {'sit idle' if slots < gpus else 'are oversubscribed'}",
             fix=Fix(f"Set slotsPerWorker to {gpus}", (SetValue(("spec", "slotsPerWorker"), gpus),)),
         )
-    as_worker = r.get(("spec", "runLauncherAsWorker")) is True
-    expected = workers * intended + (intended if as_worker else 0)
+    as_worker, ignored = _launcher_as_worker(ctx, r)
+    if as_worker and gpus and not per_node and launcher is not None and not launcher.device_count(GPU):
+        yield ctx.report(
+            r,
+            ("spec", "runLauncherAsWorker"),
+            f"runLauncherAsWorker gives the launcher {intended} slots in the hostfile but the launcher pod has no "
+            f"{GPU} while each worker has {gpus}; the ranks MPI starts on the launcher have no GPU "
+            f"(as of {ctx.platform.describe('mpi-operator')})",
+        )
+    nodes = workers + (1 if as_worker else 0)
     for c, inv in launches:
         if inv.launcher != "mpirun":
             continue
@@ -75,15 +101,26 @@ def check(ctx: RuleContext, w: Workload) -> Iterator[Finding]:
         if opt is None:
             continue
         n = opt.int_value()
-        if n is None or n == expected:
+        ppn_opt = option(inv, "npernode")
+        if ppn_opt is None and per_node and intended != 1:
+            continue  # one launcher per node, but mpirun fills each node's slots first: placement unclear
+        per = ppn_opt.int_value() if ppn_opt is not None else intended
+        if n is None or per is None or n == per * nodes:
             continue
-        how = f"{workers} workers x {intended} slots" + (f" + {intended} on the launcher" if as_worker else "")
-        if intended != slots:
-            how += ", once slotsPerWorker matches the GPUs"
+        expected = per * nodes
+        if ppn_opt is not None:  # -N / --npernode / -ppn: that many ranks on every node
+            ranks = "1 rank" if per == 1 else f"{per} ranks"
+            said = f"{ppn_opt.raw} places {ranks} on each of {nodes} nodes ({expected})"
+            result = f"{expected - n} slots stay idle" if n < expected else "mpirun refuses more ranks than -N places"
+        else:
+            how = f"{workers} workers x {intended} slots" + (f" + {intended} on the launcher" if as_worker else "")
+            if intended != slots:
+                how += ", once slotsPerWorker matches the GPUs"
+            said = f"the MPIJob offers {expected} slots ({how})"
+            result = "mpirun fails with not enough slots" if n > expected else f"{expected - n} slots stay idle"
         yield ctx.report(
             r,
             option_path(c, opt),
-            f"mpirun -np {n} but the MPIJob offers {expected} slots ({how}); "
-            f"{'mpirun fails with not enough slots' if n > expected else f'{expected - n} slots stay idle'}",
+            f"mpirun -np {n} but {said}{ignored}; {result}",
             fix=option_fix(c, opt, expected, f"Set mpirun -np to {expected}"),
         )
