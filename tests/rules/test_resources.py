@@ -399,34 +399,10 @@ def test_trainjob_nnodes_silent_when_the_count_is_not_numnodes():
 
 
 # --- EML606 -----------------------------------------------------------------------------------
-def test_eml606_seed_style_mpijob_is_consistent():
-    text = textwrap.dedent("""
-        apiVersion: kubeflow.org/v2beta1
-        kind: MPIJob
-        metadata: {name: m, namespace: t}
-        spec:
-          slotsPerWorker: 8
-          mpiReplicaSpecs:
-            Launcher:
-              replicas: 1
-              template:
-                spec:
-                  containers:
-                    - {name: l, image: l:1, command: [mpirun, -np, "32", python, t.py]}
-            Worker:
-              replicas: 4
-              template:
-                spec:
-                  containers:
-                    - {name: w, image: w:1, resources: {limits: {nvidia.com/gpu: 8}}}
-    """)
-    assert lint(text, "EML606") == []
-    (f,) = lint(text.replace("  slotsPerWorker: 8\n", ""), "EML606")  # default 1 slot, 8 GPUs
-    assert "default 1" in f.message
-
-
-def mpijob(launch: str, *, slots: str = "slotsPerWorker: 8", extra: str = "", launcher_gpus: int = 0) -> str:
-    """An MPIJob v2beta1 with 2 workers of 8 GPUs; ``launch`` is the launcher's command (flow list)."""
+def mpijob(
+    launch: str, *, slots: str = "slotsPerWorker: 8", extra: str = "", launcher_gpus: int = 0, workers: int = 2
+) -> str:
+    """An MPIJob v2beta1 with ``workers`` workers of 8 GPUs; ``launch`` is the launcher's command (flow list)."""
     res = f", resources: {{limits: {{nvidia.com/gpu: {launcher_gpus}}}}}" if launcher_gpus else ""
     return textwrap.dedent(f"""
         apiVersion: kubeflow.org/v2beta1
@@ -443,12 +419,19 @@ def mpijob(launch: str, *, slots: str = "slotsPerWorker: 8", extra: str = "", la
                   containers:
                     - {{name: l, image: l:1, command: {launch}{res}}}
             Worker:
-              replicas: 2
+              replicas: {workers}
               template:
                 spec:
                   containers:
                     - {{name: w, image: w:1, resources: {{limits: {{nvidia.com/gpu: 8}}}}}}
     """)
+
+
+def test_eml606_seed_style_mpijob_is_consistent():
+    text = mpijob('[mpirun, -np, "32", python, t.py]', workers=4)
+    assert lint(text, "EML606") == []
+    (f,) = lint(text.replace("slotsPerWorker: 8", ""), "EML606")  # default 1 slot, 8 GPUs
+    assert "default 1" in f.message
 
 
 def test_eml606_per_node_launcher_under_mpirun_runs_one_rank_per_node():

@@ -140,55 +140,37 @@ def _judge_flag(
     where: str,
     owner: str,
 ) -> Iterator[Finding]:
-    """A finding when the launcher's per-node process count ``opt`` (written ``where``) differs from
-    the ``have`` devices ``owner`` has (accelerate: see :func:`_accelerate_total`)."""
-    if inv.launcher == "accelerate":
-        yield from _accelerate_total(ctx, resource, c, inv, opt, have, pods, where)
-        return
+    """A finding when the launcher's process count ``opt`` (written ``where``) differs from the
+    ``have`` devices per node ``owner`` has; for accelerate, from all machines' devices."""
     n = opt.int_value()
-    if n is None or n == have[0]:
+    if inv.launcher == "accelerate":
+        machines = _accelerate_machines(inv, pods)
+        if machines is None:
+            return
+        flag, want = "--num_processes", machines * have[0]
+        across = f"{machines} machines x {have[0]}" if machines > 1 else f"one machine with {have[0]}"
+        said = f"accelerate {flag}={n} in {where} is the total over all machines, but {across} {have[1]} make {want}"
+    else:
+        flag, want = ("--num_gpus" if inv.launcher == "deepspeed" else "--nproc_per_node"), have[0]
+        said = f"{inv.launcher} {flag}={n} in {where} but {owner} has {have[0]} {have[1]}"
+    if n is None or n == want:
         return
-    flag = "--num_gpus" if inv.launcher == "deepspeed" else "--nproc_per_node"
     yield ctx.report(
         resource,
         option_path(c, opt),
-        f"{inv.launcher} {flag}={n} in {where} but {owner} has {have[0]} {have[1]}; "
-        f"each process drives one, so {_surplus(n, have[0])}",
-        fix=option_fix(c, opt, have[0], f"Set {flag} to {have[0]}"),
+        f"{said}; each process drives one, so {_surplus(n, want)}",
+        fix=option_fix(c, opt, want, f"Set {flag} to {want}"),
     )
 
 
-def _accelerate_total(
-    ctx: RuleContext,
-    resource: Resource,
-    c: Container,
-    inv: Invocation,
-    opt: Option,
-    have: tuple[int, str],
-    pods: int | None,
-    where: str,
-) -> Iterator[Finding]:
-    """``accelerate launch --num_processes`` counts processes over all machines (each machine starts
-    num_processes / num_machines): it must be the machines times each one's devices. The machines are
-    a literal ``--num_machines``, else one when the workload runs a single pod and no
-    ``--config_file`` (which may set num_machines) is read."""
-    n = opt.int_value()
+def _accelerate_machines(inv: Invocation, pods: int | None) -> int | None:
+    """The machines ``accelerate launch --num_processes`` counts over (each machine starts
+    num_processes / num_machines): a literal ``--num_machines``, else one when the workload runs a
+    single pod and no ``--config_file`` (which may set num_machines) is read; None when unknown."""
     machines_opt = option(inv, "num_machines")
     if machines_opt is not None:
-        machines = machines_opt.int_value()
-    else:
-        machines = 1 if pods == 1 and option(inv, "config_file") is None else None
-    if n is None or not machines or n == machines * have[0]:
-        return
-    total = machines * have[0]
-    across = f"{machines} machines x {have[0]}" if machines > 1 else f"one machine with {have[0]}"
-    yield ctx.report(
-        resource,
-        option_path(c, opt),
-        f"accelerate --num_processes={n} in {where} is the total over all machines, but {across} "
-        f"{have[1]} make {total}; each process drives one, so {_surplus(n, total)}",
-        fix=option_fix(c, opt, total, f"Set --num_processes to {total}"),
-    )
+        return machines_opt.int_value() or None
+    return 1 if pods == 1 and option(inv, "config_file") is None else None
 
 
 def _trainjob_nproc(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
