@@ -16,8 +16,10 @@ Sources (kubeflow/trainer ``pkg/apis/trainer/v1alpha1/{trainjob,trainingruntime}
 * ``spec.trainer.numProcPerNode`` overrides the policy's ``numProcPerNode`` (torch: ``auto`` by default,
   exported as ``PET_NPROC_PER_NODE``; mpi: hostfile slots, default 1, which the MPI plugin raises to
   the GPUs per node).
-* ``spec.trainer.resourcesPerNode`` sets the resources of the trainer container: the container named
-  ``node`` of the replicated job labelled ``trainer.kubeflow.org/trainjob-ancestor-step: trainer``.
+* ``spec.trainer.resourcesPerNode`` sets the resources of each node; without it they are those of the
+  container named ``node`` in the first replicated job named ``node`` or labelled
+  ``trainer.kubeflow.org/trainjob-ancestor-step: trainer`` that declares resources
+  (``pkg/runtime/runtime.go`` ``ExtractResourcePerNodeFromRuntime``).
 """
 
 from __future__ import annotations
@@ -123,27 +125,23 @@ class TrainerView:
         return _devices(container.get("resources"), self.runtime, path + ("resources",))
 
     def runtime_trainer_container(self) -> tuple[dict, DocPath] | None:
-        """The runtime's trainer container (named ``node``) and its path, from the replicated job the
-        ancestor label marks (else the one named ``node``)."""
+        """The runtime's container whose resources are each node's, as the controller picks it
+        (``ExtractResourcePerNodeFromRuntime``): in the first replicated job named ``node`` or labelled
+        as the trainer's ancestor, the container named ``node`` that declares resources."""
         if self.runtime is None:
             return None
         jobs_path = ("spec", "template", "spec", "replicatedJobs")
         jobs = self.runtime.get(jobs_path)
         if not isinstance(jobs, list):
             return None
-        entries = [(i, j) for i, j in enumerate(jobs) if isinstance(j, dict)]
-        marked = [(i, j) for i, j in entries if _label(j, ANCESTOR_LABEL) == "trainer"]
-        chosen = marked or [(i, j) for i, j in entries if j.get("name") == NODE]
-        if len(chosen) != 1:
-            return None
-        index, _ = chosen[0]
-        spec_path = jobs_path + (index, "template", "spec", "template", "spec")
-        containers = self.runtime.get(spec_path + ("containers",))
-        if not isinstance(containers, list):
-            return None
-        for ci, c in enumerate(containers):
-            if isinstance(c, dict) and c.get("name") == NODE:
-                return c, spec_path + ("containers", ci)
+        for index, job in enumerate(jobs):
+            if not isinstance(job, dict) or (job.get("name") != NODE and _label(job, ANCESTOR_LABEL) != "trainer"):
+                continue
+            spec_path = jobs_path + (index, "template", "spec", "template", "spec")
+            containers = self.runtime.get(spec_path + ("containers",))
+            for ci, c in enumerate(containers if isinstance(containers, list) else ()):
+                if isinstance(c, dict) and c.get("name") == NODE and isinstance(c.get("resources"), dict):
+                    return c, spec_path + ("containers", ci)
         return None
 
     def _runtime_get(self, *path: str) -> Any:

@@ -336,7 +336,7 @@ def both(*docs: str) -> str:
 
 def test_trainjob_nproc_against_the_runtime_container_gpus():
     (f,) = lint(both(runtime("{torch: {}}"), trainjob("numProcPerNode: 4")), "EML604")
-    assert "trainer container of ClusterTrainingRuntime rt gives each node 8" in f.message
+    assert "node container of ClusterTrainingRuntime rt gives each node 8" in f.message
     assert f.fix is not None and f.location.path == ("spec", "trainer", "numProcPerNode")
     assert lint(both(runtime("{torch: {}}"), trainjob("numProcPerNode: 8")), "EML604") == []
     # resourcesPerNode replaces the runtime container's resources
@@ -526,3 +526,57 @@ def test_trainjob_runtime_copies_must_agree():
     tj = trainjob("numProcPerNode: 4")
     assert len(lint(both(runtime("{torch: {}}"), runtime("{torch: {}}"), tj), "EML604")) == 1
     assert lint(both(runtime("{torch: {}}"), runtime("{torch: {}}", gpus=4), tj), "EML604") == []
+
+
+def test_eml606_trainjob_on_an_mpi_runtime():
+    mpirun = 'command: [mpirun, -np, "16", python, t.py]'
+    gpus = "resourcesPerNode: {limits: {nvidia.com/gpu: 8}}"
+    # the runtime's 1 slot per node becomes the 8 GPUs of each node: 2 x 8
+    ok = both(runtime("{mpi: {numProcPerNode: 1}}", gpus=None), trainjob(f"numNodes: 2\n{gpus}\n{mpirun}"))
+    assert lint(ok, "EML606") == []
+    (f,) = lint(ok.replace("numNodes: 2", "numNodes: 3"), "EML606")
+    assert "hostfile of the TrainJob offers 24 slots (3 nodes x 8 slots)" in f.message
+    fixed = list(
+        yaml.safe_load_all(fix_text(ok.replace("numNodes: 2", "numNodes: 3"), Config(select=("EML606",))).fixed)
+    )
+    assert fixed[1]["spec"]["trainer"]["command"][2] == "24"
+    # the TrainJob's own numProcPerNode is the slots, as written
+    assert len(lint(ok.replace("numNodes: 2", "numNodes: 2\n    numProcPerNode: 4"), "EML606")) == 1
+    # runLauncherAsNode: the launcher is one of the numNodes hostfile entries (and one node besides it)
+    as_node = runtime("{mpi: {numProcPerNode: 1, runLauncherAsNode: true}}", gpus=None)
+    assert lint(both(as_node, trainjob(f"numNodes: 2\n{gpus}\n{mpirun}")), "EML606") == []
+    one = trainjob(f"numNodes: 1\n{gpus}\n{mpirun}")
+    assert lint(both(as_node, one), "EML606") == []
+    assert len(lint(both(runtime("{mpi: {numProcPerNode: 1}}", gpus=None), one), "EML606")) == 1
+    # a torch runtime or an unknown one: no hostfile to compare with
+    assert lint(both(runtime("{torch: {}}"), trainjob(f"numNodes: 3\n{mpirun}")), "EML606") == []
+    assert lint(trainjob(f"numNodes: 3\n{gpus}\n{mpirun}"), "EML606") == []
+
+
+def test_trainjob_node_resources_come_from_the_first_node_job_that_declares_them():
+    mpi_runtime = textwrap.dedent("""
+        apiVersion: trainer.kubeflow.org/v1alpha1
+        kind: ClusterTrainingRuntime
+        metadata: {name: rt}
+        spec:
+          mlPolicy: {numNodes: 1, mpi: {numProcPerNode: 1}}
+          template:
+            spec:
+              replicatedJobs:
+                - name: launcher
+                  template:
+                    metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+                    spec: {template: {spec: {containers: [{name: node, image: i:1}]}}}
+                - name: node
+                  template:
+                    spec:
+                      template:
+                        spec:
+                          containers: [{name: node, image: i:1, resources: {limits: {nvidia.com/gpu: 8}}}]
+        """)
+    # the launcher (the trainer's ancestor) declares no resources: the node job's 8 GPUs count
+    (f,) = lint(both(mpi_runtime, trainjob("numProcPerNode: 4")), "EML604")
+    assert "node container of ClusterTrainingRuntime rt gives each node 8" in f.message
+    # 2 nodes x 8 slots (the runtime's 1 slot raised to the GPUs)
+    text = both(mpi_runtime, trainjob('numNodes: 2\ncommand: [mpirun, -np, "16", python, t.py]'))
+    assert lint(text, "EML606") == []

@@ -208,7 +208,7 @@ def _trainjob_nproc(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
     gives = (
         "resourcesPerNode"
         if devices.where.resource is resource
-        else f"the trainer container of {devices.where.resource.kind} {devices.where.resource.name}"
+        else f"the node container of {devices.where.resource.kind} {devices.where.resource.name}"
     )
     how = (
         "the MPI hostfile gives each node that many slots, one rank per accelerator"

@@ -15,9 +15,11 @@ from eksmllint.checks.resources._shared import (
 )
 from eksmllint.core.finding import Finding, Fix, SetValue
 from eksmllint.launch.model import PER_NODE_LAUNCHERS, Invocation
+from eksmllint.models.trainer import trainer_view
 from eksmllint.resource import Resource
 from eksmllint.workload import (
     GPU,
+    Container,
     PodTemplate,
     Workload,
 )
@@ -57,8 +59,12 @@ def _launcher_as_worker(ctx: RuleContext, r: Resource) -> tuple[bool, str]:
     return True, ""
 
 
-def check(ctx: RuleContext, w: Workload) -> Iterator[Finding]:
-    if w.kind != "MPIJob":
+def check(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
+    if resource.kind == "TrainJob":
+        yield from _trainjob_slots(ctx, resource)
+        return
+    w = ctx.run.workload_for(resource)
+    if w is None or w.kind != "MPIJob":
         return
     launcher, worker = _mpi_templates(w)
     if worker is None:
@@ -94,33 +100,76 @@ def check(ctx: RuleContext, w: Workload) -> Iterator[Finding]:
             f"(as of {ctx.platform.describe('mpi-operator')})",
         )
     nodes = workers + (1 if as_worker else 0)
+    how = f"{workers} workers x {intended} slots" + (f" + {intended} on the launcher" if as_worker else "")
+    if intended != slots:
+        how += ", once slotsPerWorker matches the GPUs"
+    offers = f"the MPIJob offers {intended * nodes} slots ({how}){ignored}"
     for c, inv in launches:
-        if inv.launcher != "mpirun":
-            continue
-        opt = option(inv, "np", "n", "c")
-        if opt is None:
-            continue
-        n = opt.int_value()
-        ppn_opt = option(inv, "npernode")
-        if ppn_opt is None and per_node and intended != 1:
-            continue  # one launcher per node, but mpirun fills each node's slots first: placement unclear
-        per = ppn_opt.int_value() if ppn_opt is not None else intended
-        if n is None or per is None or n == per * nodes:
-            continue
-        expected = per * nodes
-        if ppn_opt is not None:  # -N / --npernode / -ppn: that many ranks on every node
-            ranks = "1 rank" if per == 1 else f"{per} ranks"
-            said = f"{ppn_opt.raw} places {ranks} on each of {nodes} nodes ({expected})"
-            result = f"{expected - n} slots stay idle" if n < expected else "mpirun refuses more ranks than -N places"
-        else:
-            how = f"{workers} workers x {intended} slots" + (f" + {intended} on the launcher" if as_worker else "")
-            if intended != slots:
-                how += ", once slotsPerWorker matches the GPUs"
-            said = f"the MPIJob offers {expected} slots ({how})"
-            result = "mpirun fails with not enough slots" if n > expected else f"{expected - n} slots stay idle"
-        yield ctx.report(
-            r,
-            option_path(c, opt),
-            f"mpirun -np {n} but {said}{ignored}; {result}",
-            fix=option_fix(c, opt, expected, f"Set mpirun -np to {expected}"),
-        )
+        yield from _judge_np(ctx, r, c, inv, per_node, intended, nodes, offers)
+
+
+def _judge_np(
+    ctx: RuleContext,
+    resource: Resource,
+    c: Container,
+    inv: Invocation,
+    per_node: bool,
+    slots: int,
+    nodes: int,
+    offers: str,
+) -> Iterator[Finding]:
+    """mpirun's ``-np`` against the ranks the hostfile's ``nodes`` x ``slots`` place (``offers`` says
+    how), or ``-N`` / ``--npernode`` / ``-ppn`` ranks on each node when the command fixes them."""
+    if inv.launcher != "mpirun":
+        return
+    opt = option(inv, "np", "n", "c")
+    if opt is None:
+        return
+    n = opt.int_value()
+    ppn_opt = option(inv, "npernode")
+    if ppn_opt is None and per_node and slots != 1:
+        return  # one launcher per node, but mpirun fills each node's slots first: placement unclear
+    per = ppn_opt.int_value() if ppn_opt is not None else slots
+    if n is None or per is None or n == per * nodes:
+        return
+    expected = per * nodes
+    if ppn_opt is not None:  # that many ranks on every node
+        ranks = "1 rank" if per == 1 else f"{per} ranks"
+        said = f"{ppn_opt.raw} places {ranks} on each of {nodes} nodes ({expected})"
+        result = f"{expected - n} slots stay idle" if n < expected else "mpirun refuses more ranks than -N places"
+    else:
+        said = offers
+        result = "mpirun fails with not enough slots" if n > expected else f"{expected - n} slots stay idle"
+    yield ctx.report(
+        resource,
+        option_path(c, opt),
+        f"mpirun -np {n} but {said}; {result}",
+        fix=option_fix(c, opt, expected, f"Set mpirun -np to {expected}"),
+    )
+
+
+def _trainjob_slots(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
+    """Trainer v2 on an MPI runtime: the trainer command (it runs on the launcher) against the
+    hostfile the MPI plugin writes: ``numNodes`` entries (with ``runLauncherAsNode`` the launcher is
+    one of them, and at least one node besides it) of ``numProcPerNode`` slots each (the TrainJob's,
+    else the runtime's; the runtime's 1 becomes the GPUs per node when there are several)."""
+    view = trainer_view(ctx.run, resource)
+    if view.policy != "mpi" or view.container is None or view.runtime is None:
+        return
+    num_nodes = view.num_nodes
+    nodes = literal_int(num_nodes.value) if num_nodes is not None else None
+    setting = view.num_proc_per_node
+    slots = literal_int(setting.value) if setting is not None else 1
+    if not nodes or not slots:
+        return
+    devices = view.devices_per_node
+    raised = setting is None or setting.resource is not resource
+    if raised and slots == 1 and devices is not None and devices.count > 1:
+        slots = devices.count  # the MPI plugin's rule for the runtime's default of 1
+    as_node = view.runtime.get(("spec", "mlPolicy", "mpi", "runLauncherAsNode")) is True
+    if as_node:
+        nodes = max(nodes - 1, 1) + 1
+    per_node = any(is_per_node_launch(inv) for inv in container_invocations(view.container))
+    offers = f"the hostfile of the TrainJob offers {nodes * slots} slots ({nodes} nodes x {slots} slots)"
+    for inv in container_invocations(view.container):
+        yield from _judge_np(ctx, resource, view.container, inv, per_node, slots, nodes, offers)
