@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from eksmllint.resource import Resource
 
 TRAINER_GROUP = "trainer.kubeflow.org"
+RUNTIME_KINDS = ("ClusterTrainingRuntime", "TrainingRuntime")
 #: Label of the runtime's replicated job whose pods run the trainer (torch: ``node``; mpi: ``launcher``).
 ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
 #: Name of the trainer container (and of the torch runtimes' replicated job) the controller configures.
@@ -64,72 +65,48 @@ class Devices:
     where: Setting
 
 
-@dataclass(eq=False)
-class TrainerView:
-    trainjob: Resource
-    #: The referenced runtime when the run holds it (see :func:`find_runtime`); None otherwise.
-    runtime: Resource | None
-    #: ``spec.trainer`` read as a container (command, args, env) at its own path; None without a trainer.
-    container: Container | None
+@dataclass(frozen=True)
+class RuntimeView:
+    """A (Cluster)TrainingRuntime: its policy and what each node of a TrainJob using it gets by default."""
+
+    runtime: Resource
 
     @property
     def policy(self) -> str | None:
-        """The runtime's ML policy (``torch``, ``mpi`` ...); None when the runtime is unknown or sets none."""
-        ml = self._runtime_get("mlPolicy")
-        if not isinstance(ml, dict):
-            return None
-        return next((p for p in POLICIES if p in ml), None)
+        """The ML policy (``torch``, ``mpi`` ...); None when ``mlPolicy`` sets none."""
+        ml = self.runtime.get(("spec", "mlPolicy"))
+        return next((p for p in POLICIES if p in ml), None) if isinstance(ml, dict) else None
 
     @property
     def elastic(self) -> bool:
         """A torch elastic policy: the node count is a range, not ``numNodes``."""
-        return isinstance(self._runtime_get("mlPolicy", "torch", "elasticPolicy"), dict)
+        return isinstance(self.runtime.get(("spec", "mlPolicy", "torch", "elasticPolicy")), dict)
 
     @property
-    def num_nodes(self) -> Setting | None:
-        """The trainer node count: the TrainJob's, else the runtime's (default 1); None when neither is
-        known (no value in the TrainJob and the runtime not in the run)."""
-        path = ("spec", "trainer", "numNodes")
-        if self.trainjob.get(path) is not None:
-            return Setting(self.trainjob.get(path), self.trainjob, path)
-        if self.runtime is None:
-            return None
-        rpath = ("spec", "mlPolicy", "numNodes")
-        return Setting(self.runtime.get(rpath, 1), self.runtime, rpath)
+    def num_nodes(self) -> Setting:
+        path = ("spec", "mlPolicy", "numNodes")
+        return Setting(self.runtime.get(path, 1), self.runtime, path)
 
     @property
     def num_proc_per_node(self) -> Setting | None:
-        """Processes per node as written: the TrainJob's, else the runtime policy's; None when neither
-        writes one (the policy's default applies: torch ``auto``, mpi slots = GPUs)."""
-        path = ("spec", "trainer", "numProcPerNode")
-        if self.trainjob.get(path) is not None:
-            return Setting(self.trainjob.get(path), self.trainjob, path)
+        """The policy's ``numProcPerNode`` as written; None when absent (torch ``auto``, mpi 1)."""
         policy = self.policy
-        if self.runtime is None or policy is None:
-            return None
-        rpath = ("spec", "mlPolicy", policy, "numProcPerNode")
-        value = self.runtime.get(rpath)
-        return Setting(value, self.runtime, rpath) if value is not None else None
+        path = ("spec", "mlPolicy", policy or "", "numProcPerNode")
+        value = self.runtime.get(path) if policy else None
+        return Setting(value, self.runtime, path) if value is not None else None
 
     @property
     def devices_per_node(self) -> Devices | None:
-        """GPUs (else NeuronCores) of each trainer node: ``resourcesPerNode`` when the TrainJob sets it,
-        else the runtime's trainer container. None when unknown or when there are none."""
-        per_node = self.trainjob.get(("spec", "trainer", "resourcesPerNode"))
-        if per_node is not None:
-            return _devices(per_node, self.trainjob, ("spec", "trainer", "resourcesPerNode"))
-        found = self.runtime_trainer_container()
-        if found is None or self.runtime is None:
+        found = self.node_container()
+        if found is None:
             return None
         container, path = found
         return _devices(container.get("resources"), self.runtime, path + ("resources",))
 
-    def runtime_trainer_container(self) -> tuple[dict, DocPath] | None:
-        """The runtime's container whose resources are each node's, as the controller picks it
+    def node_container(self) -> tuple[dict, DocPath] | None:
+        """The container whose resources are each node's, as the controller picks it
         (``ExtractResourcePerNodeFromRuntime``): in the first replicated job named ``node`` or labelled
         as the trainer's ancestor, the container named ``node`` that declares resources."""
-        if self.runtime is None:
-            return None
         jobs_path = ("spec", "template", "spec", "replicatedJobs")
         jobs = self.runtime.get(jobs_path)
         if not isinstance(jobs, list):
@@ -144,8 +121,52 @@ class TrainerView:
                     return c, spec_path + ("containers", ci)
         return None
 
-    def _runtime_get(self, *path: str) -> Any:
-        return self.runtime.get(("spec",) + path) if self.runtime is not None else None
+
+@dataclass(eq=False)
+class TrainerView:
+    """A TrainJob with the runtime it references: the TrainJob's values win, the runtime's fill in."""
+
+    trainjob: Resource
+    #: The referenced runtime when the run holds it (see :func:`find_runtime`); None otherwise.
+    runtime: RuntimeView | None
+    #: ``spec.trainer`` read as a container (command, args, env) at its own path; None without a trainer.
+    container: Container | None
+
+    @property
+    def policy(self) -> str | None:
+        """The runtime's ML policy; None when the runtime is unknown or sets none."""
+        return self.runtime.policy if self.runtime is not None else None
+
+    @property
+    def elastic(self) -> bool:
+        return self.runtime is not None and self.runtime.elastic
+
+    @property
+    def num_nodes(self) -> Setting | None:
+        """The trainer node count: the TrainJob's, else the runtime's (default 1); None when neither is
+        known (no value in the TrainJob and the runtime not in the run)."""
+        path = ("spec", "trainer", "numNodes")
+        if self.trainjob.get(path) is not None:
+            return Setting(self.trainjob.get(path), self.trainjob, path)
+        return self.runtime.num_nodes if self.runtime is not None else None
+
+    @property
+    def num_proc_per_node(self) -> Setting | None:
+        """Processes per node as written: the TrainJob's, else the runtime policy's; None when neither
+        writes one (the policy's default applies: torch ``auto``, mpi slots = GPUs)."""
+        path = ("spec", "trainer", "numProcPerNode")
+        if self.trainjob.get(path) is not None:
+            return Setting(self.trainjob.get(path), self.trainjob, path)
+        return self.runtime.num_proc_per_node if self.runtime is not None else None
+
+    @property
+    def devices_per_node(self) -> Devices | None:
+        """GPUs (else NeuronCores) of each node: ``resourcesPerNode`` when the TrainJob sets it, else
+        the runtime's node container. None when unknown or when there are none."""
+        per_node = self.trainjob.get(("spec", "trainer", "resourcesPerNode"))
+        if per_node is not None:
+            return _devices(per_node, self.trainjob, ("spec", "trainer", "resourcesPerNode"))
+        return self.runtime.devices_per_node if self.runtime is not None else None
 
 
 def _label(job: dict, key: str) -> Any:
@@ -179,7 +200,7 @@ def find_runtime(run: LintRun, trainjob: Resource) -> Resource | None:
     if not isinstance(ref, dict) or not isinstance(ref.get("name"), str):
         return None
     kind = ref.get("kind") or "ClusterTrainingRuntime"
-    if kind not in ("ClusterTrainingRuntime", "TrainingRuntime") or ref.get("apiGroup", TRAINER_GROUP) != TRAINER_GROUP:
+    if kind not in RUNTIME_KINDS or ref.get("apiGroup", TRAINER_GROUP) != TRAINER_GROUP:
         return None
     namespace = trainjob.namespace if kind == "TrainingRuntime" else None
     found = run.find(kind, ref["name"], namespace=namespace, group=TRAINER_GROUP)
@@ -201,4 +222,5 @@ def _build(run: LintRun, trainjob: Resource) -> TrainerView:
         # launch analysis and fixes address the TrainJob's own lists. Not registered in the run.
         holder = PodTemplate(Workload(trainjob), ("spec", "trainer"), NODE, None)
         container = Container(holder, ("spec", "trainer"), {**trainer, "name": NODE})
-    return TrainerView(trainjob, find_runtime(run, trainjob), container)
+    runtime = find_runtime(run, trainjob)
+    return TrainerView(trainjob, RuntimeView(runtime) if runtime is not None else None, container)

@@ -371,7 +371,8 @@ def test_trainjob_mpi_slots_and_other_policies():
     (f,) = lint(both(mpi_default, trainjob("numProcPerNode: 4")), "EML604")
     assert "MPI hostfile" in f.message
     # both values in the runtime: the runtime's own business, not every TrainJob's
-    assert lint(both(runtime("{mpi: {numProcPerNode: 4}}"), trainjob("numNodes: 2")), "EML604") == []
+    (f,) = lint(both(runtime("{mpi: {numProcPerNode: 4}}"), trainjob("numNodes: 2")), "EML604")
+    assert f.resource.kind == "ClusterTrainingRuntime"  # reported once, on the runtime
     assert lint(both(runtime("{jax: {}}"), trainjob("numProcPerNode: 4")), "EML604") == []
 
 
@@ -580,3 +581,15 @@ def test_trainjob_node_resources_come_from_the_first_node_job_that_declares_them
     # 2 nodes x 8 slots (the runtime's 1 slot raised to the GPUs)
     text = both(mpi_runtime, trainjob('numNodes: 2\ncommand: [mpirun, -np, "16", python, t.py]'))
     assert lint(text, "EML606") == []
+
+
+def test_runtime_on_its_own_numprocpernode_against_its_node_container():
+    (f,) = lint(runtime("{torch: {numProcPerNode: 4}}"), "EML604")
+    assert f.message.startswith("numProcPerNode is 4 but the node container gives each node 8")
+    assert f.location.path == ("spec", "mlPolicy", "torch", "numProcPerNode")
+    out = fix_text(runtime("{torch: {numProcPerNode: 4}}"), Config(select=("EML604",)))
+    assert list(yaml.safe_load_all(out.fixed))[0]["spec"]["mlPolicy"]["torch"]["numProcPerNode"] == 8
+    for quiet in ("{torch: {numProcPerNode: auto}}", "{torch: {numProcPerNode: 8}}", "{mpi: {numProcPerNode: 1}}"):
+        assert lint(runtime(quiet), "EML604") == [], quiet
+    assert lint(runtime("{torch: {numProcPerNode: 4}}", gpus=None), "EML604") == []  # no devices declared
+    assert len(lint(runtime("{mpi: {numProcPerNode: 4}}"), "EML604")) == 1

@@ -19,7 +19,7 @@ from eksmllint.checks.resources._shared import (
 )
 from eksmllint.core.finding import Finding, Fix, SetValue
 from eksmllint.launch.model import Invocation, Option
-from eksmllint.models.trainer import trainer_view
+from eksmllint.models.trainer import RUNTIME_KINDS, TRAINER_GROUP, Devices, RuntimeView, Setting, trainer_view
 from eksmllint.resource import Resource
 from eksmllint.workload import (
     GPU,
@@ -72,6 +72,9 @@ def _main_container(t: PodTemplate) -> Container | None:
 def check(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
     if resource.kind == "TrainJob":
         yield from _trainjob_nproc(ctx, resource)
+        return
+    if resource.kind in RUNTIME_KINDS and resource.group == TRAINER_GROUP:
+        yield from _runtime_nproc(ctx, resource)
         return
     w = ctx.run.workload_for(resource)
     if w is None:
@@ -196,32 +199,50 @@ def _trainjob_nproc(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
                     ctx, resource, view.container, inv, opt, have, pods, "the trainer command", "each node"
                 )
     setting = view.num_proc_per_node
-    if explicit or setting is None:
-        return
+    if not explicit and setting is not None:
+        yield from _numprocpernode(ctx, resource, view.policy, setting, devices)
+
+
+def _runtime_nproc(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
+    """A (Cluster)TrainingRuntime on its own: its policy's ``numProcPerNode`` against the devices of its
+    node container, what every TrainJob that sets neither inherits."""
+    runtime = RuntimeView(resource)
+    setting, devices = runtime.num_proc_per_node, runtime.devices_per_node
+    if runtime.policy in ("torch", "mpi") and setting is not None and devices is not None:
+        yield from _numprocpernode(ctx, resource, runtime.policy, setting, devices)
+
+
+def _numprocpernode(
+    ctx: RuleContext, resource: Resource, policy: str | None, setting: Setting, devices: Devices
+) -> Iterator[Finding]:
+    """``numProcPerNode`` (of the TrainJob or the runtime) against the devices of each node (from
+    ``resourcesPerNode`` or the runtime's node container), reported on ``resource`` when one of the
+    two is written there."""
     n = literal_int(setting.value)
-    in_job = setting.resource is resource
-    if n is None or n == devices.count or (view.policy == "mpi" and not in_job and n == 1):
+    from_runtime = setting.resource.kind != "TrainJob"
+    if n is None or n == devices.count or (policy == "mpi" and from_runtime and n == 1):
         return  # auto/gpu/cpu; or the MPI plugin raising the runtime's default 1 slot to the GPUs
-    if not in_job and devices.where.resource is not resource:
+    own_setting, own_devices = setting.resource is resource, devices.where.resource is resource
+    if not (own_setting or own_devices):
         return  # both from the runtime: a finding on the runtime, not on every TrainJob using it
-    said = "numProcPerNode" if in_job else f"numProcPerNode of {setting.resource.kind} {setting.resource.name}"
-    gives = (
-        "resourcesPerNode"
-        if devices.where.resource is resource
-        else f"the node container of {devices.where.resource.kind} {devices.where.resource.name}"
-    )
+    holder = devices.where.resource
+    said = "numProcPerNode" if own_setting else f"numProcPerNode of {setting.resource.kind} {setting.resource.name}"
+    if holder.kind == "TrainJob":
+        gives = "resourcesPerNode"
+    else:
+        gives = "the node container" + ("" if own_devices else f" of {holder.kind} {holder.name}")
     how = (
         "the MPI hostfile gives each node that many slots, one rank per accelerator"
-        if view.policy == "mpi"
+        if policy == "mpi"
         else "torchrun starts one process per accelerator"
     )
     fix = None
-    if in_job:
+    if own_setting:
         value: Any = devices.count if isinstance(setting.value, int) else str(devices.count)
         fix = Fix(f"Set numProcPerNode to {devices.count}", (SetValue(setting.path, value),))
     yield ctx.report(
         resource,
-        setting.path if in_job else devices.where.path,
+        setting.path if own_setting else devices.where.path,
         f"{said} is {n} but {gives} gives each node {devices.count} {devices.resource}; {how}",
         fix=fix,
     )

@@ -166,7 +166,7 @@ def _trainjob_slots(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
     raised = setting is None or setting.resource is not resource
     if raised and slots == 1 and devices is not None and devices.count > 1:
         slots = devices.count  # the MPI plugin's rule for the runtime's default of 1
-    as_node = view.runtime.get(("spec", "mlPolicy", "mpi", "runLauncherAsNode")) is True
+    as_node = view.runtime.runtime.get(("spec", "mlPolicy", "mpi", "runLauncherAsNode")) is True
     if as_node:
         nodes = max(nodes - 1, 1) + 1
     per_node = any(is_per_node_launch(inv) for inv in container_invocations(view.container))
