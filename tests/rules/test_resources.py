@@ -588,7 +588,7 @@ def test_runtime_on_its_own_numprocpernode_against_its_node_container():
     assert f.message.startswith("numProcPerNode is 4 but the node container gives each node 8")
     assert f.location.path == ("spec", "mlPolicy", "torch", "numProcPerNode")
     out = fix_text(runtime("{torch: {numProcPerNode: 4}}"), Config(select=("EML604",)))
-    assert list(yaml.safe_load_all(out.fixed))[0]["spec"]["mlPolicy"]["torch"]["numProcPerNode"] == 8
+    assert yaml.safe_load(out.fixed)["spec"]["mlPolicy"]["torch"]["numProcPerNode"] == 8
     for quiet in ("{torch: {numProcPerNode: auto}}", "{torch: {numProcPerNode: 8}}", "{mpi: {numProcPerNode: 1}}"):
         assert lint(runtime(quiet), "EML604") == [], quiet
     assert lint(runtime("{torch: {numProcPerNode: 4}}", gpus=None), "EML604") == []  # no devices declared
