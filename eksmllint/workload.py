@@ -364,7 +364,8 @@ def _ray_cluster(w: Workload, base: DocPath) -> None:
 
 
 def workload_of(resource: Resource) -> Workload | None:
-    """The workload view of ``resource``, or None if it runs no pods."""
+    """The workload view of ``resource``, or None if it runs no pods. A TrainJob has none here: its
+    pods come from its runtime's template (:mod:`eksmllint.models.trainer` reads the two together)."""
     kind, w = resource.kind, Workload(resource)
     spec = resource.get(("spec",))
     if kind == "Pod":

@@ -13,7 +13,7 @@ from decimal import Decimal
 import pytest
 import yaml
 
-from eksmllint.checks.resources import pod_request, replace_flag_value
+from eksmllint.checks.resources._shared import pod_request, replace_flag_value
 from eksmllint.config import Config
 from eksmllint.core.engine import lint_text
 from eksmllint.fix import fix_text
@@ -233,6 +233,33 @@ def test_eml604_nprocpernode_ignored_when_command_passes_the_flag():
     assert lint(text, "EML604") == []
 
 
+def test_eml604_accelerate_num_processes_is_a_total_over_machines():
+    def job(flags: str, workers: int = 2) -> str:
+        cmd = f'command: ["accelerate", "launch", {flags}, "t.py"]\nresources: {{limits: {{nvidia.com/gpu: 8}}}}'
+        return pytorchjob(cmd, worker_replicas=workers)
+
+    # 2 machines x 8 GPUs: 16 in total, 8 would be the per-node count
+    assert lint(job('"--num_machines=2", "--num_processes=16"'), "EML604") == []
+    (f,) = lint(job('"--num_machines=2", "--num_processes=8"'), "EML604")
+    assert "2 machines x 8 nvidia.com/gpu make 16" in f.message
+    out = fix_text(job('"--num_machines=2", "--num_processes=8"'), Config(select=("EML604",)))
+    assert "--num_processes=16" in out.fixed
+    # one pod is one machine, unless a config file may say otherwise
+    assert len(lint(job('"--num_processes=4"', workers=1), "EML604")) == 1
+    assert lint(job('"--num_processes=8"', workers=1), "EML604") == []
+    assert lint(job('"--config_file=c.yaml", "--num_processes=4"', workers=1), "EML604") == []
+    # several pods and no --num_machines: the machine count is not on the command line
+    assert lint(job('"--num_processes=8"'), "EML604") == []
+    assert lint(job('"--num_machines=$(N)", "--num_processes=8"'), "EML604") == []
+
+
+def test_eml605_accelerate_num_machines_counts_pods():
+    cmd = 'command: ["accelerate", "launch", "--num_machines=2", "t.py"]'
+    assert lint(pytorchjob(cmd, worker_replicas=2), "EML605") == []
+    (f,) = lint(pytorchjob(cmd, worker_replicas=4), "EML605")
+    assert f.message.startswith("--num_machines=2") and f.fix is not None
+
+
 # --- EML605 -----------------------------------------------------------------------------------
 def test_eml605_templated_replicas_are_unknown():
     text = pytorchjob('command: ["torchrun", "--nnodes=4", "t.py"]').replace("replicas: 1", "replicas: $NUM_NODES")
@@ -268,31 +295,181 @@ def test_eml605_leaderworkerset_counts_one_group():
     assert len(lint(text.replace("--nnodes=2", "--nnodes=6"), "EML605")) == 1
 
 
+# --- Trainer v2 TrainJob (EML604 / EML605) ----------------------------------------------------
+def runtime(policy: str, *, kind: str = "ClusterTrainingRuntime", gpus: int | None = 8, namespace: str = "") -> str:
+    """A (Cluster)TrainingRuntime named ``rt`` with ``mlPolicy`` ``policy`` (YAML flow mapping) and a
+    trainer container ``node`` owning ``gpus`` GPUs."""
+    res = f"resources: {{limits: {{nvidia.com/gpu: {gpus}}}}}" if gpus is not None else ""
+    ns = f", namespace: {namespace}" if namespace else ""
+    return textwrap.dedent(f"""
+        apiVersion: trainer.kubeflow.org/v1alpha1
+        kind: {kind}
+        metadata: {{name: rt{ns}}}
+        spec:
+          mlPolicy: {policy}
+          template:
+            spec:
+              replicatedJobs:
+                - name: node
+                  template:
+                    metadata:
+                      labels: {{trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+                    spec:
+                      template:
+                        spec:
+                          containers:
+                            - {{name: node, image: img:1.0, {res}}}
+        """)
+
+
+def trainjob(trainer: str, *, ref: str = "{name: rt}") -> str:
+    body = textwrap.indent(textwrap.dedent(trainer).strip(), "    ")
+    return (
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: tj, namespace: t}\n"
+        f"spec:\n  runtimeRef: {ref}\n  trainer:\n{body}\n"
+    )
+
+
+def both(*docs: str) -> str:
+    return "---\n".join(textwrap.dedent(d) for d in docs)
+
+
+def test_trainjob_nproc_against_the_runtime_container_gpus():
+    (f,) = lint(both(runtime("{torch: {}}"), trainjob("numProcPerNode: 4")), "EML604")
+    assert "node container of ClusterTrainingRuntime rt gives each node 8" in f.message
+    assert f.fix is not None and f.location.path == ("spec", "trainer", "numProcPerNode")
+    assert lint(both(runtime("{torch: {}}"), trainjob("numProcPerNode: 8")), "EML604") == []
+    # resourcesPerNode replaces the runtime container's resources
+    override = trainjob("numProcPerNode: 8\nresourcesPerNode: {limits: {nvidia.com/gpu: 4}}")
+    (f,) = lint(both(runtime("{torch: {}}"), override), "EML604")
+    assert "resourcesPerNode gives each node 4" in f.message
+
+
+def test_trainjob_without_its_runtime_knows_no_devices():
+    assert lint(trainjob("numProcPerNode: 4"), "EML604") == []
+    # a namespaced TrainingRuntime of another namespace is not the one the TrainJob uses
+    other = runtime("{torch: {}}", kind="TrainingRuntime", namespace="elsewhere")
+    assert lint(both(other, trainjob("numProcPerNode: 4", ref="{kind: TrainingRuntime, name: rt}")), "EML604") == []
+    same = runtime("{torch: {}}", kind="TrainingRuntime", namespace="t")
+    assert len(lint(both(same, trainjob("numProcPerNode: 4", ref="{kind: TrainingRuntime, name: rt}")), "EML604")) == 1
+
+
+def test_trainjob_command_flag_wins_over_numprocpernode():
+    text = both(
+        runtime("{torch: {}}"), trainjob('numProcPerNode: 4\ncommand: ["torchrun", "--nproc_per_node=8", "t.py"]')
+    )
+    assert lint(text, "EML604") == []
+    (f,) = lint(text.replace("--nproc_per_node=8", "--nproc_per_node=2"), "EML604")
+    assert f.location.path == ("spec", "trainer", "command", 1) and "trainer command" in f.message
+    out = fix_text(text.replace("--nproc_per_node=8", "--nproc_per_node=2"), Config(select=("EML604",)))
+    assert "--nproc_per_node=8" in out.fixed
+
+
+def test_trainjob_mpi_slots_and_other_policies():
+    mpi_default = runtime("{mpi: {numProcPerNode: 1}}")
+    assert lint(both(mpi_default, trainjob("numNodes: 2")), "EML604") == []  # the plugin raises 1 to 8
+    (f,) = lint(both(mpi_default, trainjob("numProcPerNode: 4")), "EML604")
+    assert "MPI hostfile" in f.message
+    # both values in the runtime: the runtime's own business, not every TrainJob's
+    (f,) = lint(both(runtime("{mpi: {numProcPerNode: 4}}"), trainjob("numNodes: 2")), "EML604")
+    assert f.resource.kind == "ClusterTrainingRuntime"  # reported once, on the runtime
+    assert lint(both(runtime("{jax: {}}"), trainjob("numProcPerNode: 4")), "EML604") == []
+
+
+def test_trainjob_nnodes_against_numnodes():
+    cmd = 'command: ["torchrun", "--nnodes=4", "t.py"]'
+    (f,) = lint(both(runtime("{numNodes: 1, torch: {}}"), trainjob("numNodes: 2\n" + cmd)), "EML605")
+    assert "runs 2 nodes (spec.trainer.numNodes)" in f.message
+    (f,) = lint(both(runtime("{numNodes: 3, torch: {}}"), trainjob(cmd)), "EML605")
+    assert "mlPolicy.numNodes of ClusterTrainingRuntime rt" in f.message
+    (f,) = lint(both(runtime("{torch: {}}"), trainjob(cmd)), "EML605")  # numNodes defaults to 1
+    assert "runs 1 nodes" in f.message
+    out = fix_text(
+        both(runtime("{numNodes: 4, torch: {}}"), trainjob("numNodes: 2\n" + cmd)), Config(select=("EML605",))
+    )
+    assert "--nnodes=2" in out.fixed
+
+
+def test_trainjob_nnodes_silent_when_the_count_is_not_numnodes():
+    cmd = 'command: ["torchrun", "--nnodes=4", "t.py"]'
+    assert lint(trainjob(cmd), "EML605") == []  # runtime unknown, no numNodes: its default is unknown
+    elastic = runtime("{torch: {elasticPolicy: {minNodes: 1, maxNodes: 8}}}")
+    assert lint(both(elastic, trainjob(cmd)), "EML605") == []
+    assert lint(both(runtime("{mpi: {runLauncherAsNode: true}}"), trainjob("numNodes: 2\n" + cmd)), "EML605") == []
+    assert lint(trainjob("numNodes: $NODES\n" + cmd), "EML605") == []
+
+
 # --- EML606 -----------------------------------------------------------------------------------
-def test_eml606_seed_style_mpijob_is_consistent():
-    text = textwrap.dedent("""
+def mpijob(
+    launch: str, *, slots: str = "slotsPerWorker: 8", extra: str = "", launcher_gpus: int = 0, workers: int = 2
+) -> str:
+    """An MPIJob v2beta1 with ``workers`` workers of 8 GPUs; ``launch`` is the launcher's command (flow list)."""
+    res = f", resources: {{limits: {{nvidia.com/gpu: {launcher_gpus}}}}}" if launcher_gpus else ""
+    return textwrap.dedent(f"""
         apiVersion: kubeflow.org/v2beta1
         kind: MPIJob
-        metadata: {name: m, namespace: t}
+        metadata: {{name: m, namespace: t}}
         spec:
-          slotsPerWorker: 8
+          {slots}
+          {extra}
           mpiReplicaSpecs:
             Launcher:
               replicas: 1
               template:
                 spec:
                   containers:
-                    - {name: l, image: l:1, command: [mpirun, -np, "32", python, t.py]}
+                    - {{name: l, image: l:1, command: {launch}{res}}}
             Worker:
-              replicas: 4
+              replicas: {workers}
               template:
                 spec:
                   containers:
-                    - {name: w, image: w:1, resources: {limits: {nvidia.com/gpu: 8}}}
+                    - {{name: w, image: w:1, resources: {{limits: {{nvidia.com/gpu: 8}}}}}}
     """)
+
+
+def test_eml606_seed_style_mpijob_is_consistent():
+    text = mpijob('[mpirun, -np, "32", python, t.py]', workers=4)
     assert lint(text, "EML606") == []
-    (f,) = lint(text.replace("  slotsPerWorker: 8\n", ""), "EML606")  # default 1 slot, 8 GPUs
+    (f,) = lint(text.replace("slotsPerWorker: 8", ""), "EML606")  # default 1 slot, 8 GPUs
     assert "default 1" in f.message
+
+
+def test_eml606_per_node_launcher_under_mpirun_runs_one_rank_per_node():
+    torchrun = 'torchrun, --nproc_per_node, "8", t.py]'
+    # -N 1: one torchrun per worker, 8 processes each: -np 2 is right, 16 would start 16 torchruns
+    assert lint(mpijob(f'[mpirun, -np, "2", -N, "1", {torchrun}'), "EML606") == []
+    (f,) = lint(mpijob(f'[mpirun, -np, "4", -N, "1", {torchrun}'), "EML606")
+    assert "places 1 rank on each of 2 nodes (2)" in f.message and "Set mpirun -np to 2" in f.fix.title
+    # without -N, mpirun fills each worker's 8 slots first: where the torchruns land is unclear
+    assert lint(mpijob(f'[mpirun, -np, "2", {torchrun}'), "EML606") == []
+
+
+def test_eml606_npernode_sets_the_ranks_per_node():
+    assert lint(mpijob('[mpirun, -np, "16", -N, "8", python, t.py]'), "EML606") == []
+    (f,) = lint(mpijob('[mpirun, -np, "8", --npernode, "8", python, t.py]'), "EML606")
+    assert "8 slots stay idle" in f.message
+
+
+def test_eml606_run_launcher_as_worker():
+    as_worker = "runLauncherAsWorker: true"
+    # the launcher joins the hostfile with 8 slots: 3 x 8 ranks, and it needs GPUs of its own
+    ok = mpijob('[mpirun, -np, "24", python, t.py]', extra=as_worker, launcher_gpus=8)
+    assert lint(ok, "EML606") == []
+    (f,) = lint(ok.replace('"24"', '"16"'), "EML606")
+    assert "+ 8 on the launcher" in f.message
+    (f,) = lint(mpijob('[mpirun, -np, "24", python, t.py]', extra=as_worker), "EML606")
+    assert f.location.path == ("spec", "runLauncherAsWorker") and "no nvidia.com/gpu" in f.message
+    assert "MPI Operator 0.6 (assumed" in f.message
+    # before mpi-operator 0.5 the field does not exist: the hostfile holds the workers only
+    old = Config(select=("EML606",), platform={"mpi-operator": "0.4"})
+    (f,) = lint_text(ok, old).active
+    assert "ignored before mpi-operator 0.5" in f.message and "Set mpirun -np to 16" in f.fix.title
+    # the v1 API (Training Operator) has no such field
+    v1 = ok.replace("kubeflow.org/v2beta1", "kubeflow.org/v1")
+    assert [x.message for x in lint(v1, "EML606")] == [
+        "mpirun -np 24 but the MPIJob offers 16 slots (2 workers x 8 slots); mpirun fails with not enough slots"
+    ]
 
 
 # --- EML607 -----------------------------------------------------------------------------------
@@ -344,3 +521,75 @@ GARBAGE = [
 def test_malformed_input_never_crashes(text):
     result = lint_text(text, Config(select=tuple(CODES)))
     assert not [f for f in result.findings if f.code == "EML000"], [f.message for f in result.findings]
+
+
+def test_trainjob_runtime_copies_must_agree():
+    tj = trainjob("numProcPerNode: 4")
+    assert len(lint(both(runtime("{torch: {}}"), runtime("{torch: {}}"), tj), "EML604")) == 1
+    assert lint(both(runtime("{torch: {}}"), runtime("{torch: {}}", gpus=4), tj), "EML604") == []
+
+
+def test_eml606_trainjob_on_an_mpi_runtime():
+    mpirun = 'command: [mpirun, -np, "16", python, t.py]'
+    gpus = "resourcesPerNode: {limits: {nvidia.com/gpu: 8}}"
+    # the runtime's 1 slot per node becomes the 8 GPUs of each node: 2 x 8
+    ok = both(runtime("{mpi: {numProcPerNode: 1}}", gpus=None), trainjob(f"numNodes: 2\n{gpus}\n{mpirun}"))
+    assert lint(ok, "EML606") == []
+    (f,) = lint(ok.replace("numNodes: 2", "numNodes: 3"), "EML606")
+    assert "hostfile of the TrainJob offers 24 slots (3 nodes x 8 slots)" in f.message
+    fixed = list(
+        yaml.safe_load_all(fix_text(ok.replace("numNodes: 2", "numNodes: 3"), Config(select=("EML606",))).fixed)
+    )
+    assert fixed[1]["spec"]["trainer"]["command"][2] == "24"
+    # the TrainJob's own numProcPerNode is the slots, as written
+    assert len(lint(ok.replace("numNodes: 2", "numNodes: 2\n    numProcPerNode: 4"), "EML606")) == 1
+    # runLauncherAsNode: the launcher is one of the numNodes hostfile entries (and one node besides it)
+    as_node = runtime("{mpi: {numProcPerNode: 1, runLauncherAsNode: true}}", gpus=None)
+    assert lint(both(as_node, trainjob(f"numNodes: 2\n{gpus}\n{mpirun}")), "EML606") == []
+    one = trainjob(f"numNodes: 1\n{gpus}\n{mpirun}")
+    assert lint(both(as_node, one), "EML606") == []
+    assert len(lint(both(runtime("{mpi: {numProcPerNode: 1}}", gpus=None), one), "EML606")) == 1
+    # a torch runtime or an unknown one: no hostfile to compare with
+    assert lint(both(runtime("{torch: {}}"), trainjob(f"numNodes: 3\n{mpirun}")), "EML606") == []
+    assert lint(trainjob(f"numNodes: 3\n{gpus}\n{mpirun}"), "EML606") == []
+
+
+def test_trainjob_node_resources_come_from_the_first_node_job_that_declares_them():
+    mpi_runtime = textwrap.dedent("""
+        apiVersion: trainer.kubeflow.org/v1alpha1
+        kind: ClusterTrainingRuntime
+        metadata: {name: rt}
+        spec:
+          mlPolicy: {numNodes: 1, mpi: {numProcPerNode: 1}}
+          template:
+            spec:
+              replicatedJobs:
+                - name: launcher
+                  template:
+                    metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+                    spec: {template: {spec: {containers: [{name: node, image: i:1}]}}}
+                - name: node
+                  template:
+                    spec:
+                      template:
+                        spec:
+                          containers: [{name: node, image: i:1, resources: {limits: {nvidia.com/gpu: 8}}}]
+        """)
+    # the launcher (the trainer's ancestor) declares no resources: the node job's 8 GPUs count
+    (f,) = lint(both(mpi_runtime, trainjob("numProcPerNode: 4")), "EML604")
+    assert "node container of ClusterTrainingRuntime rt gives each node 8" in f.message
+    # 2 nodes x 8 slots (the runtime's 1 slot raised to the GPUs)
+    text = both(mpi_runtime, trainjob('numNodes: 2\ncommand: [mpirun, -np, "16", python, t.py]'))
+    assert lint(text, "EML606") == []
+
+
+def test_runtime_on_its_own_numprocpernode_against_its_node_container():
+    (f,) = lint(runtime("{torch: {numProcPerNode: 4}}"), "EML604")
+    assert f.message.startswith("numProcPerNode is 4 but the node container gives each node 8")
+    assert f.location.path == ("spec", "mlPolicy", "torch", "numProcPerNode")
+    out = fix_text(runtime("{torch: {numProcPerNode: 4}}"), Config(select=("EML604",)))
+    assert yaml.safe_load(out.fixed)["spec"]["mlPolicy"]["torch"]["numProcPerNode"] == 8
+    for quiet in ("{torch: {numProcPerNode: auto}}", "{torch: {numProcPerNode: 8}}", "{mpi: {numProcPerNode: 1}}"):
+        assert lint(runtime(quiet), "EML604") == [], quiet
+    assert lint(runtime("{torch: {numProcPerNode: 4}}", gpus=None), "EML604") == []  # no devices declared
+    assert len(lint(runtime("{mpi: {numProcPerNode: 4}}"), "EML604")) == 1
