@@ -1,0 +1,80 @@
+"""EML103 efa-not-requested: a multi-node training pod that lands only on EFA-capable instance
+types, or selects libfabric's efa provider, but requests no ``vpc.amazonaws.com/efa`` gets no EFA
+device, and NCCL falls back to TCP sockets between nodes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from eksmllint.analysis.placement import placement
+from eksmllint.catalogue import InstanceType
+from eksmllint.checks.efa._shared import argv_settings, env_settings, type_list
+from eksmllint.core.finding import Finding, Fix, SetValue
+from eksmllint.workload import DEVICE_PLUGIN_RESOURCES, EFA, PodTemplate
+
+if TYPE_CHECKING:
+    from eksmllint.core.context import RuleContext
+
+
+def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
+    w = t.workload
+    if not t.is_training or not w.is_multi_pod or t not in w.collective_templates:
+        return
+    if not t.containers or any(EFA in c.limits or EFA in c.requests for c in t.containers + t.init_containers):
+        return  # EFA requested (even with a value we cannot read: EML002/EML601 speak for that)
+    types = placement(ctx.run, t).instance_types
+    if not types or not all(it.is_efa_capable for it in types):
+        yield from _efa_env_without_efa(ctx, t)
+        return
+    c = next((c for c in t.containers if any(c.count(r) for r in t.accelerators)), t.containers[0])
+    value = efa_share(t, types)
+    path = c.path + ("resources",) if isinstance(c.data.get("resources"), dict) else c.path + ("name",)
+    fix = None
+    if value:
+        ops = [SetValue(c.path + ("resources", "limits", EFA), value)]
+        if any(r in c.requests for r in DEVICE_PLUGIN_RESOURCES):
+            ops.append(SetValue(c.path + ("resources", "requests", EFA), value))
+        fix = Fix(f"Request {value} vpc.amazonaws.com/efa in container {c.name!r}", tuple(ops))
+    yield ctx.report(
+        t.resource,
+        path,
+        f"multi-node training pod lands only on EFA-capable instance types ({type_list(types)}) but "
+        "requests no vpc.amazonaws.com/efa, so its collectives between nodes fall back to TCP sockets",
+        fix=fix,
+    )
+
+
+def _efa_env_without_efa(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
+    """A collective pod that selects libfabric's efa provider (``FI_PROVIDER=efa``) but requests no
+    EFA device, where the landing types do not settle it: the intent is EFA, the pod gets none."""
+    for c in t.containers:
+        for setting in list(env_settings(c)) + list(argv_settings(c)):
+            if setting.name != "FI_PROVIDER" or not _selects_efa(setting.value):
+                continue
+            yield ctx.report(
+                t.resource,
+                setting.path,
+                f"container {c.name!r} selects the libfabric efa provider (FI_PROVIDER={setting.value.strip()} "
+                f"via {setting.how}) but the pod requests no vpc.amazonaws.com/efa, so it gets no EFA device: "
+                "aws-ofi-nccl cannot initialise and NCCL falls back to TCP sockets between nodes",
+            )
+            return
+
+
+def _selects_efa(value: str) -> bool:
+    low = value.strip().strip("'\"").strip().lower()
+    return not low.startswith("^") and "efa" in [p.strip() for p in low.split(",")]
+
+
+def efa_share(t: PodTemplate, types: tuple[InstanceType, ...]) -> int:
+    """EFA interfaces the pod can take without changing how many pods fit on a node: the instance
+    maximum scaled by the pod's share of the node's accelerators, rounded down, minimum over the
+    landing types. 0 when some type has fewer EFAs than pods per node (then no fix is offered)."""
+    values = []
+    for it in types:
+        capacity = it.resource_capacity()
+        shares = [n / capacity[r] for r, n in t.accelerators.items() if capacity.get(r)]
+        share = min(1.0, max(shares)) if shares else 1.0
+        values.append(int(it.max_efa * share + 1e-9))
+    return min(values) if values else 0
