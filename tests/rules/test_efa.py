@@ -1,5 +1,5 @@
-"""Unit tests for the 1xx EFA rules and the EML002-EML004 schema rules beyond their fixtures:
-severities, fix operations and values, option handling, and the boundaries of each check."""
+"""Tests of the 1xx EFA rules beyond their fixtures: severities, fix operations and values, and
+the boundaries of each check."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from eksmllint.checks.efa.eml104_efa_env_conflict import transport_conflict
 from eksmllint.checks.efa.eml106_spot_for_collective import allowed_capacity
 from eksmllint.config import parse_config
 from eksmllint.core.engine import lint_text
-from eksmllint.core.finding import Applicability, SetValue, Severity
+from eksmllint.core.finding import Applicability, SetValue
 
 
 def lint(text: str, *codes: str, **cfg):
@@ -355,46 +355,3 @@ def test_spot_for_collective_cases():
           nodeSelector:
             karpenter.sh/capacity-type: on-demand"""
     assert not lint(pool(capacity=spot) + pytorchjob(efa=4, selector=on_demand), "EML106")
-
-
-# --- EML002 / EML003 / EML004 ---------------------------------------------------------------
-
-
-def test_api_deprecated_severity_and_fix():
-    removed = lint("apiVersion: batch/v1beta1\nkind: CronJob\nmetadata: {name: a}\n", "EML003")
-    assert removed[0].severity is Severity.ERROR
-    assert _ops(removed[0]) == (SetValue(("apiVersion",), "batch/v1"),)
-    pdb = lint("apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: a}\n", "EML003")
-    assert pdb[0].severity is Severity.ERROR and pdb[0].fix is None  # not a pure rename
-    mpi = lint("apiVersion: kubeflow.org/v1\nkind: MPIJob\nmetadata: {name: a}\n", "EML003")
-    assert mpi[0].severity is Severity.WARNING and mpi[0].fix is None
-    # Karpenter v1beta1 is served up to Kubernetes 1.31 (Karpenter 1.0), not from 1.32.
-    np = "apiVersion: karpenter.sh/v1beta1\nkind: NodePool\nmetadata: {name: a}\n"
-    assert lint(np, "EML003", **{"kubernetes-version": "1.31"})[0].severity is Severity.WARNING
-    assert lint(np, "EML003", **{"kubernetes-version": "1.32"})[0].severity is Severity.ERROR
-
-
-def test_schema_rules_give_one_verdict_per_object():
-    codes = ("EML002", "EML003", "EML004")
-    removed = lint("apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: a}\n", *codes)
-    assert [f.code for f in removed] == ["EML003"]
-    invented = lint("apiVersion: slinky.slurm.net/v1alpha1\nkind: SlurmCluster\nmetadata: {name: a}\n", *codes)
-    assert [f.code for f in invented] == ["EML004"] and "deprecated" in invented[0].message
-    typo = lint("apiVersion: v1\nkind: ConfigMapp\nmetadata: {name: a}\n", *codes)
-    assert [f.code for f in typo] == ["EML002"] and "did you mean ConfigMap" in typo[0].message
-
-
-def test_schema_invalid_missing_api_version_and_out_of_range_version():
-    found = lint("kind: ConfigMap\nmetadata: {name: a}\n", "EML002")
-    assert len(found) == 1 and "no apiVersion" in found[0].message
-    old = lint(
-        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\nbogus: 1\n", "EML002", **{"kubernetes-version": "1.20"}
-    )
-    assert len(old) == 1 and "bogus" in old[0].message  # validated against the nearest bundled schema
-
-
-def test_unknown_kind_ignore_groups_option():
-    argo = "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a}\n"
-    assert not lint(argo, "EML004")
-    found = lint(argo, "EML004", rules={"EML004": {"ignore-groups": []}})
-    assert len(found) == 1 and found[0].severity is Severity.INFO
