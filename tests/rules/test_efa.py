@@ -169,6 +169,58 @@ def test_efa_over_request_on_types_without_efa_has_no_fix():
     assert len(found) == 1 and found[0].fix is None and "none of the instance types" in found[0].message
 
 
+def node_class(name="gpu", efa_only_cards=None):
+    """An EC2NodeClass; with ``efa_only_cards`` it lists networkInterfaces: the primary ENA interface
+    on card 0 and one efa-only interface on each card given (device 1 on card 0, else device 0)."""
+    interfaces = ""
+    if efa_only_cards is not None:
+        items = ["    - {networkCardIndex: 0, deviceIndex: 0, interfaceType: interface}"]
+        items += [
+            f"    - {{networkCardIndex: {c}, deviceIndex: {1 if c == 0 else 0}, interfaceType: efa-only}}"
+            for c in efa_only_cards
+        ]
+        interfaces = "\n  networkInterfaces:\n" + "\n".join(items)
+    return f"""
+---
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata:
+  name: {name}
+spec:
+  amiSelectorTerms: [{{alias: al2023@latest}}]
+  role: KarpenterNodeRole
+  subnetSelectorTerms: [{{tags: {{karpenter.sh/discovery: ml}}}}]
+  securityGroupSelectorTerms: [{{tags: {{karpenter.sh/discovery: ml}}}}]{interfaces}
+"""
+
+
+P5 = ("p5.48xlarge",)
+
+
+def test_efa_over_request_counts_the_node_class_efa_only_interfaces():
+    # 8 efa-only interfaces on a p5.48xlarge (32 network cards): a node has 8 EFA devices.
+    found = lint(pool(types=P5) + node_class(efa_only_cards=range(8)) + pytorchjob(efa=32), "EML102")
+    assert len(found) == 1
+    assert (
+        "at most 8" in found[0].message and "EC2NodeClass 'gpu' lists 8 efa-only networkInterfaces" in found[0].message
+    )
+    assert "Karpenter 1." in found[0].message  # the release assumed is named
+    assert [op.value for op in _ops(found[0])] == [8]
+    assert not lint(pool(types=P5) + node_class(efa_only_cards=range(8)) + pytorchjob(efa=8), "EML102")
+    # Before Karpenter 1.11 the EC2NodeClass has no networkInterfaces: the instance maximum applies.
+    old = lint(
+        pool(types=P5) + node_class(efa_only_cards=range(8)) + pytorchjob(efa=32),
+        "EML102",
+        platform={"karpenter": "1.10"},
+    )
+    assert not old
+
+
+def test_efa_over_request_node_class_without_efa_only_interfaces():
+    found = lint(pool(types=P5) + node_class(efa_only_cards=()) + pytorchjob(efa=32), "EML102")
+    assert len(found) == 1 and "lists no efa-only networkInterfaces" in found[0].message and found[0].fix is None
+
+
 # --- EML103 ---------------------------------------------------------------------------------
 
 
@@ -206,6 +258,20 @@ def test_efa_not_requested_partial_node_share():
     # 1 of 4 GPUs on g5.12xlarge (1 EFA): any EFA request would change the packing, so no fix.
     found = lint(pool(types=("g5.12xlarge",)) + pytorchjob(replicas=8, gpus=1), "EML103")
     assert len(found) == 1 and found[0].fix is None
+
+
+def test_efa_not_requested_reads_the_node_class_interfaces():
+    # Nodes of a class that lists no efa-only interface have no EFA: requesting one would not schedule.
+    assert not lint(pool(types=P5) + node_class(efa_only_cards=()) + pytorchjob(), "EML103")
+    # Eight efa-only interfaces: the fix asks for the eight the node has, not the instance's 32.
+    found = lint(pool(types=P5) + node_class(efa_only_cards=range(8)) + pytorchjob(), "EML103")
+    assert [op.value for op in _ops(found[0])] == [8]
+
+
+def test_efa_multi_az_silent_when_the_node_class_attaches_no_efa():
+    multi_az = pool(zones=("us-west-2a", "us-west-2b"))
+    assert lint(multi_az + node_class() + pytorchjob(efa=4), "EML101")
+    assert not lint(multi_az + node_class(efa_only_cards=()) + pytorchjob(efa=4), "EML101")
 
 
 def test_efa_not_requested_silent_cases():

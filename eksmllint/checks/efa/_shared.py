@@ -1,5 +1,6 @@
-"""Helpers shared by several EFA rules: where a pod lands, how findings name pods and instance
-types, and the transport settings (env and launcher arguments) that steer NCCL/libfabric.
+"""Helpers shared by several EFA rules: where a pod lands and how many EFA devices its nodes get,
+how findings name pods and instance types, and the transport settings (env and launcher
+arguments) that steer NCCL/libfabric.
 
 Where a template lands and which instance types it gets on each NodePool is the run's one
 placement answer (:mod:`eksmllint.analysis.placement`).
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 from eksmllint.analysis.commands import container_calls
 from eksmllint.analysis.placement import placement
 from eksmllint.catalogue import InstanceType
+from eksmllint.catalogue.network_interfaces import network_interface_facts
 from eksmllint.checks.helpers import fmt_list
 from eksmllint.core.finding import DocPath, Location
 from eksmllint.resource import Resource
@@ -35,6 +37,80 @@ def types_on(run: LintRun, t: PodTemplate, pool: NodePoolView) -> tuple[Instance
     """Catalogue instance types ``t`` can get on ``pool`` with all its accelerators (the run's
     placement answer); None when unknown."""
     return placement(run, t).hosting_types(pool)
+
+
+# --- EFA devices per node (instance maximum, or the EC2NodeClass's networkInterfaces) ------------
+
+
+@dataclass(frozen=True)
+class ClassEfa:
+    """The EFA devices every node of a NodePool gets from its EC2NodeClass ``networkInterfaces``."""
+
+    node_class: str
+    devices: int
+
+    def describe(self) -> str:
+        listed = f"{self.devices} efa-only" if self.devices else "no efa-only"
+        return f"EC2NodeClass {self.node_class!r} lists {listed} networkInterfaces"
+
+
+def class_efa(run: LintRun, pool: NodePoolView) -> ClassEfa | None:
+    """What the pool's EC2NodeClass sets with ``spec.networkInterfaces`` (Karpenter launches every
+    instance with exactly those interfaces, from the release in ``network_interfaces.yaml``); None
+    when the class is not in the run, lists no interfaces (the instance maximum applies), the list
+    cannot be read, or the platform's Karpenter predates the field."""
+    return run.once("efa-node-class", pool, _class_efa)
+
+
+def _class_efa(run: LintRun, pool: NodePoolView) -> ClassEfa | None:
+    facts = network_interface_facts()
+    name = pool.node_class_name
+    if not name or not run.settings.platform.at_least("karpenter", facts.since_karpenter):
+        return None
+    counts = {
+        facts.efa_devices(nc.get(("spec", "networkInterfaces")))
+        for nc in run.find("EC2NodeClass", name, group="karpenter.k8s.aws")
+    }
+    if len(counts) != 1:
+        return None  # not in the run, or several classes of that name that disagree
+    devices = counts.pop()
+    return None if devices is None else ClassEfa(name, devices)
+
+
+@dataclass(frozen=True)
+class EfaOffer:
+    """An instance type a pod can land on and the EFA devices a node of it gets there."""
+
+    instance: InstanceType
+    devices: int
+    limited_by: ClassEfa | None = None  # set when the node class attaches fewer than the maximum
+
+
+def efa_offers(run: LintRun, t: PodTemplate) -> tuple[EfaOffer, ...] | None:
+    """The nodes ``t`` can land on (the run's placement answer) with their EFA devices: the
+    instance maximum, capped by the EC2NodeClass of each pool that lists networkInterfaces.
+    None when the instance types are unknown (rules stay silent)."""
+    where = placement(run, t)
+    if not where.present:
+        types = where.own_types
+        return None if types is None else tuple(EfaOffer(it, it.max_efa) for it in types)
+    offers: dict[tuple[str, int], EfaOffer] = {}
+    for pool in where.usable:
+        types = where.types_on(pool)
+        if types is None:
+            return None
+        cls = class_efa(run, pool)
+        for it in types:
+            if cls is not None and cls.devices < it.max_efa:
+                offer = EfaOffer(it, cls.devices, cls)
+            else:
+                offer = EfaOffer(it, it.max_efa)
+            offers.setdefault((it.name, offer.devices), offer)
+    return tuple(offers.values())
+
+
+def offered_types(offers: Iterable[EfaOffer]) -> tuple[InstanceType, ...]:
+    return tuple({o.instance.name: o.instance for o in offers}.values())
 
 
 def template_location(t: PodTemplate) -> Location:

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from eksmllint.analysis.placement import placement
-from eksmllint.checks.efa._shared import REQUIREMENTS, pool_of, template_location, types_on, who
+from eksmllint.checks.efa._shared import REQUIREMENTS, class_efa, pool_of, template_location, types_on, who
 from eksmllint.checks.helpers import fmt_list
 from eksmllint.core.finding import Applicability, Finding, Fix, SetValue
 from eksmllint.resource import Resource
@@ -34,6 +34,9 @@ def check(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
     if count == 1 or single_subnet(ctx.run, pool):
         return  # pool-level exemptions first: they make the scan over templates unnecessary
     tenants = [t for ids, ts in _multi_az_groups(ctx.run) if id(pool) in ids for t in ts]
+    cls = class_efa(ctx.run, pool)
+    if cls is not None and cls.devices == 0:
+        return  # its EC2NodeClass attaches no EFA: no EFA node here (EML102 reports EFA requests)
     served = []
     for t in sorted(tenants, key=_template_order(ctx.run)):
         types = types_on(ctx.run, t, pool)

@@ -7,9 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from eksmllint.analysis.placement import placement
-from eksmllint.catalogue import InstanceType
-from eksmllint.checks.efa._shared import argv_settings, env_settings, type_list
+from eksmllint.checks.efa._shared import EfaOffer, argv_settings, efa_offers, env_settings, offered_types, type_list
 from eksmllint.core.finding import Finding, Fix, SetValue
 from eksmllint.workload import DEVICE_PLUGIN_RESOURCES, EFA, PodTemplate
 
@@ -23,12 +21,13 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
         return
     if not t.containers or any(EFA in c.limits or EFA in c.requests for c in t.containers + t.init_containers):
         return  # EFA requested (even with a value we cannot read: EML002/EML601 speak for that)
-    types = placement(ctx.run, t).instance_types
-    if not types or not all(it.is_efa_capable for it in types):
+    offers = efa_offers(ctx.run, t)
+    if not offers or not all(o.devices > 0 for o in offers):
         yield from _efa_env_without_efa(ctx, t)
         return
+    types = offered_types(offers)
     c = next((c for c in t.containers if any(c.count(r) for r in t.accelerators)), t.containers[0])
-    value = efa_share(t, types)
+    value = efa_share(t, offers)
     path = c.path + ("resources",) if isinstance(c.data.get("resources"), dict) else c.path + ("name",)
     fix = None
     if value:
@@ -67,14 +66,14 @@ def _selects_efa(value: str) -> bool:
     return not low.startswith("^") and "efa" in [p.strip() for p in low.split(",")]
 
 
-def efa_share(t: PodTemplate, types: tuple[InstanceType, ...]) -> int:
-    """EFA interfaces the pod can take without changing how many pods fit on a node: the instance
-    maximum scaled by the pod's share of the node's accelerators, rounded down, minimum over the
-    landing types. 0 when some type has fewer EFAs than pods per node (then no fix is offered)."""
+def efa_share(t: PodTemplate, offers: tuple[EfaOffer, ...]) -> int:
+    """EFA interfaces the pod can take without changing how many pods fit on a node: the node's
+    EFA devices scaled by the pod's share of the node's accelerators, rounded down, minimum over
+    the landing nodes. 0 when some node has fewer EFAs than pods (then no fix is offered)."""
     values = []
-    for it in types:
-        capacity = it.resource_capacity()
+    for o in offers:
+        capacity = o.instance.resource_capacity()
         shares = [n / capacity[r] for r, n in t.accelerators.items() if capacity.get(r)]
         share = min(1.0, max(shares)) if shares else 1.0
-        values.append(int(it.max_efa * share + 1e-9))
+        values.append(int(o.devices * share + 1e-9))
     return min(values) if values else 0
