@@ -421,3 +421,65 @@ def test_spot_for_collective_cases():
           nodeSelector:
             karpenter.sh/capacity-type: on-demand"""
     assert not lint(pool(capacity=spot) + pytorchjob(efa=4, selector=on_demand), "EML106")
+
+
+# --- a platform repository linted alone: NodePools judged by their own definition ----------
+
+TRAINING_TAINT = """
+      taints:
+        - key: workload
+          value: training
+          effect: NoSchedule"""
+TWO_ZONES = ("us-west-2a", "us-west-2b")
+
+
+def test_efa_multi_az_judges_a_training_pool_without_workloads():
+    found = lint(pool(types=P5, zones=TWO_ZONES, taints=TRAINING_TAINT), "EML101")
+    assert len(found) == 1
+    message = found[0].message
+    assert "by its own definition" in message and "no pod of this run that requests accelerators" in message
+    assert "workload=training:NoSchedule" in message and "allows 2 zones" in message
+    assert _ops(found[0]) == (SetValue(("spec", "template", "spec", "requirements", 2, "values"), ["us-west-2a"]),)
+    # an EC2NodeClass that attaches efa-only interfaces says the same
+    by_class = lint(pool(types=P5, zones=TWO_ZONES) + node_class(efa_only_cards=range(4)), "EML101")
+    assert len(by_class) == 1 and "attaches 4 efa-only interfaces" in by_class[0].message
+    # a device-plugin DaemonSet is no workload: it says nothing about what the pool is for
+    assert lint(pool(types=P5, zones=TWO_ZONES, taints=TRAINING_TAINT) + plugin(), "EML101")
+
+
+def test_efa_multi_az_by_definition_needs_clear_evidence():
+    # EFA-capable accelerators alone do not make a training pool (trn1 and p5 serve inference too)
+    assert not lint(pool(types=P5, zones=TWO_ZONES), "EML101")
+    assert not lint(pool(types=("trn1.32xlarge",), zones=TWO_ZONES), "EML101")
+    # a type without EFA in the pool, or types not known from the catalogue
+    assert not lint(pool(types=("p5.48xlarge", "g5.2xlarge"), zones=TWO_ZONES, taints=TRAINING_TAINT), "EML101")
+    assert not lint(pool(types=("m7i.48xlarge",), zones=TWO_ZONES, taints=TRAINING_TAINT), "EML101")
+    # one zone; the option switched off
+    assert not lint(pool(types=P5, zones=("us-west-2a",), taints=TRAINING_TAINT), "EML101")
+    off = {"EML101": {"unused-training-pools": False}}
+    assert not lint(pool(types=P5, zones=TWO_ZONES, taints=TRAINING_TAINT), "EML101", rules=off)
+
+
+def test_efa_multi_az_by_definition_only_without_accelerator_workloads():
+    tolerate = """
+          tolerations:
+            - {key: workload, operator: Exists}"""
+    # a single-pod GPU job lands there: the pool's use is seen, and a single pod needs no zone pin
+    single = pytorchjob(replicas=1, selector=tolerate)
+    assert not lint(pool(types=P5, zones=TWO_ZONES, taints=TRAINING_TAINT) + single, "EML101")
+    # a multi-node EFA job: the usual finding, naming the job
+    found = lint(
+        pool(types=P5, zones=TWO_ZONES, taints=TRAINING_TAINT) + pytorchjob(efa=32, selector=tolerate), "EML101"
+    )
+    assert len(found) == 1 and "launches EFA nodes for" in found[0].message
+
+
+def test_spot_for_collective_judges_a_training_pool_without_workloads():
+    found = lint(pool(types=P5, capacity=None, taints=TRAINING_TAINT), "EML106")
+    assert len(found) == 1 and "has no karpenter.sh/capacity-type requirement" in found[0].message
+    assert "by its own definition" in found[0].message
+    assert [type(op).__name__ for op in _ops(found[0])] == ["AppendItem"]
+    spot = 'operator: In\n          values: ["spot", "on-demand"]'
+    assert lint(pool(types=P5, capacity=spot, taints=TRAINING_TAINT), "EML106")
+    assert not lint(pool(types=P5, taints=TRAINING_TAINT), "EML106")  # on-demand only
+    assert not lint(pool(types=P5, capacity=spot), "EML106")  # nothing says training

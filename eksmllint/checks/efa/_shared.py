@@ -24,7 +24,7 @@ from eksmllint.scheduling import NodePoolView
 from eksmllint.workload import EFA, Container, PodTemplate
 
 if TYPE_CHECKING:
-    from eksmllint.core.context import LintRun
+    from eksmllint.core.context import LintRun, RuleContext
 
 REQUIREMENTS: DocPath = ("spec", "template", "spec", "requirements")
 
@@ -111,6 +111,83 @@ def efa_offers(run: LintRun, t: PodTemplate) -> tuple[EfaOffer, ...] | None:
 
 def offered_types(offers: Iterable[EfaOffer]) -> tuple[InstanceType, ...]:
     return tuple({o.instance.name: o.instance for o in offers}.values())
+
+
+# --- a NodePool judged by its own definition (a platform repository linted without workloads) --
+
+#: Words in a NodePool's name, template labels or taints that say it is for training or for EFA.
+_TRAINING_WORDS = frozenset({"train", "training", "trainer", "pretrain", "pretraining", "finetune", "finetuning"})
+_EFA_WORDS = frozenset({"efa"})
+_WORD_SPLIT = re.compile(r"[^a-z0-9]+")
+
+
+def _marked(text: str) -> bool:
+    return bool(set(_WORD_SPLIT.split(text.lower())) & (_TRAINING_WORDS | _EFA_WORDS))
+
+
+def efa_training_pool(run: LintRun, pool: NodePoolView) -> str | None:
+    """Why ``pool`` is evidently a pool for multi-node EFA training by its own definition, or None.
+
+    Precision first, both must hold: every instance type it offers is known, accelerated, EFA-capable
+    and not Inferentia; and it says what it is for: its EC2NodeClass attaches efa-only interfaces,
+    or its name, a template label or a taint names training or EFA (``gpu-training``,
+    ``workload: llm-pretrain``, ``vpc.amazonaws.com/efa:NoSchedule``). An accelerator family alone
+    is not enough (trn1 and p5 pools serve inference too)."""
+    types = pool.instance_types
+    if not types or not all(it.is_efa_capable and not it.family.startswith("inf") for it in types):
+        return None
+    cls = class_efa(run, pool)
+    why: str | None = _training_mark(pool)
+    if cls is not None and cls.devices > 0:
+        why = f"its EC2NodeClass {cls.node_class!r} attaches {cls.devices} efa-only interfaces"
+    if why is None:
+        return None
+    return (
+        f"it offers only EFA-capable accelerated instance types, {fmt_list(sorted(it.name for it in types))}, and {why}"
+    )
+
+
+def _training_mark(pool: NodePoolView) -> str | None:
+    for taint in pool.taints:
+        if _marked(taint.key) or _marked(taint.value):
+            return f"taints its nodes {taint.key}{'=' + taint.value if taint.value else ''}:{taint.effect}"
+    for key, value in pool.labels.items():
+        if _marked(key) or _marked(value):
+            return f"labels its nodes {key}={value}"
+    if _marked(pool.name):
+        return "its name says so"
+    return None
+
+
+def accelerator_tenants(run: LintRun, pool: NodePoolView) -> bool:
+    """Some pod of the run that requests accelerators or EFA lands on ``pool`` (a DaemonSet's pods
+    do not tell what a pool is for; a pod a taint keeps off does not land there: EML701's case)."""
+    return id(pool) in run.once("efa-aimed-pools", run, _aimed_pools)
+
+
+def _aimed_pools(run: LintRun, _: object) -> frozenset[int]:
+    aimed: set[int] = set()
+    for t in run.templates:
+        if t.resource.kind == "DaemonSet" or not (t.accelerator_total or t.device_count(EFA)):
+            continue
+        aimed |= {id(p) for p in placement(run, t).usable}
+    return frozenset(aimed)
+
+
+def judged_by_definition(ctx: RuleContext, pool: NodePoolView) -> str | None:
+    """For a pool no accelerator pod of the run lands on (a platform repository linted alone):
+    why it is a pool for multi-node EFA training, said with the fact that no workload was seen;
+    None when a workload was seen, the evidence is thin, or the rule's ``unused-training-pools``
+    option is off."""
+    if not ctx.options.get("unused-training-pools", True) or accelerator_tenants(ctx.run, pool):
+        return None
+    why = efa_training_pool(ctx.run, pool)
+    if why is None:
+        return None
+    return (
+        f"a pool for multi-node EFA training by its own definition ({why}; no pod of this run that "
+        "requests accelerators lands on it)"
+    )
 
 
 def template_location(t: PodTemplate) -> Location:

@@ -7,7 +7,15 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from eksmllint.analysis.placement import placement
-from eksmllint.checks.efa._shared import REQUIREMENTS, class_efa, pool_of, template_location, types_on, who
+from eksmllint.checks.efa._shared import (
+    REQUIREMENTS,
+    class_efa,
+    judged_by_definition,
+    pool_of,
+    template_location,
+    types_on,
+    who,
+)
 from eksmllint.checks.helpers import fmt_list
 from eksmllint.core.finding import Applicability, Finding, Fix, SetValue
 from eksmllint.resource import Resource
@@ -26,7 +34,8 @@ if TYPE_CHECKING:
 
 
 def check(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
-    """A NodePool that launches EFA nodes for EFA pods must pin exactly one zone."""
+    """A NodePool that launches EFA nodes for EFA pods must pin exactly one zone; so must a pool for
+    EFA training that no pod of the run lands on (judged by its own definition)."""
     pool = pool_of(ctx.run, resource)
     if pool is None:
         return
@@ -43,8 +52,6 @@ def check(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
         if types is not None and not any(it.is_efa_capable for it in types):
             continue  # no EFA node here for this pod (EML102 reports the over-request)
         served.append(t)
-    if not served:
-        return
     idx = pool.requirement_index(ZONE)
     if idx is None:
         idx = pool.requirement_index(ZONE_ID)
@@ -55,11 +62,17 @@ def check(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
         what = "allows no zone at all"
     else:
         what = f"allows {count} zones ({fmt_list(zones)})"
+    if served:
+        head = f"NodePool {pool.name!r} launches EFA nodes for {who(served)} but {what}"
+    else:
+        judged = judged_by_definition(ctx, pool)
+        if judged is None:
+            return
+        head = f"NodePool {pool.name!r} is {judged}, but {what}"
     yield ctx.report(
         resource,
         path,
-        f"NodePool {pool.name!r} launches EFA nodes for {who(served)} but {what}; EFA traffic cannot "
-        "cross Availability Zones, so the nodes of one job must share a zone",
+        f"{head}; EFA traffic cannot cross Availability Zones, so the nodes of one job must share a zone",
         fix=_pin_zone_fix(pool, idx),
         related=[template_location(t) for t in served],
     )

@@ -1,5 +1,6 @@
 """EML106 spot-for-collective: a NodePool serving multi-node training allows spot (or interruptible
-reservations). Karpenter v1 applies no capacity-type default and prefers spot when it is allowed;
+reservations), or is a pool for EFA training that no pod of the run lands on (judged by its own
+definition). Karpenter v1 applies no capacity-type default and prefers spot when it is allowed;
 one reclaim kills the whole collective."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from eksmllint.catalogue import (
     L_RESERVATION_INTERRUPTIBLE,
     RECLAIMABLE_CAPACITY_TYPES,
 )
-from eksmllint.checks.efa._shared import REQUIREMENTS, pool_of, template_location, who
+from eksmllint.checks.efa._shared import REQUIREMENTS, judged_by_definition, pool_of, template_location, who
 from eksmllint.core.finding import AppendItem, Applicability, Finding, Fix, SetValue
 from eksmllint.resource import Resource
 from eksmllint.scheduling import CAPACITY_TYPE, NodePoolView, Requirement, pod_requirement_terms
@@ -40,13 +41,13 @@ def check(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
         if not placement(ctx.run, t).hosts(pool) or not template_may_use(t, allowed, reclaimable):
             continue  # it does not land here, or no instance type of this pool has its accelerators
         served.append(t)
-    if not served:
+    judged = None if served else judged_by_definition(ctx, pool)
+    if not served and judged is None:
         return
     idx = pool.requirement_index(CAPACITY_TYPE)
     path = REQUIREMENTS + ((idx,) if idx is not None else ())
     if idx is not None and isinstance(pool.template_spec["requirements"][idx].get("values"), list):
         path = path + ("values",)
-    pods = sum(t.workload.collective_size for t in {id(t.workload): t for t in served}.values())
     if "spot" not in reclaimable:
         how, why = "allows interruptible capacity reservations", "EC2 reclaims them with a notice, like spot"
     else:
@@ -56,12 +57,15 @@ def check(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
             else "has no karpenter.sh/capacity-type requirement, so it allows spot capacity,"
         )
         why = "Karpenter prefers spot"
+    if served:
+        pods = sum(t.workload.collective_size for t in {id(t.workload): t for t in served}.values())
+        head = f"NodePool {pool.name!r} {how} and serves multi-node training {who(served)} ({pods} pods in total)"
+    else:
+        head = f"NodePool {pool.name!r} {how} and is {judged}"
     yield ctx.report(
         resource,
         path,
-        f"NodePool {pool.name!r} {how} and serves multi-node training {who(served)} "
-        f"({pods} pods in total); {why}, and one reclaim (a short notice, not stopped by "
-        "do-not-disrupt) kills the whole collective",
+        f"{head}; {why}, and one reclaim (a short notice, not stopped by do-not-disrupt) kills the whole collective",
         fix=None if interruptible else _no_spot_fix(pool, allowed),
         related=[template_location(t) for t in served],
     )
