@@ -423,6 +423,71 @@ def test_spot_for_collective_cases():
     assert not lint(pool(capacity=spot) + pytorchjob(efa=4, selector=on_demand), "EML106")
 
 
+# --- EML103: EFA settings without an EFA request (landing types unknown) --------------------
+
+
+def _env(**values: str) -> str:
+    items = "".join(f"\n                - name: {k}\n                  value: {v!r}" for k, v in values.items())
+    return "\n              env:" + items
+
+
+def test_efa_not_requested_reads_the_aws_ofi_nccl_plugin_settings():
+    forced = lint(pytorchjob(env=_env(NCCL_NET="AWS Libfabric")), "EML103")
+    assert len(forced) == 1 and "aws-ofi-nccl plugin" in forced[0].message
+    assert "fails to initialise" in forced[0].message and forced[0].fix is None
+    plugin = lint(pytorchjob(env=_env(NCCL_NET_PLUGIN="/opt/amazon/ofi-nccl/lib/libnccl-net-ofi.so")), "EML103")
+    assert len(plugin) == 1 and "falls back to TCP sockets" in plugin[0].message
+    # one finding per pod, however many settings say EFA
+    assert len(lint(pytorchjob(env=_env(FI_PROVIDER="efa", NCCL_NET="AWS Libfabric")), "EML103")) == 1
+
+
+def test_efa_not_requested_plugin_with_another_libfabric_provider_is_silent():
+    # aws-ofi-nccl drives HPE Slingshot through libfabric's cxi provider: no EFA intent
+    assert not lint(pytorchjob(env=_env(NCCL_NET="AWS Libfabric", FI_PROVIDER="cxi")), "EML103")
+    assert not lint(pytorchjob(env=_env(NCCL_NET="Socket", NCCL_NET_PLUGIN="none")), "EML103")
+    assert not lint(pytorchjob(efa=4, env=_env(NCCL_NET="AWS Libfabric")), "EML103")  # EFA requested
+
+
+MPIJOB = """
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata:
+  name: nccl-tests
+  namespace: ml
+spec:
+  slotsPerWorker: 8
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      template:
+        spec:
+          containers:
+            - name: launcher
+              image: nccl-tests:1
+              command: [mpirun, -np, "16", -x, {setting}, /opt/nccl-tests/build/all_reduce_perf]
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers:
+            - name: worker
+              image: nccl-tests:1
+              resources:
+                limits:
+                  nvidia.com/gpu: 8{efa}
+"""
+
+
+def test_efa_not_requested_reads_what_the_mpi_launcher_passes_to_the_workers():
+    found = lint(MPIJOB.format(setting="FI_PROVIDER=efa", efa=""), "EML103")
+    assert len(found) == 1 and found[0].message.startswith("launcher container 'launcher' selects")
+    assert found[0].location.path[:3] == ("spec", "mpiReplicaSpecs", "Launcher")
+    assert not lint(
+        MPIJOB.format(setting="FI_PROVIDER=efa", efa="\n                  vpc.amazonaws.com/efa: 4"), "EML103"
+    )
+    assert not lint(MPIJOB.format(setting="NCCL_DEBUG=INFO", efa=""), "EML103")
+
+
 # --- a platform repository linted alone: NodePools judged by their own definition ----------
 
 TRAINING_TAINT = """

@@ -4,10 +4,20 @@ device, and NCCL falls back to TCP sockets between nodes."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from eksmllint.checks.efa._shared import EfaOffer, argv_settings, efa_offers, env_settings, offered_types, type_list
+from eksmllint.checks.efa._shared import (
+    EfaOffer,
+    EnvSetting,
+    argv_settings,
+    efa_offers,
+    env_settings,
+    offered_types,
+    template_location,
+    type_list,
+)
 from eksmllint.core.finding import Finding, Fix, SetValue
 from eksmllint.workload import DEVICE_PLUGIN_RESOURCES, EFA, PodTemplate
 
@@ -45,20 +55,61 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
 
 
 def _efa_env_without_efa(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
-    """A collective pod that selects libfabric's efa provider (``FI_PROVIDER=efa``) but requests no
-    EFA device, where the landing types do not settle it: the intent is EFA, the pod gets none."""
+    """A collective pod whose transport settings say EFA but that requests no EFA device, where the
+    landing types do not settle it: the intent is EFA, the pod gets none. One finding per pod."""
     for c in t.containers:
-        for setting in list(env_settings(c)) + list(argv_settings(c)):
-            if setting.name != "FI_PROVIDER" or not _selects_efa(setting.value):
-                continue
+        for setting, outcome in _efa_intent(list(env_settings(c)) + list(argv_settings(c))):
             yield ctx.report(
                 t.resource,
                 setting.path,
-                f"container {c.name!r} selects the libfabric efa provider (FI_PROVIDER={setting.value.strip()} "
-                f"via {setting.how}) but the pod requests no vpc.amazonaws.com/efa, so it gets no EFA device: "
-                "aws-ofi-nccl cannot initialise and NCCL falls back to TCP sockets between nodes",
+                f"container {c.name!r} {_selects(setting)} ({setting.name}={setting.value.strip()} via "
+                f"{setting.how}) but the pod requests no vpc.amazonaws.com/efa, so it gets no EFA device: {outcome}",
             )
             return
+    if t.workload.kind == "MPIJob" and t.role != "launcher":
+        # mpirun -x / -genv on the launcher sets the variable in every worker's ranks
+        for launcher in (o for o in t.workload.templates if o.role == "launcher"):
+            for c in launcher.containers:
+                for setting, outcome in _efa_intent(list(argv_settings(c))):
+                    yield ctx.report(
+                        t.resource,
+                        setting.path,
+                        f"launcher container {c.name!r} {_selects(setting)} for the workers "
+                        f"({setting.name}={setting.value.strip()} via {setting.how}) but they request no "
+                        f"vpc.amazonaws.com/efa, so they get no EFA device: {outcome}",
+                        related=[template_location(t)],
+                    )
+                    return
+
+
+_FALLBACK = "aws-ofi-nccl cannot initialise and NCCL falls back to TCP sockets between nodes"
+_FORCED = "NCCL_NET forces the aws-ofi-nccl plugin, which finds no EFA device, so NCCL fails to initialise"
+
+
+def _efa_intent(settings: list[EnvSetting]) -> Iterator[tuple[EnvSetting, str]]:
+    """The settings that select EFA, with what happens without a device: ``FI_PROVIDER=efa``, or the
+    aws-ofi-nccl plugin named by ``NCCL_NET`` / ``NCCL_NET_PLUGIN`` unless ``FI_PROVIDER`` picks
+    another libfabric provider (aws-ofi-nccl also drives HPE Slingshot through ``cxi``)."""
+    providers = [s for s in settings if s.name == "FI_PROVIDER"]
+    for s in providers:
+        if _selects_efa(s.value):
+            yield s, _FALLBACK
+    if any(not _selects_efa(s.value) for s in providers):
+        return
+    for s in settings:
+        if s.name == "NCCL_NET" and "libfabric" in s.value.lower():
+            yield s, _FORCED
+        elif s.name == "NCCL_NET_PLUGIN" and "ofi" in _WORDS.split(s.value.lower()):
+            yield s, _FALLBACK
+
+
+_WORDS = re.compile(r"[^a-z0-9]+")
+
+
+def _selects(setting: EnvSetting) -> str:
+    if setting.name == "FI_PROVIDER":
+        return "selects the libfabric efa provider"
+    return "selects the aws-ofi-nccl plugin (libfabric, EFA on AWS)"
 
 
 def _selects_efa(value: str) -> bool:
