@@ -6,6 +6,7 @@ from __future__ import annotations
 from eksmllint.config import parse_config
 from eksmllint.core.engine import lint_text
 from eksmllint.core.finding import SetValue, Severity
+from eksmllint.platform import components
 
 
 def lint(text: str, *codes: str, **cfg):
@@ -59,3 +60,22 @@ def test_unknown_kind_ignore_groups_option():
     assert not lint(argo, "EML004")
     found = lint(argo, "EML004", rules={"EML004": {"ignore-groups": []}})
     assert len(found) == 1 and found[0].severity is Severity.INFO
+
+
+CLUSTER_QUEUE = (
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: cq}\nspec:\n  namespaceSelector: {}\n"
+)
+
+
+def test_kueue_v1beta1_follows_the_platform_kueue_release():
+    codes = ("EML002", "EML003", "EML004")
+    default = lint(CLUSTER_QUEUE, *codes)
+    assert [f.code for f in default] == ["EML003"] and default[0].severity is Severity.WARNING
+    assert f"Kueue {components()['kueue'].newest} (assumed; set platform.kueue)" in default[0].message
+    # before v0.15 v1beta2 is not served: v1beta1 is the current API, nothing to say
+    assert not lint(CLUSTER_QUEUE, *codes, platform={"kueue": "0.14"})
+    deprecated = lint(CLUSTER_QUEUE, *codes, platform={"kueue": "0.15"})
+    assert deprecated[0].severity is Severity.WARNING and "Kueue 0.15 (from the config)" in deprecated[0].message
+    removed = lint(CLUSTER_QUEUE, *codes, platform={"kueue": "v0.20.1"})
+    assert [f.code for f in removed] == ["EML003"] and removed[0].severity is Severity.ERROR
+    assert "no longer served (removed in Kueue v0.20)" in removed[0].message

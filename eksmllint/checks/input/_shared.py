@@ -16,10 +16,14 @@ Who answers what, so that one object gets at most one of the three "what is this
 from __future__ import annotations
 
 from functools import cache
+from typing import TYPE_CHECKING
 
 from eksmllint.models import KNOWN_CRD_KINDS
 from eksmllint.schema import api_status, supported_versions
 from eksmllint.schema.deprecations import ApiStatus
+
+if TYPE_CHECKING:
+    from eksmllint.platform import Platform
 
 #: Pseudo-kinds of the OpenAPI documents (not objects anyone applies).
 _PSEUDO_KINDS = frozenset(
@@ -91,17 +95,18 @@ def is_core_group(group: str) -> bool:
     return any(group in _groups_of(v) for v in reversed(supported_versions()))
 
 
-def deprecation_status(api: str, kind: str, target: str) -> ApiStatus | None:
-    """The deprecation entry that speaks for this object, if any.
+def deprecation_status(api: str, kind: str, target: str, platform: Platform | None = None) -> ApiStatus | None:
+    """The deprecation entry that speaks for this object, if any (on Kubernetes ``target``, and on
+    the ``platform`` release for a CRD whose state follows its project's release).
 
     A table entry may cover every kind of an apiVersion (``slinky.slurm.net/v1alpha1``). It does
     not speak for a kind the API group never had: ``SlurmCluster`` is not "deprecated", it does
     not exist, and EML004 says so (mentioning the deprecation)."""
     try:
-        st = api_status(api, kind, target)
+        st = api_status(api, kind, target, platform)
         if st is None or kind in modelled_kinds(api_group(api)) or not modelled_kinds(api_group(api)):
             return st
-        return None if api_status(api, _PROBE_KIND, target) is not None else st
+        return None if api_status(api, _PROBE_KIND, target, platform) is not None else st
     except ValueError:
         return None
 

@@ -50,7 +50,7 @@ def check(ctx: RuleContext, r: Resource) -> Iterator[Finding]:
                 continue  # another tool (Spark) supplies the containers
             yield ctx.report(r, tuple(issue.path), issue.message)
         return
-    if deprecation_status(api, kind, target) is not None or not is_core_group(api_group(api)):
+    if deprecation_status(api, kind, target, ctx.platform) is not None or not is_core_group(api_group(api)):
         return  # EML003 or EML004
     served = served_in(api, kind)
     if served:

@@ -18,10 +18,11 @@ from eksmllint.checks.input._shared import (
 from eksmllint.core.finding import Finding
 from eksmllint.models import KNOWN_CRD_KINDS, model_for
 from eksmllint.resource import Resource
-from eksmllint.schema import api_status
+from eksmllint.schema import ApiStatus, api_status
 
 if TYPE_CHECKING:
     from eksmllint.core.context import RuleContext
+    from eksmllint.platform import Platform
 
 
 def check(ctx: RuleContext, r: Resource) -> Iterator[Finding]:
@@ -29,7 +30,7 @@ def check(ctx: RuleContext, r: Resource) -> Iterator[Finding]:
     if not api or not kind:
         return  # EML002 reports the missing apiVersion/kind
     target = ctx.run.settings.kubernetes_version
-    if model_for(api, kind) is not None or deprecation_status(api, kind, target) is not None:
+    if model_for(api, kind) is not None or deprecation_status(api, kind, target, ctx.platform) is not None:
         return
     version = schema_version(target)
     if version and (api, kind) in core_kinds(version):
@@ -38,7 +39,7 @@ def check(ctx: RuleContext, r: Resource) -> Iterator[Finding]:
     if is_core_group(group) or _ignored(group, ctx.options.get("ignore-groups")):
         return
     modelled = modelled_kinds(group)
-    deprecated = _raw_status(api, kind, target)
+    deprecated = _raw_status(api, kind, target, ctx.platform)
     if modelled:
         same = {k for a, k in KNOWN_CRD_KINDS if a == api}
         known = sorted(same or modelled)
@@ -61,9 +62,9 @@ def check(ctx: RuleContext, r: Resource) -> Iterator[Finding]:
     yield ctx.report(r, ("kind",), message)
 
 
-def _raw_status(api: str, kind: str, target: str):
+def _raw_status(api: str, kind: str, target: str, platform: Platform) -> ApiStatus | None:
     try:
-        return api_status(api, kind, target)
+        return api_status(api, kind, target, platform)
     except ValueError:
         return None
 
