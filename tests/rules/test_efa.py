@@ -548,3 +548,15 @@ def test_spot_for_collective_judges_a_training_pool_without_workloads():
     assert lint(pool(types=P5, capacity=spot, taints=TRAINING_TAINT), "EML106")
     assert not lint(pool(types=P5, taints=TRAINING_TAINT), "EML106")  # on-demand only
     assert not lint(pool(types=P5, capacity=spot), "EML106")  # nothing says training
+
+
+def test_efa_not_requested_silent_on_pods_with_dra_claims():
+    claims = """
+          resourceClaims:
+            - {name: gpus, resourceClaimTemplateName: eight-gpus}"""
+    text = pool(types=P5) + pytorchjob(selector=claims)
+    assert lint(text, "EML103")  # the claims are declared but no container uses them
+    used = text.replace(
+        "              resources:", "              resources:\n                claims: [{name: gpus}]", 1
+    )
+    assert not lint(used, "EML103")

@@ -79,3 +79,67 @@ def test_kueue_v1beta1_follows_the_platform_kueue_release():
     removed = lint(CLUSTER_QUEUE, *codes, platform={"kueue": "v0.20.1"})
     assert [f.code for f in removed] == ["EML003"] and removed[0].severity is Severity.ERROR
     assert "no longer served (removed in Kueue v0.20)" in removed[0].message
+
+
+# --- EML008 dra-devices-not-counted ---------------------------------------------------------
+
+
+def claim_template(device_class: str, api: str = "resource.k8s.io/v1") -> str:
+    request = (
+        f"exactly: {{deviceClassName: {device_class}, count: 8}}"
+        if api.endswith("/v1")
+        else f"deviceClassName: {device_class}"
+    )
+    return f"""apiVersion: {api}
+kind: ResourceClaimTemplate
+metadata: {{name: devices, namespace: ml}}
+spec:
+  spec:
+    devices:
+      requests:
+        - name: devs
+          {request}
+---
+"""
+
+
+def claiming_job(limits: str = "", refer: bool = True) -> str:
+    claims = "\n            claims: [{name: devs}]" if refer else ""
+    return f"""apiVersion: batch/v1
+kind: Job
+metadata: {{name: train, namespace: ml}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      resourceClaims:
+        - name: devs
+          resourceClaimTemplateName: devices
+      containers:
+        - name: trainer
+          image: trainer:1.0
+          resources:{claims}
+            limits:
+              cpu: "8"{limits}
+"""
+
+
+def test_dra_claims_for_devices_are_said_to_be_uncounted():
+    found = lint(claim_template("gpu.nvidia.com") + claiming_job(), "EML008", **{"kubernetes-version": "1.34"})
+    assert len(found) == 1 and found[0].severity is Severity.INFO
+    assert "'devs': template devices, gpu.nvidia.com" in found[0].message and "requests (none)" in found[0].message
+    assert found[0].location.path == ("spec", "template", "spec", "resourceClaims", 0)
+    # resource.k8s.io/v1beta1 names the class on the request itself
+    beta = claim_template("neuron.aws.com", "resource.k8s.io/v1beta1") + claiming_job()
+    assert len(lint(beta, "EML008", **{"kubernetes-version": "1.33"})) == 1
+    # the template is not in the run and the pod counts no device of its own: all come from claims
+    alone = lint(claiming_job(), "EML008")
+    assert len(alone) == 1 and "device class not in this run" in alone[0].message
+
+
+def test_dra_claims_for_other_things_or_unused_claims_are_silent():
+    gpus = "\n              nvidia.com/gpu: 4"
+    channel = claim_template("compute-domain-default-channel.nvidia.com") + claiming_job(gpus)
+    assert not lint(channel, "EML008", **{"kubernetes-version": "1.34"})
+    assert not lint(claiming_job(gpus), "EML008")  # class unknown, devices counted from the plugin
+    assert not lint(claim_template("gpu.nvidia.com") + claiming_job(refer=False), "EML008")  # no container uses it

@@ -18,6 +18,7 @@ from eksmllint.checks.efa._shared import (
     template_location,
     type_list,
 )
+from eksmllint.checks.helpers import pod_claims
 from eksmllint.core.finding import Finding, Fix, SetValue
 from eksmllint.workload import DEVICE_PLUGIN_RESOURCES, EFA, PodTemplate
 
@@ -31,6 +32,8 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
         return
     if not t.containers or any(EFA in c.limits or EFA in c.requests for c in t.containers + t.init_containers):
         return  # EFA requested (even with a value we cannot read: EML002/EML601 speak for that)
+    if pod_claims(t):
+        return  # devices from DRA ResourceClaims (EFA among them, maybe) are not counted: EML008 says so
     offers = efa_offers(ctx.run, t)
     if not offers or not all(o.devices > 0 for o in offers):
         yield from _efa_env_without_efa(ctx, t)
