@@ -28,18 +28,16 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
         return
     classes = {c.name: claim_device_classes(ctx.run, t, c) for c in claims}
     devices = [c for c in claims if any(_is_device_class(k) for k in classes[c.name] or ())]
-    unknown = [c for c in claims if classes[c.name] is None]
+    if not devices:
+        return  # claims for something else (a channel, a NIC), or of a class not in the run: precision first
     plugin = {r: n for r, n in t.accelerators.items() if n} | (
         {EFA: t.device_count(EFA)} if t.device_count(EFA) else {}
     )
-    if not devices and not (unknown and not plugin):
-        return  # claims for something else (a channel, a NIC) next to counted devices
-    shown = devices or unknown
     counted = fmt_list([f"{r}: {n}" for r, n in sorted(plugin.items())]) if plugin else "none"
     yield ctx.report(
         t.resource,
-        t.spec_path + ("resourceClaims", shown[0].index),
-        f"the pod gets devices through DRA ResourceClaims ({fmt_list([_describe(c, classes[c.name]) for c in shown])}), "
+        t.spec_path + ("resourceClaims", devices[0].index),
+        f"the pod gets devices through DRA ResourceClaims ({fmt_list([_describe(c, classes[c.name] or ()) for c in devices])}), "
         f"which eksmllint does not count: the rules that count GPUs, Neuron devices and EFA see only its "
         f"device-plugin requests ({counted}) and do not judge what the claims provide",
     )
@@ -76,7 +74,6 @@ def _is_device_class(name: str) -> bool:
     return bool(set(_SPLIT.split(name.lower())) & _DEVICE_WORDS)
 
 
-def _describe(claim: PodClaim, classes: tuple[str, ...] | None) -> str:
+def _describe(claim: PodClaim, classes: tuple[str, ...]) -> str:
     source = f"template {claim.template}" if claim.template else f"claim {claim.claim}"
-    what = ", ".join(classes) if classes else "device class not in this run"
-    return f"{claim.name!r}: {source}, {what}"
+    return f"{claim.name!r}: {source}, {', '.join(classes)}"
