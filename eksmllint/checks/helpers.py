@@ -201,3 +201,48 @@ def configmap_refs(volume: dict) -> list[dict]:
             s["configMap"] for s in proj["sources"] if isinstance(s, dict) and isinstance(s.get("configMap"), dict)
         ]
     return refs
+
+
+@dataclass(frozen=True)
+class PodClaim:
+    """A DRA ResourceClaim a pod's containers use (``spec.resourceClaims`` entry named in some
+    container's ``resources.claims``): devices that no ``nvidia.com/gpu``-style count shows."""
+
+    name: str
+    index: int  # position in spec.resourceClaims
+    template: str | None  # resourceClaimTemplateName
+    claim: str | None  # resourceClaimName
+
+
+def pod_claims(t: PodTemplate) -> list[PodClaim]:
+    """The DRA ResourceClaims whose devices the pod's containers get. Rules that count devices
+    (GPUs, Neuron, EFA) cannot see these: they stay silent rather than judge the pod device-less
+    (EML008 says so once per pod)."""
+    used = {
+        str(ref.get("name"))
+        for c in t.containers + t.init_containers
+        for ref in _claim_refs(c)
+        if isinstance(ref, dict) and isinstance(ref.get("name"), str)
+    }
+    entries = t.spec.get("resourceClaims")
+    if not used or not isinstance(entries, list):
+        return []
+    out = []
+    for i, entry in enumerate(entries):
+        if isinstance(entry, dict) and entry.get("name") in used:
+            template, claim = entry.get("resourceClaimTemplateName"), entry.get("resourceClaimName")
+            out.append(
+                PodClaim(
+                    str(entry["name"]),
+                    i,
+                    template if isinstance(template, str) else None,
+                    claim if isinstance(claim, str) else None,
+                )
+            )
+    return out
+
+
+def _claim_refs(c: Container) -> list:
+    resources = c.data.get("resources")
+    refs = resources.get("claims") if isinstance(resources, dict) else None
+    return refs if isinstance(refs, list) else []

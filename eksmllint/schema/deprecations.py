@@ -21,6 +21,9 @@ Conventions
   project release (e.g. "Karpenter v1.1").  Only where a source links the two
   (Karpenter's compatibility matrix) does the state depend on the target
   Kubernetes version.
+* Where a CRD project's own release decides (Kueue serves v1beta2 from v0.15), the entry names
+  the platform ``component`` and its releases; ``api_status`` given the run's platform
+  (``eksmllint.platform``, config ``platform:``) judges that release and says which it assumed.
 * ``mechanical`` is True only when changing ``apiVersion`` alone yields an
   equivalent object: the guide lists "no notable changes" or the bundled
   schemas of both versions are structurally identical, *and* no default or
@@ -34,7 +37,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+from eksmllint.platform import parse_version
+
+if TYPE_CHECKING:
+    from eksmllint.platform import Platform
 
 __all__ = ["ENTRIES", "ApiStatus", "api_status"]
 
@@ -60,6 +68,7 @@ class ApiStatus:
     note: str
     mechanical: bool
     replacement_kind: str | None = None
+    assumed: str | None = None  # the platform release judged ("Kueue 0.19 (assumed; set platform.kueue)")
 
 
 @dataclass(frozen=True)
@@ -81,6 +90,11 @@ class _Entry:
     replacement_since: str | None = None
     interim: str | None = None
     interim_mechanical: bool = False
+    # A CRD whose state follows its project's release (eksmllint.platform component name): current
+    # before ``component_deprecated``, deprecated from it, no longer served from ``component_removed``.
+    component: str | None = None
+    component_deprecated: str | None = None
+    component_removed: str | None = None
 
 
 def _core(
@@ -560,12 +574,17 @@ ENTRIES: tuple[_Entry, ...] = (
         (),
         "kueue.x-k8s.io/v1beta2",
         False,
-        "Kueue v0.15 serves v1beta2, v0.16 stores it, and v1beta1 support is planned to end (v0.17/v0.18). "
+        "Kueue v0.15 serves v1beta2 and deprecates v1beta1, v0.16 stores v1beta2, v0.20 stops serving v1beta1. "
         "Some fields are renamed (ClusterQueue cohort -> cohortName).",
-        "kubernetes-sigs/kueue#7304, #8020; ml-on-eks-facts.md section 8",
+        "kubernetes-sigs/kueue#7304, #8020, #8047 (v1beta1 deprecation warning, release-0.15), #13957 "
+        "(v1beta1 served=false in 0.20, dropped in 0.21), #14558; ml-on-eks-facts.md section 8",
         deprecated="0",
         deprecated_label="Kueue v0.15",
+        removed_label="Kueue v0.20",
         core=False,
+        component="kueue",
+        component_deprecated="0.15",
+        component_removed="0.20",
     ),
     _Entry(
         "slinky.slurm.net/v1alpha1",
@@ -615,8 +634,9 @@ def _index() -> dict[tuple[str, str], _Entry]:
 _INDEX = _index()
 
 
-def api_status(api_version: str, kind: str, k8s_version: str) -> ApiStatus | None:
-    """Deprecation/removal status of ``apiVersion``/``kind`` on ``k8s_version``.
+def api_status(api_version: str, kind: str, k8s_version: str, platform: Platform | None = None) -> ApiStatus | None:
+    """Deprecation/removal status of ``apiVersion``/``kind`` on ``k8s_version`` (and, for an entry
+    that follows its project's release, on that release of ``platform``).
 
     None when the API is current for that version (or unknown to the table).
     Raises ValueError only for a malformed ``k8s_version``.
@@ -627,8 +647,20 @@ def api_status(api_version: str, kind: str, k8s_version: str) -> ApiStatus | Non
     entry = _INDEX.get((api_version, kind)) or _INDEX.get((api_version, "*"))
     if entry is None:
         return None
-    if _reached(entry.removed, target):
-        state: State = "removed"
+    assumed = None
+    if entry.component and platform is not None:
+        release = platform.version(entry.component)
+        assumed = platform.describe(entry.component)
+        if entry.component_deprecated and release < parse_version(entry.component_deprecated):
+            return None  # the replacement is not served yet: the old version is the current one
+        if entry.component_removed and release >= parse_version(entry.component_removed):
+            state: State = "removed"
+            since = entry.removed_label or entry.component_removed
+        else:
+            state = "deprecated"
+            since = entry.deprecated_label or str(entry.component_deprecated)
+    elif _reached(entry.removed, target):
+        state = "removed"
         since = entry.removed_label or str(entry.removed)
     elif _reached(entry.deprecated, target):
         state = "deprecated"
@@ -645,4 +677,5 @@ def api_status(api_version: str, kind: str, k8s_version: str) -> ApiStatus | Non
         note=entry.note,
         mechanical=mechanical,
         replacement_kind=entry.replacement_kind,
+        assumed=assumed,
     )

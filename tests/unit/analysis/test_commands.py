@@ -9,7 +9,7 @@ import textwrap
 import yaml
 
 from eksmllint.analysis.commands import argument_words, container_calls, script_calls
-from eksmllint.checks.efa import argv_settings
+from eksmllint.checks.efa._shared import argv_settings
 from eksmllint.checks.helpers import dataloader_workers
 from eksmllint.config import Config
 from eksmllint.core.engine import lint_text

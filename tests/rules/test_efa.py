@@ -1,5 +1,5 @@
-"""Unit tests for the 1xx EFA rules and the EML002-EML004 schema rules beyond their fixtures:
-severities, fix operations and values, option handling, and the boundaries of each check."""
+"""Tests of the 1xx EFA rules beyond their fixtures: severities, fix operations and values, and
+the boundaries of each check."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ import textwrap
 
 import pytest
 
-from eksmllint.checks.efa import allowed_capacity, transport_conflict
+from eksmllint.checks.efa.eml104_efa_env_conflict import transport_conflict
+from eksmllint.checks.efa.eml106_spot_for_collective import allowed_capacity
 from eksmllint.config import parse_config
 from eksmllint.core.engine import lint_text
-from eksmllint.core.finding import Applicability, SetValue, Severity
+from eksmllint.core.finding import Applicability, SetValue
 
 
 def lint(text: str, *codes: str, **cfg):
@@ -168,6 +169,58 @@ def test_efa_over_request_on_types_without_efa_has_no_fix():
     assert len(found) == 1 and found[0].fix is None and "none of the instance types" in found[0].message
 
 
+def node_class(name="gpu", efa_only_cards=None):
+    """An EC2NodeClass; with ``efa_only_cards`` it lists networkInterfaces: the primary ENA interface
+    on card 0 and one efa-only interface on each card given (device 1 on card 0, else device 0)."""
+    interfaces = ""
+    if efa_only_cards is not None:
+        items = ["    - {networkCardIndex: 0, deviceIndex: 0, interfaceType: interface}"]
+        items += [
+            f"    - {{networkCardIndex: {c}, deviceIndex: {1 if c == 0 else 0}, interfaceType: efa-only}}"
+            for c in efa_only_cards
+        ]
+        interfaces = "\n  networkInterfaces:\n" + "\n".join(items)
+    return f"""
+---
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata:
+  name: {name}
+spec:
+  amiSelectorTerms: [{{alias: al2023@latest}}]
+  role: KarpenterNodeRole
+  subnetSelectorTerms: [{{tags: {{karpenter.sh/discovery: ml}}}}]
+  securityGroupSelectorTerms: [{{tags: {{karpenter.sh/discovery: ml}}}}]{interfaces}
+"""
+
+
+P5 = ("p5.48xlarge",)
+
+
+def test_efa_over_request_counts_the_node_class_efa_only_interfaces():
+    # 8 efa-only interfaces on a p5.48xlarge (32 network cards): a node has 8 EFA devices.
+    found = lint(pool(types=P5) + node_class(efa_only_cards=range(8)) + pytorchjob(efa=32), "EML102")
+    assert len(found) == 1
+    assert (
+        "at most 8" in found[0].message and "EC2NodeClass 'gpu' lists 8 efa-only networkInterfaces" in found[0].message
+    )
+    assert "Karpenter 1." in found[0].message  # the release assumed is named
+    assert [op.value for op in _ops(found[0])] == [8]
+    assert not lint(pool(types=P5) + node_class(efa_only_cards=range(8)) + pytorchjob(efa=8), "EML102")
+    # Before Karpenter 1.11 the EC2NodeClass has no networkInterfaces: the instance maximum applies.
+    old = lint(
+        pool(types=P5) + node_class(efa_only_cards=range(8)) + pytorchjob(efa=32),
+        "EML102",
+        platform={"karpenter": "1.10"},
+    )
+    assert not old
+
+
+def test_efa_over_request_node_class_without_efa_only_interfaces():
+    found = lint(pool(types=P5) + node_class(efa_only_cards=()) + pytorchjob(efa=32), "EML102")
+    assert len(found) == 1 and "lists no efa-only networkInterfaces" in found[0].message and found[0].fix is None
+
+
 # --- EML103 ---------------------------------------------------------------------------------
 
 
@@ -205,6 +258,20 @@ def test_efa_not_requested_partial_node_share():
     # 1 of 4 GPUs on g5.12xlarge (1 EFA): any EFA request would change the packing, so no fix.
     found = lint(pool(types=("g5.12xlarge",)) + pytorchjob(replicas=8, gpus=1), "EML103")
     assert len(found) == 1 and found[0].fix is None
+
+
+def test_efa_not_requested_reads_the_node_class_interfaces():
+    # Nodes of a class that lists no efa-only interface have no EFA: requesting one would not schedule.
+    assert not lint(pool(types=P5) + node_class(efa_only_cards=()) + pytorchjob(), "EML103")
+    # Eight efa-only interfaces: the fix asks for the eight the node has, not the instance's 32.
+    found = lint(pool(types=P5) + node_class(efa_only_cards=range(8)) + pytorchjob(), "EML103")
+    assert [op.value for op in _ops(found[0])] == [8]
+
+
+def test_efa_multi_az_silent_when_the_node_class_attaches_no_efa():
+    multi_az = pool(zones=("us-west-2a", "us-west-2b"))
+    assert lint(multi_az + node_class() + pytorchjob(efa=4), "EML101")
+    assert not lint(multi_az + node_class(efa_only_cards=()) + pytorchjob(efa=4), "EML101")
 
 
 def test_efa_not_requested_silent_cases():
@@ -356,44 +423,140 @@ def test_spot_for_collective_cases():
     assert not lint(pool(capacity=spot) + pytorchjob(efa=4, selector=on_demand), "EML106")
 
 
-# --- EML002 / EML003 / EML004 ---------------------------------------------------------------
+# --- EML103: EFA settings without an EFA request (landing types unknown) --------------------
 
 
-def test_api_deprecated_severity_and_fix():
-    removed = lint("apiVersion: batch/v1beta1\nkind: CronJob\nmetadata: {name: a}\n", "EML003")
-    assert removed[0].severity is Severity.ERROR
-    assert _ops(removed[0]) == (SetValue(("apiVersion",), "batch/v1"),)
-    pdb = lint("apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: a}\n", "EML003")
-    assert pdb[0].severity is Severity.ERROR and pdb[0].fix is None  # not a pure rename
-    mpi = lint("apiVersion: kubeflow.org/v1\nkind: MPIJob\nmetadata: {name: a}\n", "EML003")
-    assert mpi[0].severity is Severity.WARNING and mpi[0].fix is None
-    # Karpenter v1beta1 is served up to Kubernetes 1.31 (Karpenter 1.0), not from 1.32.
-    np = "apiVersion: karpenter.sh/v1beta1\nkind: NodePool\nmetadata: {name: a}\n"
-    assert lint(np, "EML003", **{"kubernetes-version": "1.31"})[0].severity is Severity.WARNING
-    assert lint(np, "EML003", **{"kubernetes-version": "1.32"})[0].severity is Severity.ERROR
+def _env(**values: str) -> str:
+    items = "".join(f"\n                - name: {k}\n                  value: {v!r}" for k, v in values.items())
+    return "\n              env:" + items
 
 
-def test_schema_rules_give_one_verdict_per_object():
-    codes = ("EML002", "EML003", "EML004")
-    removed = lint("apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: a}\n", *codes)
-    assert [f.code for f in removed] == ["EML003"]
-    invented = lint("apiVersion: slinky.slurm.net/v1alpha1\nkind: SlurmCluster\nmetadata: {name: a}\n", *codes)
-    assert [f.code for f in invented] == ["EML004"] and "deprecated" in invented[0].message
-    typo = lint("apiVersion: v1\nkind: ConfigMapp\nmetadata: {name: a}\n", *codes)
-    assert [f.code for f in typo] == ["EML002"] and "did you mean ConfigMap" in typo[0].message
+def test_efa_not_requested_reads_the_aws_ofi_nccl_plugin_settings():
+    forced = lint(pytorchjob(env=_env(NCCL_NET="AWS Libfabric")), "EML103")
+    assert len(forced) == 1 and "aws-ofi-nccl plugin" in forced[0].message
+    assert "fails to initialise" in forced[0].message and forced[0].fix is None
+    plugin = lint(pytorchjob(env=_env(NCCL_NET_PLUGIN="/opt/amazon/ofi-nccl/lib/libnccl-net-ofi.so")), "EML103")
+    assert len(plugin) == 1 and "falls back to TCP sockets" in plugin[0].message
+    # one finding per pod, however many settings say EFA
+    assert len(lint(pytorchjob(env=_env(FI_PROVIDER="efa", NCCL_NET="AWS Libfabric")), "EML103")) == 1
 
 
-def test_schema_invalid_missing_api_version_and_out_of_range_version():
-    found = lint("kind: ConfigMap\nmetadata: {name: a}\n", "EML002")
-    assert len(found) == 1 and "no apiVersion" in found[0].message
-    old = lint(
-        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\nbogus: 1\n", "EML002", **{"kubernetes-version": "1.20"}
+def test_efa_not_requested_plugin_with_another_libfabric_provider_is_silent():
+    # aws-ofi-nccl drives HPE Slingshot through libfabric's cxi provider: no EFA intent
+    assert not lint(pytorchjob(env=_env(NCCL_NET="AWS Libfabric", FI_PROVIDER="cxi")), "EML103")
+    assert not lint(pytorchjob(env=_env(NCCL_NET="Socket", NCCL_NET_PLUGIN="none")), "EML103")
+    assert not lint(pytorchjob(efa=4, env=_env(NCCL_NET="AWS Libfabric")), "EML103")  # EFA requested
+
+
+MPIJOB = """
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata:
+  name: nccl-tests
+  namespace: ml
+spec:
+  slotsPerWorker: 8
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      template:
+        spec:
+          containers:
+            - name: launcher
+              image: nccl-tests:1
+              command: [mpirun, -np, "16", -x, {setting}, /opt/nccl-tests/build/all_reduce_perf]
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers:
+            - name: worker
+              image: nccl-tests:1
+              resources:
+                limits:
+                  nvidia.com/gpu: 8{efa}
+"""
+
+
+def test_efa_not_requested_reads_what_the_mpi_launcher_passes_to_the_workers():
+    found = lint(MPIJOB.format(setting="FI_PROVIDER=efa", efa=""), "EML103")
+    assert len(found) == 1 and found[0].message.startswith("launcher container 'launcher' selects")
+    assert found[0].location.path[:3] == ("spec", "mpiReplicaSpecs", "Launcher")
+    assert not lint(
+        MPIJOB.format(setting="FI_PROVIDER=efa", efa="\n                  vpc.amazonaws.com/efa: 4"), "EML103"
     )
-    assert len(old) == 1 and "bogus" in old[0].message  # validated against the nearest bundled schema
+    assert not lint(MPIJOB.format(setting="NCCL_DEBUG=INFO", efa=""), "EML103")
 
 
-def test_unknown_kind_ignore_groups_option():
-    argo = "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a}\n"
-    assert not lint(argo, "EML004")
-    found = lint(argo, "EML004", rules={"EML004": {"ignore-groups": []}})
-    assert len(found) == 1 and found[0].severity is Severity.INFO
+# --- a platform repository linted alone: NodePools judged by their own definition ----------
+
+TRAINING_TAINT = """
+      taints:
+        - key: workload
+          value: training
+          effect: NoSchedule"""
+TWO_ZONES = ("us-west-2a", "us-west-2b")
+
+
+def test_efa_multi_az_judges_a_training_pool_without_workloads():
+    found = lint(pool(types=P5, zones=TWO_ZONES, taints=TRAINING_TAINT), "EML101")
+    assert len(found) == 1
+    message = found[0].message
+    assert "by its own definition" in message and "no pod of this run that requests accelerators" in message
+    assert "workload=training:NoSchedule" in message and "allows 2 zones" in message
+    assert _ops(found[0]) == (SetValue(("spec", "template", "spec", "requirements", 2, "values"), ["us-west-2a"]),)
+    # an EC2NodeClass that attaches efa-only interfaces says the same
+    by_class = lint(pool(types=P5, zones=TWO_ZONES) + node_class(efa_only_cards=range(4)), "EML101")
+    assert len(by_class) == 1 and "attaches 4 efa-only interfaces" in by_class[0].message
+    # a device-plugin DaemonSet is no workload: it says nothing about what the pool is for
+    assert lint(pool(types=P5, zones=TWO_ZONES, taints=TRAINING_TAINT) + plugin(), "EML101")
+
+
+def test_efa_multi_az_by_definition_needs_clear_evidence():
+    # EFA-capable accelerators alone do not make a training pool (trn1 and p5 serve inference too)
+    assert not lint(pool(types=P5, zones=TWO_ZONES), "EML101")
+    assert not lint(pool(types=("trn1.32xlarge",), zones=TWO_ZONES), "EML101")
+    # a type without EFA in the pool, or types not known from the catalogue
+    assert not lint(pool(types=("p5.48xlarge", "g5.2xlarge"), zones=TWO_ZONES, taints=TRAINING_TAINT), "EML101")
+    assert not lint(pool(types=("m7i.48xlarge",), zones=TWO_ZONES, taints=TRAINING_TAINT), "EML101")
+    # one zone; the option switched off
+    assert not lint(pool(types=P5, zones=("us-west-2a",), taints=TRAINING_TAINT), "EML101")
+    off = {"EML101": {"unused-training-pools": False}}
+    assert not lint(pool(types=P5, zones=TWO_ZONES, taints=TRAINING_TAINT), "EML101", rules=off)
+
+
+def test_efa_multi_az_by_definition_only_without_accelerator_workloads():
+    tolerate = """
+          tolerations:
+            - {key: workload, operator: Exists}"""
+    # a single-pod GPU job lands there: the pool's use is seen, and a single pod needs no zone pin
+    single = pytorchjob(replicas=1, selector=tolerate)
+    assert not lint(pool(types=P5, zones=TWO_ZONES, taints=TRAINING_TAINT) + single, "EML101")
+    # a multi-node EFA job: the usual finding, naming the job
+    found = lint(
+        pool(types=P5, zones=TWO_ZONES, taints=TRAINING_TAINT) + pytorchjob(efa=32, selector=tolerate), "EML101"
+    )
+    assert len(found) == 1 and "launches EFA nodes for" in found[0].message
+
+
+def test_spot_for_collective_judges_a_training_pool_without_workloads():
+    found = lint(pool(types=P5, capacity=None, taints=TRAINING_TAINT), "EML106")
+    assert len(found) == 1 and "has no karpenter.sh/capacity-type requirement" in found[0].message
+    assert "by its own definition" in found[0].message
+    assert [type(op).__name__ for op in _ops(found[0])] == ["AppendItem"]
+    spot = 'operator: In\n          values: ["spot", "on-demand"]'
+    assert lint(pool(types=P5, capacity=spot, taints=TRAINING_TAINT), "EML106")
+    assert not lint(pool(types=P5, taints=TRAINING_TAINT), "EML106")  # on-demand only
+    assert not lint(pool(types=P5, capacity=spot), "EML106")  # nothing says training
+
+
+def test_efa_not_requested_silent_on_pods_with_dra_claims():
+    claims = """
+          resourceClaims:
+            - {name: gpus, resourceClaimTemplateName: eight-gpus}"""
+    text = pool(types=P5) + pytorchjob(selector=claims)
+    assert lint(text, "EML103")  # the claims are declared but no container uses them
+    used = text.replace(
+        "              resources:", "              resources:\n                claims: [{name: gpus}]", 1
+    )
+    assert not lint(used, "EML103")

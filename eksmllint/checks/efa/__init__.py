@@ -1,0 +1,1 @@
+"""Family 1xx: EFA and networking (EML101-EML106), one module per rule."""
