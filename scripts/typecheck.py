@@ -1,10 +1,9 @@
-"""mypy over the whole tree (pyproject's [tool.mypy]), failing only on errors in the paths that are
-already clean: the tree is cleaned up package by package (issue 13), and a clean path must stay so.
+"""mypy over the whole package (pyproject's [tool.mypy]); exit 1 and list the errors when there are any.
 
-    python scripts/typecheck.py        # exit 1 and list the errors in clean paths
+    python scripts/typecheck.py
 
-Run by the project's pre-commit hook and by tests/e2e/test_code_quality.py. When a module becomes
-clean, remove it from NOT_YET (or add its package to CLEAN).
+Run by the project's pre-commit hook and by tests/e2e/test_code_quality.py. The tree is clean:
+every module of ``eksmllint/`` type-checks, and a change that adds an error fails the guard rail.
 """
 
 from __future__ import annotations
@@ -15,24 +14,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: Packages and modules that type-check clean: the whole package, but for NOT_YET.
-CLEAN = ("eksmllint/",)
-#: Still to clean: the rule families not yet moved to one module per rule (old module or new
-#: package; issue 13). Remove an entry as soon as it is clean.
-NOT_YET = (
-    "eksmllint/checks/efa",
-    "eksmllint/checks/input",
-    "eksmllint/checks/schema",
-    "eksmllint/checks/resources",
-)
 
-
-def errors_in_clean_paths(mypy_output: str) -> list[str]:
-    return [
-        line
-        for line in mypy_output.splitlines()
-        if ": error:" in line and line.startswith(CLEAN) and not line.startswith(NOT_YET)
-    ]
+def errors_in(mypy_output: str) -> list[str]:
+    return [line for line in mypy_output.splitlines() if ": error:" in line]
 
 
 def main() -> int:
@@ -40,8 +24,8 @@ def main() -> int:
     if "Found" not in result.stdout and "Success" not in result.stdout:  # mypy itself did not run
         sys.stderr.write(result.stdout + result.stderr)
         return 2
-    errors = errors_in_clean_paths(result.stdout)
-    print("\n".join(errors) if errors else f"mypy: no errors in the clean paths ({result.stdout.splitlines()[-1]})")
+    errors = errors_in(result.stdout)
+    print("\n".join(errors) if errors else f"mypy: {result.stdout.splitlines()[-1]}")
     return 1 if errors else 0
 
 

@@ -62,8 +62,10 @@ def _builtin_check(path: Path, spec: RuleSpec):
         raise RegistryError(f"{path}: a {spec.code} rule belongs in rules/{family}/")
     if spec.code not in WITHOUT_EXAMPLES and not (rule_fixtures_dir() / f"{spec.code}-{spec.slug}").is_dir():
         raise RegistryError(f"{path}: no examples in fixtures/rules/{spec.code}-{spec.slug}/")
-    if spec.check:  # the one-module-per-family layout, while families move to one module per rule
-        return _resolve(spec.check)
+    if spec.check:
+        raise RegistryError(
+            f"{path}: a built-in rule names no check; its module is {check_module(spec.code, spec.slug)}"
+        )
     return _resolve(f"{check_module(spec.code, spec.slug)}:check")
 
 

@@ -118,3 +118,15 @@ def test_plugin_rule_must_name_its_check(tmp_path):
         list(load_rule_dir(tmp_path, source="my-pack"))
     _rule_file(tmp_path, "EML397", "plugin-rule", check="eksmllint.core.rule:check_module")
     assert [r.code for r in load_rule_dir(tmp_path, source="my-pack")] == ["EML397"]
+
+
+def test_builtin_rule_may_not_name_its_check(tmp_path, monkeypatch):
+    """One place per rule: the module is found from code and slug, never named in the rule file."""
+    fixtures = tmp_path / "fixtures"
+    (fixtures / "EML396-named-check").mkdir(parents=True)
+    monkeypatch.setattr("eksmllint.core.registry.rule_fixtures_dir", lambda: fixtures)
+    _rule_file(tmp_path / "rules" / "shm", "EML396", "named-check", check="eksmllint.core.rule:check_module")
+    with pytest.raises(
+        RegistryError, match=r"names no check; its module is eksmllint\.checks\.shm\.eml396_named_check"
+    ):
+        list(load_rule_dir(tmp_path / "rules"))

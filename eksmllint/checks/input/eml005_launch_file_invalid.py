@@ -1,9 +1,4 @@
-"""EML005 launch-file-invalid: a Slurm batch script or a DeepSpeed config of the run cannot be read.
-
-EML005 belongs to the input family: this module moves to
-``eksmllint/checks/input/eml005_launch_file_invalid.py`` (and its rule file loses its ``check:``
-line) once the input family is one module per rule; until then its rule file names it here.
-"""
+"""EML005 launch-file-invalid: a Slurm batch script or a DeepSpeed config of the run cannot be read."""
 
 from __future__ import annotations
 
