@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from eksmllint.scheduling import Landing, NodePoolView
 
 
+_MISSING = object()
+
+
 @dataclass(frozen=True)
 class RunSettings:
     kubernetes_version: str = "1.33"
@@ -196,8 +199,8 @@ class LintRun:
         run (its ConfigMaps, NodePools): the webhook shares workload views between requests' runs,
         so such answers must not be stored on the views themselves."""
         memo = self.memo(name)
-        found = memo.get(id(obj))
-        if found is None:
+        found = memo.get(id(obj), _MISSING)
+        if found is _MISSING:  # a None answer is an answer too: computed once like any other
             found = memo[id(obj)] = compute(self, obj)
         return found
 
