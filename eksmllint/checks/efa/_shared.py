@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from eksmllint.analysis.commands import container_calls
-from eksmllint.analysis.placement import placement
+from eksmllint.analysis.placement import Placement, placement
 from eksmllint.catalogue import InstanceType
 from eksmllint.catalogue.network_interfaces import network_interface_facts
 from eksmllint.checks.helpers import fmt_list
@@ -90,7 +90,11 @@ def efa_offers(run: LintRun, t: PodTemplate) -> tuple[EfaOffer, ...] | None:
     """The nodes ``t`` can land on (the run's placement answer) with their EFA devices: the
     instance maximum, capped by the EC2NodeClass of each pool that lists networkInterfaces.
     None when the instance types are unknown (rules stay silent)."""
-    where = placement(run, t)
+    # Templates that agree on where they land share one placement answer, and so one offer list.
+    return run.once("efa-offers", placement(run, t), _offers)
+
+
+def _offers(run: LintRun, where: Placement) -> tuple[EfaOffer, ...] | None:
     if not where.present:
         types = where.own_types
         return None if types is None else tuple(EfaOffer(it, it.max_efa) for it in types)
