@@ -170,12 +170,13 @@ def accelerator_tenants(run: LintRun, pool: NodePoolView) -> bool:
 
 
 def _aimed_pools(run: LintRun, _: object) -> frozenset[int]:
-    aimed: set[int] = set()
-    for t in run.templates:
-        if t.resource.kind == "DaemonSet" or not (t.accelerator_total or t.device_count(EFA)):
-            continue
-        aimed |= {id(p) for p in placement(run, t).usable}
-    return frozenset(aimed)
+    answers = {
+        id(where): where
+        for t in run.templates
+        if t.resource.kind != "DaemonSet" and (t.accelerator_total or t.device_count(EFA))
+        for where in (placement(run, t),)
+    }  # templates that land alike share one answer: each is read once
+    return frozenset(id(p) for where in answers.values() for p in where.usable)
 
 
 def judged_by_definition(ctx: RuleContext, pool: NodePoolView) -> str | None:
