@@ -423,6 +423,17 @@ def test_spot_for_collective_cases():
     assert not lint(pool(capacity=spot) + pytorchjob(efa=4, selector=on_demand), "EML106")
 
 
+def test_spot_for_collective_silent_for_a_pod_that_selects_a_capacity_reservation():
+    """Karpenter sets the capacity-reservation labels on reserved nodes only: a pod selecting one
+    on a [reserved, spot] pool never gets spot (a false positive before)."""
+    both = 'operator: In\n          values: ["reserved", "spot"]'
+    reservation = """
+          nodeSelector:
+            karpenter.k8s.aws/capacity-reservation-type: capacity-block"""
+    assert lint(pool(capacity=both) + pytorchjob(efa=4), "EML106")  # without the selector: spot is possible
+    assert not lint(pool(capacity=both) + pytorchjob(efa=4, selector=reservation), "EML106")
+
+
 # --- EML103: EFA settings without an EFA request (landing types unknown) --------------------
 
 

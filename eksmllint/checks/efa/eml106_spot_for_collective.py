@@ -17,7 +17,7 @@ from eksmllint.catalogue import (
 from eksmllint.checks.efa._shared import REQUIREMENTS, judged_by_definition, pool_of, template_location, who
 from eksmllint.core.finding import AppendItem, Applicability, Finding, Fix, SetValue
 from eksmllint.resource import Resource
-from eksmllint.scheduling import CAPACITY_TYPE, NodePoolView, Requirement, pod_requirement_terms
+from eksmllint.scheduling import CAPACITY_TYPE, NodePoolView, Requirement, pod_requirement_terms, reserved_only
 from eksmllint.workload import PodTemplate
 
 if TYPE_CHECKING:
@@ -40,6 +40,8 @@ def check(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
             continue
         if not placement(ctx.run, t).hosts(pool) or not template_may_use(t, allowed, reclaimable):
             continue  # it does not land here, or no instance type of this pool has its accelerators
+        if not interruptible and _reservation_only(t):
+            continue  # it selects a capacity reservation: only reserved nodes, never spot
         served.append(t)
     judged = None if served else judged_by_definition(ctx, pool)
     if not served and judged is None:
@@ -110,6 +112,13 @@ def interruptible_reservations(pool: NodePoolView) -> bool:
     return any(
         key == L_RESERVATION_INTERRUPTIBLE and op == "In" and "true" in values for key, op, values in pool.offered
     )
+
+
+def _reservation_only(t: PodTemplate) -> bool:
+    """Every requirement term of ``t`` selects a capacity-reservation label, which Karpenter sets
+    on reserved nodes only (eksmllint.scheduling.reserved_only): the pod can never get spot."""
+    terms = pod_requirement_terms(t)
+    return bool(terms) and all(any(reserved_only(r) for r in term) for term in terms)
 
 
 def _no_spot_fix(pool: NodePoolView, allowed: set[str]) -> Fix | None:
