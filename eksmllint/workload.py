@@ -128,6 +128,16 @@ class Container:
     def volume_mounts(self) -> list[tuple[int, dict]]:
         return _named_entries(self.data.get("volumeMounts"))
 
+    def mount_for(self, directory: str) -> tuple[int, dict] | None:
+        """(index, entry) of the volume mount holding ``directory``: the longest mountPath prefix."""
+        best: tuple[int, dict] | None = None
+        best_len = -1
+        for i, m in self.volume_mounts:
+            mp = str(m.get("mountPath", "")).rstrip("/") or "/"
+            if (directory == mp or directory.startswith(mp.rstrip("/") + "/")) and len(mp) > best_len:
+                best, best_len = (i, m), len(mp)
+        return best
+
     @cached_property
     def command_text(self) -> str:
         """command + args joined by spaces (a ``bash -c`` script is one of the words)."""

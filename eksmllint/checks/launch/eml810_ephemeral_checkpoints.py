@@ -26,18 +26,6 @@ _SYSTEM_MOUNTS = ("/dev", "/proc", "/sys", "/var/run/secrets")
 _LOST = "checkpoints go to the container's own filesystem and are lost when the container restarts or the pod is rescheduled"
 
 
-def _mount_for(c: Container, directory: str) -> tuple[int, dict] | None:
-    """The volume mount holding ``directory`` (longest mountPath prefix)."""
-    best: tuple[int, dict] | None = None
-    best_len = -1
-    for i, m in c.volume_mounts:
-        mp = str(m.get("mountPath", "")).rstrip("/") or "/"
-        if directory == mp or directory.startswith(mp.rstrip("/") + "/"):
-            if len(mp) > best_len:
-                best, best_len = (i, m), len(mp)
-    return best
-
-
 def _shared_with_other_container(t: PodTemplate, c: Container, volume: str) -> bool:
     return any(
         o is not c and any(m.get("name") == volume for _, m in o.volume_mounts)
@@ -122,7 +110,7 @@ def _relative_problem(t: PodTemplate, c: Container) -> str | None:
 
 
 def _ephemeral_problem(t: PodTemplate, c: Container, directory: str) -> str | None:
-    mount = _mount_for(c, directory)
+    mount = c.mount_for(directory)
     if mount is None:
         return f"is on no volume: {_LOST}; mount a PersistentVolumeClaim there"
     return _volume_problem(t, c, mount[1])

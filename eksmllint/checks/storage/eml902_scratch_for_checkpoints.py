@@ -38,17 +38,6 @@ def checkpoint_paths(c: Container) -> Iterator[tuple[DocPath, str]]:
             yield c.path + ("env", i, "value"), value
 
 
-def _mount_for(c: Container, directory: str) -> tuple[int, dict] | None:
-    """The volume mount holding ``directory`` (longest mountPath prefix)."""
-    best = None
-    for i, m in c.volume_mounts:
-        mp = str(m.get("mountPath", "")).rstrip("/") or "/"
-        if directory == mp or directory.startswith(mp.rstrip("/") + "/"):
-            if best is None or len(mp) > len(str(best[1].get("mountPath", "")).rstrip("/")):
-                best = (i, m)
-    return best
-
-
 def _scratch_class(ctx: RuleContext, t: PodTemplate, volume: dict) -> tuple[str, str, str] | None:
     """(PVC name, StorageClass name, deployment type) when ``volume`` is a SCRATCH FSx volume."""
     claim = volume.get("persistentVolumeClaim")
@@ -70,7 +59,7 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
     for c in t.containers:
         found: dict[str, tuple[DocPath, str]] = {}  # volume name -> (where stated, directory)
         for path, directory in checkpoint_paths(c):
-            mount = _mount_for(c, directory)
+            mount = c.mount_for(directory)
             if mount and isinstance(mount[1].get("name"), str):
                 found.setdefault(mount[1]["name"], (path, directory))
         if t.is_training:
