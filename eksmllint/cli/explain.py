@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from eksmllint.cli.options import load_registry, make_config
+from eksmllint.cli.options import load_registry, make_config, platform_option
 
 
 @click.command("explain")
@@ -12,7 +12,7 @@ from eksmllint.cli.options import load_registry, make_config
 @click.option(
     "--config", "config", type=click.Path(dir_okay=False), help="Config file whose platform: releases to assume."
 )
-@click.option("--platform", "platform", multiple=True, metavar="NAME=VERSION", help="As for lint.")
+@platform_option
 def explain(rule, config, platform):
     """Explain a rule (code or slug): rationale, a bad and a good example, the fix."""
     from eksmllint.docs import explain_text

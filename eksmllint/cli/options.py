@@ -47,6 +47,15 @@ def fails(findings: Iterable[Finding], fail_on: str) -> bool:
     return any(f.severity >= threshold for f in findings)
 
 
+#: One definition for every command that builds a Config (lint, fix, graph, serve, explain).
+platform_option = click.option(
+    "--platform",
+    "platform",
+    multiple=True,
+    metavar="NAME=VERSION",
+    help="Release of a platform component rules assume, e.g. karpenter=1.8 (repeatable; see the config's platform:).",
+)
+
 _common = [
     click.option(
         "--config",
@@ -59,13 +68,7 @@ _common = [
     ),
     click.option("--ignore", multiple=True, help="Rules to skip."),
     click.option("--kubernetes-version", "k8s_version", help="Target Kubernetes version (default 1.33)."),
-    click.option(
-        "--platform",
-        "platform",
-        multiple=True,
-        metavar="NAME=VERSION",
-        help="Release of a platform component rules assume, e.g. karpenter=1.8 (repeatable; see the config's platform:).",
-    ),
+    platform_option,
     click.option(
         "--context",
         "context",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from eksmllint.cli.options import load_registry, make_config, split_values
+from eksmllint.cli.options import load_registry, make_config, platform_option, split_values
 from eksmllint.core.finding import Severity
 
 
@@ -41,13 +41,7 @@ def _is_loopback(host: str) -> bool:
 @click.option("--select", multiple=True, help="Rules to run; replaces the config's.")
 @click.option("--ignore", multiple=True, help="Rules to skip.")
 @click.option("--kubernetes-version", "k8s_version", help="Target Kubernetes version.")
-@click.option(
-    "--platform",
-    "platform",
-    multiple=True,
-    metavar="NAME=VERSION",
-    help="Release of a platform component rules assume, e.g. karpenter=1.8 (repeatable).",
-)
+@platform_option
 @click.option(
     "--deny-on",
     type=click.Choice(["error", "warning", "info"]),
