@@ -40,8 +40,6 @@ def check(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
             continue
         if not placement(ctx.run, t).hosts(pool) or not template_may_use(t, allowed, reclaimable):
             continue  # it does not land here, or no instance type of this pool has its accelerators
-        if not interruptible and _reservation_only(t):
-            continue  # it selects a capacity reservation: only reserved nodes, never spot
         served.append(t)
     judged = None if served else judged_by_definition(ctx, pool)
     if not served and judged is None:
@@ -99,10 +97,15 @@ def pool_capacity(pool: NodePoolView) -> set[str]:
 
 
 def template_may_use(t: PodTemplate, pool_allowed: set[str], reclaimable: set[str]) -> bool:
-    """Some requirement term of ``t`` lets it get one of the ``reclaimable`` capacity types."""
+    """Some requirement term of ``t`` lets it get one of the ``reclaimable`` capacity types. A term
+    that selects a capacity-reservation label gets reserved nodes only (Karpenter sets those labels
+    on reserved nodes only, eksmllint.scheduling.reserved_only): never spot."""
     for term in pod_requirement_terms(t):
         allowed = allowed_capacity(term, set(pool_allowed))
-        if (pool_allowed if allowed is None else allowed) & reclaimable:
+        allowed = pool_allowed if allowed is None else allowed
+        if any(reserved_only(r) for r in term):
+            allowed = allowed & {"reserved"}
+        if allowed & reclaimable:
             return True
     return False
 
@@ -112,13 +115,6 @@ def interruptible_reservations(pool: NodePoolView) -> bool:
     return any(
         key == L_RESERVATION_INTERRUPTIBLE and op == "In" and "true" in values for key, op, values in pool.offered
     )
-
-
-def _reservation_only(t: PodTemplate) -> bool:
-    """Every requirement term of ``t`` selects a capacity-reservation label, which Karpenter sets
-    on reserved nodes only (eksmllint.scheduling.reserved_only): the pod can never get spot."""
-    terms = pod_requirement_terms(t)
-    return bool(terms) and all(any(reserved_only(r) for r in term) for term in terms)
 
 
 def _no_spot_fix(pool: NodePoolView, allowed: set[str]) -> Fix | None:
