@@ -85,12 +85,8 @@ class _PosLoader(_Loader):
     ``CSafeLoader`` would produce.
     """
 
-    nodes_left = MAX_NODES  # the node budget of the text being composed (called once per node)
-
     def descend_resolver(self, current_node: Any, current_index: Any) -> None:
-        self.nodes_left -= 1
-        if self.nodes_left < 0:
-            raise _OverBudget(f"more than {MAX_NODES:,} YAML nodes in one file (node budget)")
+        return None
 
     def ascend_resolver(self) -> None:
         return None
@@ -102,6 +98,25 @@ class _PosLoader(_Loader):
                 return tag if tag is not None else _plain_tag(value)
             return _STR
         return _MAP if kind is MappingNode else _SEQ
+
+
+class _CountingLoader(_PosLoader):
+    """:class:`_PosLoader` that counts the nodes it composes against :data:`MAX_NODES`."""
+
+    nodes_left = MAX_NODES  # the node budget of the text being composed (called once per node)
+
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        self.nodes_left -= 1
+        if self.nodes_left < 0:
+            raise _OverBudget(f"more than {MAX_NODES:,} YAML nodes in one file (node budget)")
+
+
+def _loader_for(text: str) -> _PosLoader:
+    """The loader for ``text``: counting nodes costs a Python call per node, so it is only done
+    where the budget can be reached. libyaml composes at most one node per character of text, and
+    two more (``{?,?,?}``: a key and an empty value per two characters; ``?``: three nodes), so a
+    text of fewer than MAX_NODES / 2 characters stays far below the budget (tested)."""
+    return _CountingLoader(text) if len(text) * 2 >= MAX_NODES else _PosLoader(text)
 
 
 class YMap(dict):
@@ -327,7 +342,7 @@ def load_yaml_stream(text: str) -> tuple[list[RawDocument], YAMLLoadError | None
     # Aliases need anchors, and an anchor is spelled with "&": without one in the text nothing
     # can expand, so the (full-tree) expansion guard is only run when there is one.
     may_alias = "&" in text
-    loader = _PosLoader(text)
+    loader = _loader_for(text)
     try:
         while loader.check_node():
             node = loader.get_node()

@@ -173,3 +173,36 @@ def test_json_fallback_has_the_depth_limit():
     assert [p.message for p in problems] == [f"nesting deeper than {MAX_DEPTH} levels"]
     _, problems = parse('{"a":\t"\\ud800", "b": ' + deep + "}", "c.json")
     assert [p.message for p in problems] == [f"nesting deeper than {MAX_DEPTH} levels"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(list("{}[],:?-! \n&*a1")), max_size=120).map("".join))
+def test_libyaml_composes_at_most_about_one_node_per_character(text):
+    """The node budget is only counted for texts of MAX_NODES / 2 characters or more
+    (``yamlpos._loader_for``): that is sound while no text composes more nodes than it has
+    characters (and two: ``?`` alone is a mapping of two nulls). Dense YAML punctuation is the
+    worst case (``{?,?,?}``: a key and a value per two characters)."""
+    import yaml
+
+    from eksmllint import yamlpos
+
+    class Counting(yamlpos._PosLoader):
+        nodes = 0
+
+        def descend_resolver(self, current_node, current_index):
+            self.nodes += 1
+
+    loader = Counting(text)
+    try:
+        while loader.check_node():
+            loader.get_node()
+    except yaml.YAMLError:
+        pass  # the nodes composed before the error were counted all the same
+    assert loader.nodes <= len(text) + 2
+
+
+def test_only_texts_that_can_reach_the_node_budget_are_counted():
+    from eksmllint import yamlpos
+
+    assert type(yamlpos._loader_for("a: 1\n")) is yamlpos._PosLoader
+    assert type(yamlpos._loader_for("[" + "1," * (yamlpos.MAX_NODES // 4) + "1]")) is yamlpos._CountingLoader
