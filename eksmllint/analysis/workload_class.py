@@ -1,7 +1,7 @@
 """What a workload is: one classification with its evidence, computed once per workload view.
 
-Rules state the classes they judge (``workload-classes`` in their rule YAML; the registry wraps
-their check so it is only called on workloads / templates of those classes) and the JSON finding
+Rules state the classes they judge (``workload-classes`` in their rule YAML; the engine only
+calls their check on workloads / templates of those classes, :func:`of_classes`) and the JSON finding
 and ``explain`` say which class was inferred and why. Evidence comes from the kind and its
 operator, replica counts, the launch analysis of each container's command
 (:func:`eksmllint.checks.helpers.container_invocations`), images and environment. When the
@@ -365,6 +365,12 @@ def classify_template(t: PodTemplate) -> Classification:
             found = classify(w)
         t.__dict__["_classification"] = found
     return found
+
+
+def of_classes(targets: Iterable[object], classes: Iterable[str]) -> list[object]:
+    """The templates / workloads of ``targets`` whose class is one of ``classes`` (class names)."""
+    wanted = frozenset(classes)  # WorkloadClass is a str enum: its members hash and compare as names
+    return [t for t in targets if (found := classification_of(t)) is None or found.cls in wanted]
 
 
 def classification_of(target: object) -> Classification | None:

@@ -90,6 +90,7 @@ class LintRun:
     settings: RunSettings = field(default_factory=RunSettings)
     #: Resources at the end of ``resources`` whose views come ready-made (:meth:`over`).
     shared: SharedViews = field(default=NO_SHARED_VIEWS, repr=False)
+    _memos: dict[str, dict] = field(default_factory=dict, init=False, repr=False)
 
     @classmethod
     def over(
@@ -192,13 +193,18 @@ class LintRun:
 
     def memo(self, name: str) -> dict:
         """A dict that lives as long as the run: for rules' own caches (keys are the rule's business)."""
-        return self.__dict__.setdefault("_memo_" + name, {})
+        found = self._memos.get(name)
+        if found is None:
+            found = self._memos[name] = {}
+        return found
 
     def once(self, name: str, obj: object, compute: Callable[[LintRun, Any], Any]) -> Any:
         """``compute(run, obj)``, computed once per run and object. For answers that depend on the
         run (its ConfigMaps, NodePools): the webhook shares workload views between requests' runs,
         so such answers must not be stored on the views themselves."""
-        memo = self.memo(name)
+        memo = self._memos.get(name)  # (memo() inlined: once is called ~10 times a template)
+        if memo is None:
+            memo = self._memos[name] = {}
         found = memo.get(id(obj), _MISSING)
         if found is _MISSING:  # a None answer is an answer too: computed once like any other
             found = memo[id(obj)] = compute(self, obj)
@@ -260,12 +266,12 @@ class RuleContext:
     def judges(self, target: PodTemplate | Workload) -> bool:
         """Is ``target`` of a workload class this rule judges (rule YAML ``workload-classes``)?
         For checks whose target is the run or a resource; template and workload targets of other
-        classes never reach the check."""
+        classes never reach the check (:func:`eksmllint.core.engine.target_items`)."""
         classes = self.rule.spec.workload_classes
         if not classes:
             return True
         found = classification_of(target)
-        return found is None or found.cls.value in classes
+        return found is None or found.cls in classes  # a str enum: compares as its name
 
     def report(
         self,

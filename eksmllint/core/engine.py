@@ -8,10 +8,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from eksmllint.analysis.workload_class import of_classes
 from eksmllint.config import Config, ConfigError
 from eksmllint.core import suppression
 from eksmllint.core.context import LintRun, RuleContext, RunSettings
-from eksmllint.core.finding import Finding, Location, Severity, finding_order
+from eksmllint.core.finding import Finding, Location, Severity, in_order
 from eksmllint.core.registry import Registry, default_registry
 from eksmllint.core.rule import Rule
 from eksmllint.loader import LoadProblem, LoadResult, ProgressFactory, Skipped, gc_paused, load
@@ -83,7 +84,25 @@ def select_rules(registry: Registry, cfg: Config) -> list[Rule]:
 def target_items(rule: Rule, run: LintRun, focus: Workload | None = None) -> Sequence[object]:
     """What ``rule`` is called on, by its ``target``: every template, workload, resource (of its
     ``kinds``), file, or the run once. With ``focus`` (the webhook's admitted workload), the
-    per-resource targets are that workload's alone and the files are the run's own."""
+    per-resource targets are that workload's alone and the files are the run's own. Templates and
+    workloads are only those of the classes the rule judges (``workload-classes``): the one class
+    gate, for the CLI, the forked runner and the webhook alike."""
+    target = rule.spec.target
+    classes = rule.spec.workload_classes
+    if target in ("templates", "workloads") and classes:
+        if focus is not None:
+            return of_classes(_targets(rule, run, focus), classes)
+        # Rules that judge the same classes share one filtered list (a handful of sets in all).
+        memo = run.memo("targets-of-classes")
+        key = (target, classes)
+        found = memo.get(key)
+        if found is None:
+            found = memo[key] = of_classes(_targets(rule, run, None), classes)
+        return found
+    return _targets(rule, run, focus)
+
+
+def _targets(rule: Rule, run: LintRun, focus: Workload | None) -> Sequence[object]:
     target = rule.spec.target
     kinds = rule.spec.kinds
     if focus is not None:
@@ -202,7 +221,7 @@ class Linter:
         findings = suppression.apply(findings, scope, self.mandatory)
         if suppression.UNUSED_CODE in self.enabled:
             findings += suppression.unused(scope)
-        return sorted(set(findings), key=finding_order)
+        return in_order(set(findings))
 
     def lint_loaded(self, loaded: LoadResult, context: LoadResult | None = None, rule_jobs: int = 1) -> LintResult:
         """Lint what the loader loaded; ``context`` files feed cross-file rules, their own

@@ -120,7 +120,7 @@ class Rule:
 
     def __init__(self, spec: RuleSpec, check: CheckFn, source: str = "builtin") -> None:
         self.spec = spec
-        self.check = _judging(spec, check)
+        self.check = check
         self.source = source
         self.options: Mapping[str, Any] = MappingProxyType(dict(spec.options))
         self.severity: Severity = Severity.parse(spec.severity)  # read for every finding
@@ -151,17 +151,3 @@ class Rule:
 
     def __repr__(self) -> str:
         return f"Rule({self.code} {self.slug})"
-
-
-def _judging(spec: RuleSpec, check: CheckFn) -> CheckFn:
-    """``check``, called only on templates / workloads of the classes the rule judges (one gate
-    for the engine, the forked runner and the webhook). Other targets consult the
-    classification in the check (:meth:`RuleContext.judges`)."""
-    if not spec.workload_classes or spec.target not in ("templates", "workloads"):
-        return check
-
-    def judged(ctx: RuleContext, target: Any) -> Iterable[Any]:
-        return check(ctx, target) if ctx.judges(target) else ()
-
-    judged.__wrapped__ = check  # type: ignore[attr-defined]
-    return judged

@@ -14,8 +14,8 @@ from pydantic import ValidationError
 
 from eksmllint.analysis.workload_class import WorkloadClass, classify, classify_template
 from eksmllint.config import Config
-from eksmllint.core.context import LintRun, RuleContext
-from eksmllint.core.engine import lint_text
+from eksmllint.core.context import LintRun
+from eksmllint.core.engine import lint_text, run_rules
 from eksmllint.core.registry import default_registry
 from eksmllint.core.rule import Rule, RuleSpec
 from eksmllint.docs import explain_text
@@ -213,11 +213,14 @@ def test_check_is_only_called_on_the_classes_the_rule_judges():
     rule = Rule(RuleSpec.model_validate(_spec(**{"workload-classes": ["training-collective"]})), check)
     served = workload(deployment('["vllm", "serve", "m"]'))
     trained = workload(pytorchjob())
-    ctx = RuleContext(rule, LintRun([served.resource, trained.resource]))
-    for t in served.templates + trained.templates:
-        list(rule.check(ctx, t))
+    run = LintRun([served.resource, trained.resource])
+    run_rules(run, [rule])
     assert seen == ["p", "p"]
-    assert rule.with_options({}).check is rule.check
+    seen.clear()
+    run_rules(run, [rule.with_options({})], focus=served.resource)  # the webhook's admitted object
+    assert seen == []
+    run_rules(run, [rule], focus=trained.resource)
+    assert seen == ["p", "p"]
 
 
 def test_every_rule_names_known_classes_and_collective_rules_judge_training():
