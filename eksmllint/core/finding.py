@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from itertools import groupby
 from typing import Any
 
 PathElem = str | int
@@ -157,6 +158,16 @@ def finding_order(f: Finding) -> tuple:
     so that findings the key ties (an admitted object has no lines: every position is 1:1) do not
     come out in the set's hash order, which differs from one process to the next."""
     return (*f.sort_key(), format_path(f.location.path), f.slug, int(f.severity), f.suppressed_by or "")
+
+
+def in_order(findings: Iterable[Finding]) -> list[Finding]:
+    """``findings`` sorted by :func:`finding_order`, which only findings that tie on their
+    :meth:`~Finding.sort_key` need in full (formatting every path costs more than the sort)."""
+    out: list[Finding] = []
+    for _, group in groupby(sorted(findings, key=Finding.sort_key), key=Finding.sort_key):
+        tied = list(group)
+        out.extend(tied if len(tied) == 1 else sorted(tied, key=finding_order))
+    return out
 
 
 def format_path(path: Iterable[Any]) -> str:
