@@ -431,3 +431,19 @@ def test_an_interrupted_parent_leaves_no_child_or_pipe(tree, forking, monkeypatc
             os.waitpid(pid, os.WNOHANG)  # killed and reaped, not left running
     assert set(os.listdir("/proc/self/fd")) <= fds_before  # no pipe left open
     assert gc.get_freeze_count() == 0
+
+
+def test_rules_run_with_the_cyclic_gc_paused_and_it_is_back_afterwards(tree, monkeypatch):
+    from eksmllint.core import engine
+
+    seen = []
+    real = engine.run_rules
+
+    def spy(run, rules, focus=None):
+        seen.append(gc.isenabled())
+        return real(run, rules, focus)
+
+    monkeypatch.setattr(engine, "run_rules", spy)
+    result = lint_paths([str(tree)], Config(), jobs=1)
+    assert seen == [False] and result.findings
+    assert gc.isenabled() and gc.get_freeze_count() == 0
