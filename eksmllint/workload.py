@@ -85,12 +85,17 @@ class Container:
 
     def count(self, resource: str) -> int:
         """Device count the container gets: limits win (requests default to them)."""
-        counts = self.__dict__.setdefault("_counts", {})
+        counts = self._counts
         found = counts.get(resource)
         if found is None:
-            value = self.limits.get(resource, self.requests.get(resource))
-            found = counts[resource] = parse_count(value) or 0
+            limits = self.limits
+            value = limits[resource] if resource in limits else self.requests.get(resource)
+            found = counts[resource] = 0 if value is None else (parse_count(value) or 0)
         return found
+
+    @cached_property
+    def _counts(self) -> dict[str, int]:
+        return {}
 
     def request_quantity(self, resource: str):
         """What the scheduler sees: requests, defaulting to limits."""

@@ -189,18 +189,22 @@ def _deadline(value: object) -> int | None:
     return seconds if seconds is not None and seconds > 0 else None
 
 
+#: Where a kind declares the run length of all its pods (a batch Job: ``spec.activeDeadlineSeconds``).
+_JOB_DEADLINE = {
+    "PyTorchJob": ("spec", "runPolicy", "activeDeadlineSeconds"),
+    "TFJob": ("spec", "runPolicy", "activeDeadlineSeconds"),
+    "MPIJob": ("spec", "runPolicy", "activeDeadlineSeconds"),
+    "RayJob": ("spec", "activeDeadlineSeconds"),
+    "CronJob": ("spec", "jobTemplate", "spec", "activeDeadlineSeconds"),
+}
+
+
 def deadlines(w: Workload) -> Iterator[tuple[int, tuple, list[PodTemplate]]]:
     """(seconds, path, templates bounded by it) for every declared run length of ``w``: each
     ``activeDeadlineSeconds`` and Kueue's ``kueue.x-k8s.io/max-exec-time-seconds`` label. The
     path's last key names the bound in messages."""
     r = w.resource
-    job_level = {
-        "PyTorchJob": ("spec", "runPolicy", "activeDeadlineSeconds"),
-        "TFJob": ("spec", "runPolicy", "activeDeadlineSeconds"),
-        "MPIJob": ("spec", "runPolicy", "activeDeadlineSeconds"),
-        "RayJob": ("spec", "activeDeadlineSeconds"),
-        "CronJob": ("spec", "jobTemplate", "spec", "activeDeadlineSeconds"),
-    }.get(w.kind)
+    job_level = _JOB_DEADLINE.get(w.kind)
     if w.is_batch_job:
         job_level = ("spec", "activeDeadlineSeconds")
     if job_level and (d := _deadline(r.get(job_level))):

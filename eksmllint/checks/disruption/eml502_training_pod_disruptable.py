@@ -28,10 +28,6 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
     # A RayJob submitter only submits and tails the job; the run itself lives in the Ray cluster.
     if not is_training_pod(t) or t.role == "submitter":
         return
-    protected = protection(t, ctx.platform)
-    bound = run_bound(t)
-    if protected is not None and (bound is None or bound[0] <= protected):
-        return  # protected for the whole run, or a duration chosen for a run of unknown length
     run = ctx.run
 
     def disruptable_pools(run: LintRun, _where: object) -> list[tuple[NodePoolView, Exposure]]:
@@ -42,9 +38,13 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
         ]
         return [(p, e) for p, e in pools if e.disruptable]
 
-    exposed = run.once("exposed", placement(run, t), disruptable_pools)
+    exposed = run.once("exposed", placement(run, t), disruptable_pools)  # shared: the cheap test first
     if not exposed:
         return
+    protected = protection(t, ctx.platform)
+    bound = run_bound(t)
+    if protected is not None and (bound is None or bound[0] <= protected):
+        return  # protected for the whole run, or a duration chosen for a run of unknown length
     pool, exp = exposed[0]
     more = f" (and {len(exposed) - 1} more)" if len(exposed) > 1 else ""
     verbs = "/".join({"Underutilized": "consolidation", "Drifted": "drift"}[r] for r in exp.uncovered)

@@ -42,7 +42,7 @@ from eksmllint.workload import (
 )
 
 if TYPE_CHECKING:
-    from eksmllint.core.context import RuleContext
+    from eksmllint.core.context import LintRun, RuleContext
 
 #: Runtime variable grouping physical NeuronCores into logical ones on LNC types (trn2: default 2,
 #: catalogue source neuron-lnc); the cores a container sees are devices x physical cores / LNC.
@@ -224,6 +224,11 @@ def _dig(data: Any, path: tuple) -> Any:
             return None
         data = data.get(p)
     return data
+
+
+def run_collective_pods(run: LintRun, w: Workload) -> int | None:
+    """:func:`collective_pods`, computed once per run (EML604 and EML605 both ask)."""
+    return run.once("collective-pods", w, lambda _run, w: collective_pods(w))
 
 
 def collective_pods(w: Workload) -> int | None:

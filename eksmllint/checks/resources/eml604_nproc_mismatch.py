@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Any
 
 from eksmllint.checks.helpers import container_invocations
 from eksmllint.checks.resources._shared import (
-    collective_pods,
     literal_int,
     neuron_cores_of,
     neuron_summary,
     option,
     option_fix,
     option_path,
+    run_collective_pods,
 )
 from eksmllint.core.finding import Finding, Fix, SetValue
 from eksmllint.launch.model import Invocation, Option
@@ -80,7 +80,7 @@ def check(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
     if w is None:
         return
     explicit: set[int] = set()  # templates whose main container passes the flag itself
-    pods = collective_pods(w)
+    pods = run_collective_pods(ctx.run, w)
     for t in w.templates:
         for c in t.containers:
             for inv in container_invocations(c):

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 
 from eksmllint.checks.helpers import container_invocations
 from eksmllint.checks.resources._shared import (
-    collective_pods,
     literal_int,
     option,
     option_fix,
     option_path,
+    run_collective_pods,
 )
 from eksmllint.core.finding import Finding
 from eksmllint.launch.model import parse_int
@@ -47,7 +47,7 @@ def check(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
     w = ctx.run.workload_for(resource)
     if w is None:
         return
-    expected = collective_pods(w)
+    expected = run_collective_pods(ctx.run, w)
     if expected is None:
         return
     elastic = _elastic_range(w)
