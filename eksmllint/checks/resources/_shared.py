@@ -206,8 +206,9 @@ def _replica_values(w: Workload) -> Iterator[Any]:
         ("spec", "leaderWorkerTemplate", "size"),
         ("spec", "replicas"),
     ):
-        if r.get(path) is not None:
-            yield r.get(path)
+        value = r.get(path)
+        if value is not None:
+            yield value
     rjobs = r.get(("spec", "replicatedJobs"))
     if isinstance(rjobs, list):
         for rj in rjobs:
