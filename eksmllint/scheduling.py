@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from eksmllint.catalogue import RESERVATION_LABELS, InstanceType, get_catalogue
-from eksmllint.lazy import cached_property
+from eksmllint.lazy import cached_property, kept_on
 from eksmllint.placeholders import is_placeholder
 from eksmllint.resource import Resource
 from eksmllint.workload import PodTemplate
@@ -233,6 +233,7 @@ def _known_values() -> dict[str, set[str]]:
     return _KNOWN_CACHE
 
 
+@kept_on
 def pod_requirement_terms(t: PodTemplate) -> list[list[Requirement]]:
     """OR-of-ANDs: nodeSelector ANDed into every required node-affinity term."""
     base: list[Requirement] = [(k, "In", (v,)) for k, v in t.node_selector.items()]

@@ -4,6 +4,7 @@ formula, also used by the fixes of EML302 and EML304), memory-backed emptyDirs, 
 from __future__ import annotations
 
 from eksmllint.checks.helpers import SHM_PATH, mount_at
+from eksmllint.lazy import kept_on
 from eksmllint.platform import Platform
 from eksmllint.quantity import parse_quantity, to_mib
 from eksmllint.workload import Container, PodTemplate
@@ -96,6 +97,7 @@ def sized_memory_emptydirs(t: PodTemplate) -> list[tuple[int, dict, float]]:
     ]
 
 
+@kept_on
 def shm_mounts(t: PodTemplate) -> list[tuple[int, dict, list[Container]]]:
     """Every volume mounted at /dev/shm: (volume index, volume, containers mounting it there).
     Mounts naming a volume the pod does not declare are left to the reference rules."""
@@ -113,6 +115,7 @@ def shm_mounts(t: PodTemplate) -> list[tuple[int, dict, list[Container]]]:
     return [(i, v, cs) for i, (v, cs) in sorted(found.items())]
 
 
+@kept_on
 def pod_memory_limit_mib(t: PodTemplate) -> float | None:
     """The memory limit of the pod's cgroup, which memory-backed emptyDirs are charged to:
     pod-level ``spec.resources.limits.memory`` if set, else the sum of the containers' limits
