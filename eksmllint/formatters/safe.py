@@ -20,4 +20,6 @@ def _escape(m: re.Match) -> str:
 
 def one_line(text: str) -> str:
     """``text`` with every unsafe character written as a visible escape (``\\n``, ``\\x1b``)."""
+    if text.isprintable():  # the common case, one C pass: every unsafe character is unprintable
+        return text
     return _UNSAFE.sub(_escape, text)
