@@ -18,6 +18,7 @@ from collections.abc import Iterator
 
 from eksmllint.core.context import KUEUE_GROUP
 from eksmllint.graph import queue_references
+from eksmllint.lazy import kept_on
 from eksmllint.quantity import DIGITS
 from eksmllint.workload import PodTemplate, Workload
 
@@ -53,6 +54,7 @@ def _command_text(t: PodTemplate) -> str:
     return " ".join(parts)
 
 
+@kept_on
 def is_elastic(w: Workload) -> bool:
     """Elastic training tolerates fewer pods than replicas: a gang minimum below the total is
     then deliberate (Kubeflow ``elasticPolicy``, ``torchrun --nnodes=MIN:MAX`` with MIN < MAX,
@@ -60,11 +62,11 @@ def is_elastic(w: Workload) -> bool:
     if isinstance(w.resource.get(("spec", "elasticPolicy")), dict):
         return True
     for t in w.templates:
-        if _HOROVOD_ELASTIC.search(_command_text(t)):
+        text = _command_text(t)  # substring tests first: the regexes try a match at every "--"
+        if ("-np" in text or "--host-discovery" in text) and _HOROVOD_ELASTIC.search(text):
             return True  # horovodrun elastic mode
-        for m in _ELASTIC_NNODES.finditer(_command_text(t)):
-            if int(m.group(1)) < int(m.group(2)):
-                return True
+        if "--nnodes" in text and any(int(m.group(1)) < int(m.group(2)) for m in _ELASTIC_NNODES.finditer(text)):
+            return True
         for c in t.containers:
             nnodes = c.env.get("PET_NNODES")
             if nnodes and ":" in nnodes:
