@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator
 
 from eksmllint.checks.storage._shared import SCRATCH, fsx_deployment_type, provisions_new_filesystem
-from eksmllint.core.context import RuleContext
+from eksmllint.core.context import LintRun, RuleContext
 from eksmllint.core.finding import DocPath, Finding
 from eksmllint.workload import Container, PodTemplate
 
@@ -54,8 +54,16 @@ def _scratch_class(ctx: RuleContext, t: PodTemplate, volume: dict) -> tuple[str,
     return None
 
 
+def _has_scratch_class(run: LintRun, _: object) -> bool:
+    return any(
+        provisions_new_filesystem(sc) and fsx_deployment_type(sc) in SCRATCH for sc in run.of_kind("StorageClass")
+    )
+
+
 def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
     """EML902: a checkpoint directory is on a PVC of an FSx SCRATCH StorageClass."""
+    if not ctx.run.once("eml902-scratch-classes", ctx.run, _has_scratch_class):
+        return  # the usual run: no SCRATCH class, so no command line needs reading
     for c in t.containers:
         found: dict[str, tuple[DocPath, str]] = {}  # volume name -> (where stated, directory)
         for path, directory in checkpoint_paths(c):
