@@ -237,9 +237,17 @@ class PodTemplate:
 
     def device_count(self, resource: str) -> int:
         """Pod-level device count: sum over containers (init containers run before, not beside)."""
-        regular = sum(c.count(resource) for c in self.containers)
-        init = max((c.count(resource) for c in self.init_containers), default=0)
-        return max(regular, init)
+        counts = self._device_counts
+        found = counts.get(resource)
+        if found is None:
+            regular = sum(c.count(resource) for c in self.containers)
+            init = max((c.count(resource) for c in self.init_containers), default=0)
+            found = counts[resource] = max(regular, init)
+        return found
+
+    @cached_property
+    def _device_counts(self) -> dict[str, int]:
+        return {}
 
     @cached_property
     def accelerators(self) -> dict[str, int]:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from eksmllint.analysis.placement import placement
 from eksmllint.analysis.workload_class import SERVICE_KINDS, classify
 from eksmllint.core.context import KARPENTER_GROUP, LintRun
+from eksmllint.lazy import kept_on
 from eksmllint.platform import Platform
 from eksmllint.quantity import parse_int
 from eksmllint.resource import Resource
@@ -225,5 +226,15 @@ def deadlines(w: Workload) -> Iterator[tuple[int, tuple, list[PodTemplate]]]:
 def run_bound(t: PodTemplate) -> tuple[int, tuple] | None:
     """(seconds, path) of the shortest declared run length that bounds the pods of ``t``: a pod
     outlives none of the bounds that apply to it (the first on a tie); None when none does."""
-    bounds = [(d, path) for d, path, templates in deadlines(t.workload) if any(x is t for x in templates)]
-    return min(bounds, key=lambda b: b[0]) if bounds else None
+    return _run_bounds(t.workload).get(id(t))
+
+
+@kept_on
+def _run_bounds(w: Workload) -> dict[int, tuple[int, tuple]]:
+    """:func:`run_bound` of every template of ``w`` (by id), from one pass over its deadlines."""
+    best: dict[int, tuple[int, tuple]] = {}
+    for seconds, path, templates in deadlines(w):
+        for t in templates:
+            if id(t) not in best or seconds < best[id(t)][0]:  # the first on a tie
+                best[id(t)] = (seconds, path)
+    return best
