@@ -31,6 +31,7 @@ _SUFFIX: dict[str, int | Decimal] = {
 MAX_DIGITS = 30
 #: A whole number in a regular expression: at most MAX_DIGITS ASCII digits.
 DIGITS = rf"[0-9]{{1,{MAX_DIGITS}}}(?![0-9])"
+_LIMIT = 10**MAX_DIGITS  # computed once: Python does not fold the power of a global name
 _WHOLE = re.compile(DIGITS)
 _QTY = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|)\s*$")
 
@@ -40,7 +41,7 @@ def parse_quantity(value: object) -> Decimal | None:
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int):
-        return Decimal(value) if abs(value) < 10**MAX_DIGITS else None
+        return Decimal(value) if abs(value) < _LIMIT else None
     if isinstance(value, float):
         number, suffix = Decimal(str(value)) if math.isfinite(value) else None, ""
     elif isinstance(value, str):
@@ -65,7 +66,7 @@ def parse_int(value: object) -> int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return value if abs(value) < 10**MAX_DIGITS else None
+        return value if abs(value) < _LIMIT else None
     if isinstance(value, str):
         text = value.strip()
         return int(text) if _WHOLE.fullmatch(text) else None

@@ -62,3 +62,18 @@ def test_is_elastic_reads_the_command_as_the_regexes_do(text):
         int(m.group(1)) < int(m.group(2)) for m in _ELASTIC_NNODES.finditer(text)
     )
     assert is_elastic(w) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            ["PET_MASTER_ADDR", "PET_RDZV_ENDPOINT", "rdzv-endpoint", "rdzv_id", "master_addr", "master", "x"]
+        ),
+        max_size=6,
+    ).map(" ".join)
+)
+def test_rendezvous_mention_is_the_regex(text):
+    from eksmllint.checks.launch.eml804_rendezvous_missing import _RDZV_MENTION, _mentions_rendezvous
+
+    assert _mentions_rendezvous(text) == (_RDZV_MENTION.search(text) is not None)
