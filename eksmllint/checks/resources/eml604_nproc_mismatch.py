@@ -80,7 +80,6 @@ def check(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
     if w is None:
         return
     explicit: set[int] = set()  # templates whose main container passes the flag itself
-    pods = run_collective_pods(ctx.run, w)
     for t in w.templates:
         for c in t.containers:
             for inv in container_invocations(c):
@@ -91,6 +90,7 @@ def check(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
                     explicit.add(id(t))
                 have = per_node_devices(ctx, t, c)
                 if have is not None:
+                    pods = run_collective_pods(ctx.run, w)  # (once per run: only workloads with the flag ask)
                     yield from _judge_flag(
                         ctx, resource, c, inv, opt, have, pods, f"container {c.name!r}", "the container"
                     )

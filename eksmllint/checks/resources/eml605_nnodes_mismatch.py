@@ -45,8 +45,8 @@ def check(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
         yield from _trainjob_nnodes(ctx, resource)
         return
     w = ctx.run.workload_for(resource)
-    if w is None:
-        return
+    if w is None or not any(_has_node_flag(c) for t in w.templates for c in t.containers):
+        return  # (the cheap test first: most workloads pass no node count)
     expected = run_collective_pods(ctx.run, w)
     if expected is None:
         return
@@ -57,6 +57,13 @@ def check(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
     for t in w.templates:
         for c in t.containers:
             yield from _judge(ctx, resource, c, f"in container {c.name!r}", expected, runs, elastic)
+
+
+def _has_node_flag(c: Container) -> bool:
+    return any(
+        (name := NODE_FLAGS.get(inv.launcher or "")) and option(inv, name) is not None
+        for inv in container_invocations(c)
+    )
 
 
 def _trainjob_nnodes(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
