@@ -34,14 +34,14 @@ def _has_size_limit(volume: dict) -> bool:
 def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
     if not t.is_training:
         return
-    pod_limit = pod_memory_limit_mib(t)
-    if pod_limit:
-        outcome = f"can fill the pod's whole {format_mib(pod_limit)} memory limit and get it OOM-killed"
-    else:
-        outcome = "can grow to the node's allocatable memory (the pod has no memory limit)"
-    for idx, vol, containers in shm_mounts(t):
-        if not is_memory_emptydir(vol) or _has_size_limit(vol):
-            continue
+    unbounded = [m for m in shm_mounts(t) if is_memory_emptydir(m[1]) and not _has_size_limit(m[1])]
+    if unbounded:
+        pod_limit = pod_memory_limit_mib(t)
+        if pod_limit:
+            outcome = f"can fill the pod's whole {format_mib(pod_limit)} memory limit and get it OOM-killed"
+        else:
+            outcome = "can grow to the node's allocatable memory (the pod has no memory limit)"
+    for idx, vol, containers in unbounded:
         ed_path = t.spec_path + ("volumes", idx, "emptyDir")
         size = computed_shm_mib(containers)
         fix = None
