@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from eksmllint.lazy import kept_on
 from eksmllint.workload import (
     OPERATOR_MANAGED,
     Container,
@@ -250,12 +251,10 @@ def _pods_rendezvous(w: Workload) -> bool:
     return False
 
 
+@kept_on
 def classify(w: Workload) -> Classification:
     """The workload's class, computed once per workload view."""
-    found = w.__dict__.get("_classification")
-    if found is None:
-        found = w.__dict__["_classification"] = _classify(w)
-    return found
+    return _classify(w)
 
 
 def _classify(w: Workload) -> Classification:
@@ -343,27 +342,22 @@ def _runs_as_worker(w: Workload) -> bool:
     return w.resource.get(("spec", "runLauncherAsWorker")) is True
 
 
+@kept_on
 def classify_template(t: PodTemplate) -> Classification:
     """The class of one pod template: its workload's, except for templates that only start work
     running elsewhere (an MPIJob launcher without ``runLauncherAsWorker``, a RayJob submitter)."""
-    found = t.__dict__.get("_classification")
-    if found is None:
-        w = t.workload
-        if not classify(w).is_training:
-            found = classify(w)
-        elif w.kind == "MPIJob" and t.role == "launcher" and not _runs_as_worker(w):
-            found = Classification(
+    w = t.workload
+    if classify(w).is_training:
+        if w.kind == "MPIJob" and t.role == "launcher" and not _runs_as_worker(w):
+            return Classification(
                 WorkloadClass.LAUNCHER,
                 ("MPIJob launcher: mpirun starts the ranks in the worker pods (runLauncherAsWorker is not set)",),
             )
-        elif w.kind == "RayJob" and t.role == "submitter":
-            found = Classification(
+        if w.kind == "RayJob" and t.role == "submitter":
+            return Classification(
                 WorkloadClass.LAUNCHER, ("RayJob submitter: submits the entrypoint to the Ray cluster",)
             )
-        else:
-            found = classify(w)
-        t.__dict__["_classification"] = found
-    return found
+    return classify(w)
 
 
 def of_classes(targets: Iterable[object], classes: Iterable[str]) -> list[object]:
