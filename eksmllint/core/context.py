@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -90,7 +91,7 @@ class LintRun:
     settings: RunSettings = field(default_factory=RunSettings)
     #: Resources at the end of ``resources`` whose views come ready-made (:meth:`over`).
     shared: SharedViews = field(default=NO_SHARED_VIEWS, repr=False)
-    _memos: dict[str, dict] = field(default_factory=dict, init=False, repr=False)
+    _memos: defaultdict[str, dict] = field(default_factory=lambda: defaultdict(dict), init=False, repr=False)
 
     @classmethod
     def over(
@@ -193,18 +194,13 @@ class LintRun:
 
     def memo(self, name: str) -> dict:
         """A dict that lives as long as the run: for rules' own caches (keys are the rule's business)."""
-        found = self._memos.get(name)
-        if found is None:
-            found = self._memos[name] = {}
-        return found
+        return self._memos[name]
 
     def once(self, name: str, obj: object, compute: Callable[[LintRun, Any], Any]) -> Any:
         """``compute(run, obj)``, computed once per run and object. For answers that depend on the
         run (its ConfigMaps, NodePools): the webhook shares workload views between requests' runs,
         so such answers must not be stored on the views themselves."""
-        memo = self._memos.get(name)  # (memo() inlined: once is called ~10 times a template)
-        if memo is None:
-            memo = self._memos[name] = {}
+        memo = self._memos[name]
         found = memo.get(id(obj), _MISSING)
         if found is _MISSING:  # a None answer is an answer too: computed once like any other
             found = memo[id(obj)] = compute(self, obj)
