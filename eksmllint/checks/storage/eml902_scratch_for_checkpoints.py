@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from eksmllint.checks.storage._shared import SCRATCH, fsx_deployment_type, provisions_new_filesystem
 from eksmllint.core.context import LintRun, RuleContext
 from eksmllint.core.finding import DocPath, Finding
+from eksmllint.resource import Resource
 from eksmllint.workload import Container, PodTemplate
 
 #: Arguments naming where checkpoints are written (``--checkpoint-file``: torchelastic's ImageNet
@@ -49,15 +50,19 @@ def _scratch_class(ctx: RuleContext, t: PodTemplate, volume: dict) -> tuple[str,
         if not isinstance(sc_name, str):
             return None
         for sc in ctx.run.find("StorageClass", sc_name)[:1]:
-            if provisions_new_filesystem(sc) and (dt := fsx_deployment_type(sc)) in SCRATCH:
+            if dt := _scratch_type(sc):
                 return name, sc_name, dt
     return None
 
 
+def _scratch_type(sc: Resource) -> str | None:
+    """The SCRATCH deployment type of the FSx file systems StorageClass ``sc`` provisions, or None."""
+    dt = fsx_deployment_type(sc) if provisions_new_filesystem(sc) else None
+    return dt if dt in SCRATCH else None
+
+
 def _has_scratch_class(run: LintRun, _: object) -> bool:
-    return any(
-        provisions_new_filesystem(sc) and fsx_deployment_type(sc) in SCRATCH for sc in run.of_kind("StorageClass")
-    )
+    return any(_scratch_type(sc) for sc in run.of_kind("StorageClass"))
 
 
 def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
