@@ -20,11 +20,11 @@ from dataclasses import dataclass
 
 from eksmllint.lazy import kept_on
 from eksmllint.workload import (
+    DISTRIBUTED_LAUNCHERS,
     OPERATOR_MANAGED,
     Container,
     PodTemplate,
     Workload,
-    distributed_launcher,
 )
 
 
@@ -207,7 +207,7 @@ def _training_evidence(w: Workload) -> list[str]:
                 out.append(f"container {c.name!r} passes training flag --{flag}")
                 break
         else:
-            m = distributed_launcher(_words(c))
+            m = DISTRIBUTED_LAUNCHERS.search(_words(c))
             if m:
                 out.append(f"container {c.name!r} runs {m.group(0)}")
         image = c.image or ""
@@ -246,7 +246,7 @@ def _pods_rendezvous(w: Workload) -> bool:
         if t.accelerator_total > 0:
             return True
         for c in t.containers:
-            if any(k in c.env for k in RENDEZVOUS_ENV) or distributed_launcher(c.command_text):
+            if any(k in c.env for k in RENDEZVOUS_ENV) or DISTRIBUTED_LAUNCHERS.search(c.command_text):
                 return True
     return False
 

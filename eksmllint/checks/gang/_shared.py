@@ -13,11 +13,11 @@ Job / Queue / PodGroup, Kueue ClusterQueue / LocalQueue, JobSet, coscheduling).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from eksmllint.core.context import KUEUE_GROUP
 from eksmllint.graph import queue_references
+from eksmllint.guarded import Guarded
 from eksmllint.lazy import kept_on
 from eksmllint.quantity import DIGITS
 from eksmllint.workload import PodTemplate, Workload
@@ -36,8 +36,8 @@ SCHEDULING_POLICY = ("spec", "runPolicy", "schedulingPolicy")
 #: (kind, API group) of each object a workload can be queued in.
 QUEUE_KINDS = {"Queue": VOLCANO_SCHEDULING_GROUP, "LocalQueue": KUEUE_GROUP, "ClusterQueue": KUEUE_GROUP}
 
-_ELASTIC_NNODES = re.compile(rf"--nnodes[=\s]+({DIGITS}):({DIGITS})")
-_HOROVOD_ELASTIC = re.compile(r"--(min-np|max-np|host-discovery-script)\b")
+_ELASTIC_NNODES = Guarded(rf"--nnodes[=\s]+({DIGITS}):({DIGITS})", ("--nnodes",))
+_HOROVOD_ELASTIC = Guarded(r"--(min-np|max-np|host-discovery-script)\b", ("-np", "--host-discovery"))
 
 
 def is_volcano_scheduler(name: object) -> bool:
@@ -62,10 +62,10 @@ def is_elastic(w: Workload) -> bool:
     if isinstance(w.resource.get(("spec", "elasticPolicy")), dict):
         return True
     for t in w.templates:
-        text = _command_text(t)  # substring tests first: the regexes try a match at every "--"
-        if ("-np" in text or "--host-discovery" in text) and _HOROVOD_ELASTIC.search(text):
+        text = _command_text(t)
+        if _HOROVOD_ELASTIC.search(text):
             return True  # horovodrun elastic mode
-        if "--nnodes" in text and any(int(m.group(1)) < int(m.group(2)) for m in _ELASTIC_NNODES.finditer(text)):
+        if any(int(m.group(1)) < int(m.group(2)) for m in _ELASTIC_NNODES.finditer(text)):
             return True
         for c in t.containers:
             nnodes = c.env.get("PET_NNODES")

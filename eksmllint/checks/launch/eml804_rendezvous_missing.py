@@ -3,26 +3,22 @@ rendezvous host and no operator injects one."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from eksmllint.analysis.launch_sites import Site, container_sites, container_text, slurm_files, slurm_sites
 from eksmllint.core.context import LintRun, RuleContext
 from eksmllint.core.finding import Finding
+from eksmllint.guarded import Guarded
 from eksmllint.launch.model import Invocation, Option, parse_int
 from eksmllint.workload import OPERATOR_MANAGED, Workload
 
 # torchrun reads only its arguments and PET_<OPTION> variables (torch/distributed/argparse_util.py
 # ``env``: "Get argument values from PET_{dest} before defaulting"): a plain MASTER_ADDR is ignored.
 _RDZV_ENV = ("PET_MASTER_ADDR", "PET_RDZV_ENDPOINT")
-_RDZV_MENTION = re.compile(r"PET_MASTER_ADDR|PET_RDZV_ENDPOINT|rdzv[_-]endpoint|master[_-]addr")
-#: A word each alternative of _RDZV_MENTION contains: tested first, as the regex has no literal
-#: prefix to skip to and tries a match at every position of a long command.
-_RDZV_WORDS = ("MASTER_ADDR", "RDZV_ENDPOINT", "rdzv", "master")
-
-
-def _mentions_rendezvous(text: str) -> bool:
-    return any(word in text for word in _RDZV_WORDS) and _RDZV_MENTION.search(text) is not None
+_RDZV_MENTION = Guarded(
+    r"PET_MASTER_ADDR|PET_RDZV_ENDPOINT|rdzv[_-]endpoint|master[_-]addr",
+    ("MASTER_ADDR", "RDZV_ENDPOINT", "rdzv", "master"),
+)
 
 
 def _nnodes_max(opt: Option | None) -> int | None:
@@ -62,14 +58,14 @@ def check(ctx: RuleContext, run: LintRun) -> Iterator[Finding]:
         if _operator_injects_rendezvous(t.workload):
             continue
         for c in t.containers:
-            if any(k in c.env for k in _RDZV_ENV) or _mentions_rendezvous(container_text(c)):
+            if any(k in c.env for k in _RDZV_ENV) or _RDZV_MENTION.search(container_text(c)):
                 continue
             for site in container_sites(c):
                 nnodes = _missing_rendezvous(site.inv)
                 if nnodes is not None:
                     yield site.report(ctx, nnodes.position, nnodes.raw, _rdzv_message(site, nnodes))
     for src, script in slurm_files(run):
-        if _mentions_rendezvous(src.text or ""):
+        if _RDZV_MENTION.search(src.text or ""):
             continue
         for site in slurm_sites(src, script):
             nnodes = _missing_rendezvous(site.inv)

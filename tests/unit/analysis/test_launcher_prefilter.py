@@ -1,16 +1,21 @@
-"""The substring prefilters in front of command regexes never change an answer."""
+"""Guarded patterns (``eksmllint.guarded``) answer as their bare regexes do: every match holds
+one of the words tested first."""
 
 from __future__ import annotations
 
 import builders as b
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eksmllint.checks.gang._shared import _ELASTIC_NNODES, _HOROVOD_ELASTIC, is_elastic
+from eksmllint.checks.launch.eml804_rendezvous_missing import _RDZV_MENTION
+from eksmllint.guarded import Guarded
 from eksmllint.loader import parse_source
 from eksmllint.resource import SourceFile
-from eksmllint.workload import DISTRIBUTED_LAUNCHERS, distributed_launcher, workload_of
+from eksmllint.workload import DISTRIBUTED_LAUNCHERS, workload_of
 
+# Near misses and hits of every guarded pattern, glued together in any order.
 _WORDS = [
     "torchrun",
     "torch.distributed.run",
@@ -30,22 +35,38 @@ _WORDS = [
     "--max-np 4",
     "--host-discovery-script",
     "-np 8",
+    "PET_MASTER_ADDR",
+    "PET_RDZV_ENDPOINT",
+    "rdzv-endpoint",
+    "rdzv_id",
+    "master_addr",
+    "master",
     "train.py",
     " ",
     "\n",
     "_",
 ]
 _TEXT = st.lists(st.sampled_from(_WORDS), max_size=12).map("".join)
+_GUARDED = {
+    "launchers": DISTRIBUTED_LAUNCHERS,
+    "rendezvous": _RDZV_MENTION,
+    "horovod": _HOROVOD_ELASTIC,
+    "nnodes": _ELASTIC_NNODES,
+}
 
 
-def _span(m):
-    return None if m is None else (m.span(), m.group(0))
+def _spans(matches):
+    return [(m.span(), m.group(0)) for m in matches]
 
 
-@settings(max_examples=400, deadline=None)
-@given(_TEXT)
-def test_distributed_launcher_is_the_regex(text):
-    assert _span(distributed_launcher(text)) == _span(DISTRIBUTED_LAUNCHERS.search(text))
+@pytest.mark.parametrize("name", sorted(_GUARDED))
+@settings(max_examples=300, deadline=None)
+@given(text=_TEXT)
+def test_a_guarded_pattern_is_its_regex(name, text):
+    guarded: Guarded = _GUARDED[name]
+    found = guarded.search(text)
+    assert _spans([found] if found else []) == _spans([m for m in [guarded.pattern.search(text)] if m])
+    assert _spans(guarded.finditer(text)) == _spans(guarded.pattern.finditer(text))
 
 
 def _pytorchjob_running(text: str):
@@ -58,22 +79,7 @@ def _pytorchjob_running(text: str):
 @given(_TEXT)
 def test_is_elastic_reads_the_command_as_the_regexes_do(text):
     w = _pytorchjob_running(text)
-    expected = bool(_HOROVOD_ELASTIC.search(text)) or any(
-        int(m.group(1)) < int(m.group(2)) for m in _ELASTIC_NNODES.finditer(text)
+    expected = bool(_HOROVOD_ELASTIC.pattern.search(text)) or any(
+        int(m.group(1)) < int(m.group(2)) for m in _ELASTIC_NNODES.pattern.finditer(text)
     )
     assert is_elastic(w) == expected
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    st.lists(
-        st.sampled_from(
-            ["PET_MASTER_ADDR", "PET_RDZV_ENDPOINT", "rdzv-endpoint", "rdzv_id", "master_addr", "master", "x"]
-        ),
-        max_size=6,
-    ).map(" ".join)
-)
-def test_rendezvous_mention_is_the_regex(text):
-    from eksmllint.checks.launch.eml804_rendezvous_missing import _RDZV_MENTION, _mentions_rendezvous
-
-    assert _mentions_rendezvous(text) == (_RDZV_MENTION.search(text) is not None)
