@@ -5,7 +5,7 @@ Some premises changed across releases (KubeRay's automatic ``/dev/shm``, Kueue's
 ``waitForPodsReady``, Neuron's precision variables, Karpenter's ``do-not-disrupt`` durations).
 eksmllint cannot see the cluster's versions, so the config states them (``platform:``, or
 ``--platform karpenter=1.8``) and each defaults to the newest release listed in
-``catalogue/platform.yaml``. Rules read ``ctx.platform`` and name the release they assumed.
+``platform/versions.yaml``. Rules read ``ctx.platform`` and name the release they assumed.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-DATA = Path(__file__).parent / "catalogue" / "platform.yaml"
+DATA = Path(__file__).with_name("versions.yaml")
 _VERSION_RE = re.compile(r"v?(\d{1,3})\.(\d{1,4})(?:\.\d{1,4})?(?:[-+][0-9A-Za-z.-]*)?")
 
 

@@ -1,0 +1,12 @@
+"""What eksmllint knows about the platform, as validated data with sources, in one home.
+
+- :mod:`.versions` (``versions.yaml``): the releases of Karpenter, Kueue, KubeRay, the Neuron SDK and
+  the training operators a run assumes (``platform:`` in the config).
+
+Code elsewhere reads these tables instead of keeping kind sets, label tables or launcher lists of
+its own: a shape one module knows and another does not is a silent skip.
+"""
+
+from eksmllint.platform.versions import Component, Platform, components, parse_assignments, parse_version
+
+__all__ = ["Component", "Platform", "components", "parse_assignments", "parse_version"]
