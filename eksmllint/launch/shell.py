@@ -687,11 +687,27 @@ class Unknown:
     option_like: bool = False
 
 
-VarValue = Known | KnownArray | Unknown
+@dataclass(frozen=True)
+class Partial:
+    """A scalar whose text is known except for pieces that are only known at run time
+    (``LAUNCHER="torchrun --node_rank $(hostname) ..."``): ``pieces`` holds literal text (str)
+    and the unknown pieces as written (:class:`Part`).  Word splitting keeps it partial: a word
+    holding an unknown piece is one unknown word, and only an unquoted variable standing alone
+    may be any number of words (opaque), so the launcher and its other options stay known."""
+
+    pieces: tuple[str | Part, ...]
+
+    @property
+    def option_like(self) -> bool:
+        first = self.pieces[0] if self.pieces else ""
+        return isinstance(first, str) and _OPTION_LIKE_RE.match(first) is not None and bool(first.strip())
+
+
+VarValue = Known | KnownArray | Partial | Unknown
 
 
 def _value_option_like(v: VarValue) -> bool:
-    if isinstance(v, Known):
+    if isinstance(v, (Known, Partial)):
         return v.option_like
     if isinstance(v, KnownArray):
         return not v.items or v.items[0].text.startswith("-")
@@ -1008,7 +1024,13 @@ def expand_word(word: Word, state: ShellState, pos: Callable[[int], ArgPosition]
                     else:
                         out.extend(replace(item, value=t, resolved=t) for t in pieces)
                 return out
-        if isinstance(v, Unknown) or (p.subscript in ("@", "*") and not isinstance(v, (Known, KnownArray))):
+        if isinstance(v, Partial) and p.subscript is None:
+            if p.quoted:
+                partial = _partial_text(p, state)
+                value = partial if state.budget.allow(len(partial)) else display
+                return [Arg(value, None, word.raw, position, option_like=v.option_like)]
+            return _split_partial(v, display, word.raw, position, state)
+        if isinstance(v, (Unknown, Partial)) or (p.subscript in ("@", "*") and not isinstance(v, (Known, KnownArray))):
             opt_like = _value_option_like(v)
             return [
                 Arg(display, None, word.raw, position, opaque=not p.quoted or p.subscript == "@", option_like=opt_like)
@@ -1025,6 +1047,8 @@ def expand_word(word: Word, state: ShellState, pos: Callable[[int], ArgPosition]
             return [Arg(display, None, word.raw, position, opaque=True)]
         return [Arg(t, t, word.raw, position) for t in pieces]
     text_parts: list[str] = []
+    # the word as far as it is known: unknown pieces as written (a nested ``bash -c`` re-reads it)
+    partial_parts: list[str] = []
     ok = True
     all_unquoted = True
     for p in parts:
@@ -1032,12 +1056,15 @@ def expand_word(word: Word, state: ShellState, pos: Callable[[int], ArgPosition]
             all_unquoted = False
         if p.kind == "lit":
             text_parts.append(p.text)
+            partial_parts.append(p.text)
             continue
         r = resolve_part(p, state)
         if r is None or (not p.quoted and any(ch.isspace() for ch in r)):
             ok = False
+            partial_parts.append(_partial_text(p, state) if p.quoted and r is None else p.display())
             continue
         text_parts.append(r)
+        partial_parts.append(r)
     if ok and len(text_parts) > 1 and not state.budget.allow(sum(map(len, text_parts))):
         ok = False  # the joined word is over budget: unknown
     if ok:
@@ -1046,23 +1073,80 @@ def expand_word(word: Word, state: ShellState, pos: Callable[[int], ArgPosition]
             return []
         return [Arg(display, text, word.raw, position)]
     option_like = display.startswith("-") or (bool(parts) and _part_option_like(parts[0], state))
-    return [Arg(display, None, word.raw, position, option_like=option_like)]
+    partial = "".join(partial_parts)
+    value = partial if partial != display and state.budget.allow(len(partial)) else display
+    return [Arg(value, None, word.raw, position, option_like=option_like)]
+
+
+def _partial_text(p: Part, state: ShellState) -> str:
+    """A quoted reference to a :class:`Partial` variable as far as it is known (its unknown
+    pieces as written); any other unknown reference as written."""
+    if p.kind == "var" and not p.special and not p.op and p.subscript is None:
+        v = state.get(p.text)
+        if isinstance(v, Partial):
+            return "".join(x if isinstance(x, str) else x.display() for x in v.pieces)
+    return p.display()
+
+
+def _split_partial(v: Partial, display: str, raw: str, position: ArgPosition, state: ShellState) -> list[Arg]:
+    """Word splitting of an unquoted :class:`Partial` value (see there)."""
+    words: list[list[str | Part]] = []
+    current: list[str | Part] = []
+    for piece in v.pieces:
+        if isinstance(piece, Part):
+            current.append(piece)
+            continue
+        chunks = re.split(r"(\s+)", piece)
+        for chunk in chunks:
+            if not chunk:
+                continue
+            if chunk.isspace():
+                if current:
+                    words.append(current)
+                current = []
+            else:
+                current.append(chunk)
+    if current:
+        words.append(current)
+    if not state.budget.allow(len(words) * _ITEM_COST):
+        return [Arg(display, None, raw, position, opaque=True)]
+    out: list[Arg] = []
+    for pieces in words:
+        text = "".join(x if isinstance(x, str) else x.display() for x in pieces)
+        holes = [x for x in pieces if isinstance(x, Part)]
+        if not holes:
+            out.append(Arg(text, text, raw, position))
+        elif len(pieces) == 1 and holes[0].kind == "var":
+            # an unquoted unknown variable alone may stand for any number of words
+            out.append(Arg(text, None, raw, position, opaque=True, option_like=_part_option_like(holes[0], state)))
+        else:
+            out.append(Arg(text, None, raw, position, option_like=text.startswith("-")))
+    return out
 
 
 def assignment_value(value_parts: tuple[Part, ...], state: ShellState) -> tuple[str, VarValue]:
-    """Value of ``NAME=...`` (no word splitting in assignments): display and VarValue."""
+    """Value of ``NAME=...`` (no word splitting in assignments): display and VarValue.  A value
+    with literal text around pieces that are unknown until run time stays :class:`Partial`."""
     display = "".join(p.display() for p in value_parts)
-    texts: list[str] = []
+    pieces: list[str | Part] = []
     for p in value_parts:
         if p.kind == "lit":
-            texts.append(p.text)
+            pieces.append(p.text)
             continue
         r = resolve_part(p, state)
         if r is None:
             if len(value_parts) == 1 and p.kind == "var" and not p.op:
                 return display, Unknown(_value_option_like(state.get(p.text)))
+            if p.kind not in ("var", "cmd") or p.special:
+                return display, Unknown(display.startswith("-"))
+            pieces.append(p)
+            continue
+        pieces.append(r)
+    if any(isinstance(x, Part) for x in pieces):
+        if not any(isinstance(x, str) and x.strip() for x in pieces):
             return display, Unknown(display.startswith("-"))
-        texts.append(r)
+        return display, Partial(tuple(pieces))
+    texts = [x for x in pieces if isinstance(x, str)]
     if len(texts) > 1 and not state.budget.allow(sum(map(len, texts))):
         return display, Unknown(False)  # over budget: as unknown as a value read at run time
     return display, Known("".join(texts))

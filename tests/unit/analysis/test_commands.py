@@ -119,3 +119,33 @@ def test_eml401_fix_edits_only_the_real_argument():
     script = yaml.safe_load(out.fixed)["spec"]["template"]["spec"]["containers"][0]["args"][0]
     assert script == SCRIPT.replace("t.py --fp16 --num_workers", "t.py --bf16 --num_workers")
     assert not fix_text(out.fixed, Config(select=("EML401",)), name="job.yaml").applied  # idempotent
+
+
+MEGATRON = (
+    'LAUNCHER="python -u -m torch.distributed.run --nproc_per_node 8 --rdzv_id $(hostname)"\n'
+    'srun --ntasks-per-node=1 bash -c "$LAUNCHER train.py --fp16"\n'
+)
+
+
+def test_launcher_in_a_variable_run_by_srun_bash_c_is_read_where_it_is_written():
+    calls = script_calls(MEGATRON, ("args", 0), {})
+    python = next(c for c in calls if c.program == "python")
+    texts = [w.text for w in python.words]
+    assert texts[:4] == ["python", "-u", "-m", "torch.distributed.run"]
+    assert "$(hostname)" in texts and texts[-2:] == ["train.py", "--fp16"]
+    for w in python.words:  # every word points at its own text, in the assignment or the nested script
+        assert w.editable and MEGATRON[w.start : w.start + len(w.raw)] == w.raw
+
+
+def test_variables_not_followed_when_conditional_or_single_quoted_and_not_exported():
+    cond = script_calls('if x; then CMD="torchrun t.py --fp16"; fi\n$CMD\n', ("args", 0), {})
+    assert "--fp16" not in [w.text for c in cond[1:] for w in c.words if c.program != ""]
+    local = script_calls("CMD='torchrun t.py --fp16'\nbash -c '$CMD'\n", ("args", 0), {})
+    exported = script_calls("export CMD='torchrun t.py --fp16'\nbash -c '$CMD'\n", ("args", 0), {})
+    assert [c.program for c in local][-1] == "$CMD"
+    assert [c.program for c in exported][-1] == "torchrun"
+
+
+def test_exec_form_srun_bash_c_is_split_into_its_calls():
+    c = _container(["srun", "-N2", "bash", "-c", "torchrun --nproc_per_node=8 t.py --fp16"])
+    assert [call.program for call in container_calls(c)] == ["torchrun"]

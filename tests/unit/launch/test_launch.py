@@ -850,3 +850,16 @@ def test_parse_deepspeed_never_raises(text: str) -> None:
 )
 def test_expand_without_dollar_is_identity(text: str, env) -> None:
     assert expand_k8s_vars(text, env) == text
+
+
+def test_a_run_time_word_in_a_launcher_variable_is_one_unknown_word():
+    from eksmllint.launch import analyse_container
+
+    script = (
+        'LAUNCHER="torchrun --nproc_per_node 8 --nnodes 2 --rdzv_endpoint $(hostname):29500"\n'
+        'srun bash -c "$LAUNCHER train.py --fp16"\n'
+    )
+    (inv,) = analyse_container(["bash", "-c", script], None, {})
+    assert inv.launcher == "torchrun" and inv.script == "train.py" and inv.under_srun is not None
+    assert inv.option("nproc_per_node").int_value() == 8 and inv.option("nnodes").int_value() == 2
+    assert inv.option("rdzv_endpoint").resolved is None  # known to be there, its value is not

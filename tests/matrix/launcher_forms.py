@@ -1,0 +1,281 @@
+"""The launcher dimension of the shape matrix: each launch/precision rule's defect, written once as a
+launch line (launcher words + training-script words) or a config setting, transplanted into every
+form a launcher is written in.  :func:`markdown_table` renders the rule x form table the README
+carries (``python tests/matrix/launcher_forms.py``).
+
+The bases are written here from the tools' documentation (torchrun, DeepSpeed, accelerate,
+PyTorch Lightning, Hugging Face ``TrainingArguments``), not copied from public manifests.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import textwrap
+from dataclasses import dataclass, field
+
+import yaml
+
+IMAGE = "public.ecr.aws/example/trainer:1.0"
+
+#: The forms, in table order.  Command forms rewrite a launch line; config forms move a precision
+#: setting into a config file the launch line names.
+COMMAND_FORMS = ("direct", "python -m", "variable", "bash -c", "srun bash -c")
+CONFIG_FORMS = (
+    "DeepSpeed JSON in ConfigMap",
+    "accelerate YAML in ConfigMap",
+)
+FORMS = COMMAND_FORMS + CONFIG_FORMS
+
+_PYTHON_M = {
+    "torchrun": ["python", "-m", "torch.distributed.run"],
+    "deepspeed": ["python", "-m", "deepspeed.launcher.runner"],
+    "accelerate": ["python", "-m", "accelerate.commands.launch"],
+}
+
+
+@dataclass(frozen=True)
+class Line:
+    """A launch: the launcher's words and the training script's words (script first)."""
+
+    launcher: tuple[str, ...]
+    script: tuple[str, ...]
+
+
+def _q(words) -> str:
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def command_of(form: str, line: Line) -> list[str] | None:
+    """The container ``command`` for ``line`` written in ``form`` (None: the form cannot write it)."""
+    if form == "direct":
+        return [*line.launcher, *line.script]
+    if form == "python -m":
+        head = line.launcher[0]
+        if head == "accelerate" and line.launcher[1:2] == ("launch",):
+            return [*_PYTHON_M[head], *line.launcher[2:], *line.script]
+        if head not in _PYTHON_M:
+            return None
+        return [*_PYTHON_M[head], *line.launcher[1:], *line.script]
+    if form == "variable":  # the Megatron / BigScience idiom: launcher and program in variables
+        script = f'LAUNCHER="{_q(line.launcher)}"\nCMD="{_q(line.script)}"\n$LAUNCHER $CMD\n'
+        return ["bash", "-c", script]
+    if form == "bash -c":
+        return ["bash", "-c", f"set -euo pipefail\n{_q(line.launcher)} {_q(line.script)}\n"]
+    if form == "srun bash -c":  # launcher in a variable with a run-time word, started by srun
+        launcher = f"{_q(line.launcher)} --rdzv_id=job-$(hostname)"
+        script = f'LAUNCHER="{launcher}"\nsrun --ntasks-per-node=1 bash -c "$LAUNCHER {_q(line.script)}"\n'
+        return ["bash", "-c", script]
+    raise ValueError(form)
+
+
+@dataclass(frozen=True)
+class Precision:
+    """A precision choice written in every form: as script flags and as each config's setting."""
+
+    name: str  # fp16 | bf16
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        return (f"--{self.name}",)
+
+    def config(self, form: str) -> tuple[str, str, str] | None:
+        """(file name, text, the launch option naming it) of the config form, None when n/a."""
+        bf16 = self.name == "bf16"
+        if form.startswith("DeepSpeed"):
+            data = {
+                "train_micro_batch_size_per_gpu": 4,
+                "gradient_accumulation_steps": 8,
+                "fp16": {"enabled": not bf16},
+                "bf16": {"enabled": bf16},
+                "zero_optimization": {"stage": 2},
+            }
+            return "ds_config.json", json.dumps(data, indent=2) + "\n", "--deepspeed"
+        if form.startswith("accelerate"):
+            data = {
+                "compute_environment": "LOCAL_MACHINE",
+                "distributed_type": "MULTI_GPU",
+                "mixed_precision": self.name,
+                "num_processes": 8,
+            }
+            return "accelerate.yaml", yaml.safe_dump(data), "--config_file"
+        if form.startswith("Lightning"):
+            data = {"trainer": {"precision": "bf16-mixed" if bf16 else "16-mixed", "accumulate_grad_batches": 4}}
+            return "lightning.yaml", yaml.safe_dump(data), "--config"
+        if form.startswith("HF"):
+            data = {"output_dir": "/checkpoints/run", "per_device_train_batch_size": 4, "fp16": not bf16, "bf16": bf16}
+            return "training_args.json", json.dumps(data, indent=2) + "\n", ""
+        return None
+
+
+@dataclass(frozen=True)
+class Case:
+    """One rule's defect: the bad and good launch (or precision) on a base workload."""
+
+    code: str
+    base: str  # key of BASES
+    bad: Line | Precision
+    good: Line | Precision
+    not_applicable: dict[str, str] = field(default_factory=dict)  # form -> why the cell is empty
+
+
+def _job(name: str, pod_spec: dict, kind: str = "Job") -> dict:
+    if kind == "PyTorchJob":
+        return {
+            "apiVersion": "kubeflow.org/v1",
+            "kind": "PyTorchJob",
+            "metadata": {"name": name, "namespace": "ml"},
+            "spec": {
+                "pytorchReplicaSpecs": {
+                    "Master": {"replicas": 1, "restartPolicy": "OnFailure", "template": {"spec": pod_spec}},
+                    "Worker": {"replicas": 1, "restartPolicy": "OnFailure", "template": {"spec": pod_spec}},
+                }
+            },
+        }
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": "ml"},
+        "spec": {"backoffLimit": 3, "template": {"spec": {"restartPolicy": "Never", **pod_spec}}},
+    }
+
+
+def _pod(instance: str | None, resources: dict, shm: str) -> dict:
+    spec: dict = {
+        "containers": [
+            {
+                "name": "trainer",
+                "image": IMAGE,
+                "resources": {"limits": resources, "requests": resources},
+                "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}],
+            }
+        ],
+        "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": shm}}],
+    }
+    if instance:
+        spec["nodeSelector"] = {"node.kubernetes.io/instance-type": instance}
+    return spec
+
+
+#: Base workloads: (kind, instance type, resources, /dev/shm size).
+BASES = {
+    "a100-job": ("Job", "p4d.24xlarge", {"nvidia.com/gpu": 8, "cpu": "90", "memory": "1000Gi"}, "200Gi"),
+    "t4-job": ("Job", "g4dn.12xlarge", {"nvidia.com/gpu": 4, "cpu": "44", "memory": "160Gi"}, "40Gi"),
+    "a100-pytorchjob": ("PyTorchJob", "p4d.24xlarge", {"nvidia.com/gpu": 8, "cpu": "90", "memory": "1000Gi"}, "200Gi"),
+}
+
+_TRAIN = ("train.py", "--epochs", "3")
+_TORCHRUN8 = ("torchrun", "--nproc_per_node=8")
+_NO_CONFIG = "a launcher option, not a training setting: no config file holds it"
+
+CASES = (
+    Case("EML401", "a100-job", Precision("fp16"), Precision("bf16")),
+    Case("EML402", "t4-job", Precision("bf16"), Precision("fp16")),
+    Case(
+        "EML604",
+        "a100-job",
+        Line(("torchrun", "--nproc_per_node=4"), _TRAIN),
+        Line(_TORCHRUN8, _TRAIN),
+        dict.fromkeys(CONFIG_FORMS, _NO_CONFIG),
+    ),
+    Case(
+        "EML605",
+        "a100-pytorchjob",
+        Line(("torchrun", "--nnodes=3", "--nproc_per_node=8"), _TRAIN),
+        Line(("torchrun", "--nnodes=2", "--nproc_per_node=8"), _TRAIN),
+        dict.fromkeys(CONFIG_FORMS, _NO_CONFIG),
+    ),
+)
+
+#: Rules of the launch/precision families the launcher dimension does not apply to, with why.
+NOT_IN_MATRIX = {
+    "EML403": "a conflict between two selections: each side is an EML401/402 cell already",
+    "EML404": "reads the container env (XLA_USE_BF16 / NEURON_CC_FLAGS), not a launch line",
+    "EML606": "mpirun -np vs the MPIJob's slots: mpirun has no python -m form and no config file",
+    "EML608": "Neuron cores per node: written like EML604 (torchrun --nproc_per_node), same reader",
+    "EML801": "reads JOB_COMPLETION_INDEX references in the env / command, not the launcher's shape",
+    "EML802": "MASTER_ADDR in the env, not the launch line",
+    "EML803": "CUDA_VISIBLE_DEVICES in the env, not the launch line",
+    "EML807": "the image tag, not the launch line",
+    "EML805": "a Slurm batch script's srun line: judged in scripts, not in containers",
+    "EML806": "#SBATCH directives: judged in scripts, not in containers",
+    "EML804": "not transplanted yet: rendezvous options across every form",
+    "EML808": "not transplanted yet: restart policy vs a collective launcher in every form",
+    "EML809": "not transplanted yet: launcher options vs a DeepSpeed config in every form",
+    "EML810": "not transplanted yet: checkpoint paths in every form",
+}
+
+
+def cells() -> list[tuple[Case, str]]:
+    return [(case, form) for case in CASES for form in FORMS]
+
+
+def why_empty(case: Case, form: str) -> str | None:
+    """Why ``case`` cannot be written in ``form`` (None: the cell is judged)."""
+    if form in case.not_applicable:
+        return case.not_applicable[form]
+    line = case.bad if isinstance(case.bad, Line) else Line(_TORCHRUN8, (*_TRAIN, *case.bad.flags))
+    if form in COMMAND_FORMS and command_of(form, line) is None:
+        return f"{line.launcher[0]} has no python -m form"
+    return None
+
+
+def manifests(case: Case, form: str, bad: bool) -> dict[str, str]:
+    """The files of one cell (file name -> text)."""
+    choice = case.bad if bad else case.good
+    kind, instance, resources, shm = BASES[case.base]
+    pod = _pod(instance, resources, shm)
+    container = pod["containers"][0]
+    files: dict[str, str] = {}
+    docs: list[dict] = []
+    if isinstance(choice, Line):
+        container["command"] = command_of(form, choice)
+    elif form in COMMAND_FORMS:
+        container["command"] = command_of(form, Line(_TORCHRUN8, (*_TRAIN, *choice.flags)))
+    else:
+        found = choice.config(form)
+        assert found is not None
+        name, text, option = found
+        script = (*_TRAIN, option, f"/config/{name}") if option else ("train.py", f"/config/{name}")
+        if form.startswith("accelerate"):
+            container["command"] = ["accelerate", "launch", "--config_file", f"/config/{name}", *_TRAIN]
+        else:
+            container["command"] = [*_TORCHRUN8, *script]
+        if "beside manifest" in form:
+            files[name] = text
+            container["command"] = [*_TORCHRUN8, *_TRAIN, option, name]
+        else:
+            container["volumeMounts"].append({"name": "cfg", "mountPath": "/config"})
+            pod["volumes"].append({"name": "cfg", "configMap": {"name": "train-config"}})
+            docs.append(
+                {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {"name": "train-config", "namespace": "ml"},
+                    "data": {name: text},
+                }
+            )
+    docs.insert(0, _job("train", pod, kind))
+    files["workload.yaml"] = yaml.safe_dump_all(docs, sort_keys=False)
+    return files
+
+
+def markdown_table(results: dict[tuple[str, str], str] | None = None) -> str:
+    """The rule x launcher-form table: a judged cell shows ✓ (or the given result), an empty cell
+    its reason."""
+    head = "| rule | " + " | ".join(FORMS) + " |\n|---|" + "---|" * len(FORMS) + "\n"
+    rows = []
+    for case in CASES:
+        out = []
+        for form in FORMS:
+            why = why_empty(case, form)
+            out.append(f"— ({why})" if why else (results or {}).get((case.code, form), "✓"))
+        rows.append(f"| {case.code} | " + " | ".join(out) + " |")
+    rest = "\n".join(
+        f"| {code} | " + f"— ({why}) |" + " |" * (len(FORMS) - 1) for code, why in sorted(NOT_IN_MATRIX.items())
+    )
+    return head + "\n".join(rows) + "\n" + rest + "\n"
+
+
+if __name__ == "__main__":
+    print(textwrap.dedent(markdown_table()))

@@ -1,0 +1,48 @@
+"""The launcher dimension of the shape matrix (tests/matrix/launcher_forms.py): every launch and
+precision rule fires on every bad cell and stays silent on every good one, whatever form the
+launcher or the setting is written in."""
+
+from __future__ import annotations
+
+import pytest
+from launcher_forms import CASES, FORMS, NOT_IN_MATRIX, cells, manifests, markdown_table, why_empty
+
+from eksmllint.config import Config
+from eksmllint.core.engine import lint_paths
+from eksmllint.core.registry import default_registry
+
+JUDGED = [(case, form) for case, form in cells() if why_empty(case, form) is None]
+
+
+def _codes(tmp_path, files: dict[str, str], code: str) -> list[str]:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    result = lint_paths([str(tmp_path)], Config())
+    return [f"{f.location.file}:{f.location.line} {f.message}" for f in result.active if f.code == code]
+
+
+@pytest.mark.parametrize(("case", "form"), JUDGED, ids=[f"{c.code}-{f}" for c, f in JUDGED])
+def test_bad_cell_fires(tmp_path, case, form):
+    assert _codes(tmp_path, manifests(case, form, bad=True), case.code)
+
+
+@pytest.mark.parametrize(("case", "form"), JUDGED, ids=[f"{c.code}-{f}" for c, f in JUDGED])
+def test_good_cell_is_silent(tmp_path, case, form):
+    assert _codes(tmp_path, manifests(case, form, bad=False), case.code) == []
+
+
+def test_every_launch_and_precision_rule_is_in_the_table():
+    codes = {r.code for r in default_registry() if r.code[:4] in ("EML4", "EML8")} | {
+        "EML604",
+        "EML605",
+        "EML606",
+        "EML608",
+    }
+    listed = {c.code for c in CASES} | set(NOT_IN_MATRIX)
+    assert codes <= listed, sorted(codes - listed)
+
+
+def test_table_lists_every_cell():
+    table = markdown_table()
+    assert all(form in table for form in FORMS)
+    assert table.count("\n| EML") == len(CASES) + len(NOT_IN_MATRIX)
