@@ -19,19 +19,18 @@ Parsing is pure and cached per input text, like :mod:`eksmllint.analysis.launch_
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from eksmllint.analysis.configs import load, mounted_configmaps, mounted_file_at
 from eksmllint.analysis.launch_sites import Site, all_sites
-from eksmllint.checks.helpers import MountedFile, configmap_refs, find_configmap, mounted_files
+from eksmllint.checks.helpers import MountedFile, mounted_files
 from eksmllint.launch.deepspeed import DeepSpeedConfig, DeepSpeedError, looks_like_deepspeed, parse_deepspeed
 from eksmllint.launch.model import Option
 from eksmllint.resource import Resource, SourceFile
 from eksmllint.workload import Container
-from eksmllint.yamlpos import YAMLLoadError, load_data
 
 
 @lru_cache(maxsize=1024)
@@ -94,18 +93,6 @@ def mounted_keys(run, c: Container) -> dict[str, MountedFile]:
     return {norm(k): v for k, v in mounted_files(run, c).items()}
 
 
-def mounted_configmaps(run) -> list[Resource]:
-    """ConfigMaps of the run that some pod template mounts (volume or projected source)."""
-    out: dict[int, Resource] = {}
-    for t in run.templates:
-        for _, v in t.volumes:
-            for ref in configmap_refs(v):
-                cm = find_configmap(run, ref.get("name"), t.resource.namespace)
-                if cm is not None:
-                    out[id(cm)] = cm
-    return list(out.values())
-
-
 @dataclass(frozen=True, eq=False)
 class DSConfig:
     """A parsed DeepSpeed config and where it lives: a JSON file or a ConfigMap key."""
@@ -147,18 +134,7 @@ def ds_config_for(run, site: Site, ref: Option) -> DSConfig | None:
         return None
     if site.container is not None:
         c = site.container
-        files = mounted_keys(run, c)
-        hit = None
-        if path.startswith("/"):
-            hit = files.get(norm(path))
-        else:
-            wd = c.data.get("workingDir")
-            if isinstance(wd, str) and wd.startswith("/"):
-                hit = files.get(norm(posixpath.join(wd, path)))
-            if hit is None:
-                tail = "/" + norm(path)
-                matches = [f for p, f in files.items() if p.endswith(tail)]
-                hit = matches[0] if len(matches) == 1 else None
+        hit = mounted_file_at(mounted_keys(run, c), path, c.data.get("workingDir"))
         if hit is not None:
             text = hit.text
             cfg = deepspeed_of(text, hit.key) if text is not None else None
@@ -213,27 +189,10 @@ def configmap_ds_candidates(run) -> list[tuple[Resource, str, str, object]]:
         for key, text in data.items():
             if not isinstance(key, str) or not isinstance(text, str):
                 continue
-            loose = _loose_parse(text)
+            loose = load(text)
             if ds_named(key) or looks_like_deepspeed(loose):
                 out.append((cm, key, text, loose))
     return out
-
-
-@lru_cache(maxsize=1024)
-def _loose_parse_cached(text: str) -> object:
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
-        pass
-    try:
-        return load_data(text)  # the loader's limits (aliases, depth, nodes): this is a user's ConfigMap
-    except YAMLLoadError:
-        return None
-
-
-def _loose_parse(text: str) -> object:
-    """JSON, else YAML; None when neither (for 'does this look like DeepSpeed' only)."""
-    return _loose_parse_cached(text)
 
 
 def referenced_json(run) -> dict[str, str]:

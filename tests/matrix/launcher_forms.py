@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import shlex
-import textwrap
 from dataclasses import dataclass, field
 
 import yaml
@@ -23,7 +22,11 @@ IMAGE = "public.ecr.aws/example/trainer:1.0"
 COMMAND_FORMS = ("direct", "python -m", "variable", "bash -c", "srun bash -c")
 CONFIG_FORMS = (
     "DeepSpeed JSON in ConfigMap",
+    "DeepSpeed JSON beside manifest",
     "accelerate YAML in ConfigMap",
+    "Lightning YAML in ConfigMap",
+    "HF TrainingArguments JSON in ConfigMap",
+    "HF TrainingArguments JSON beside manifest",
 )
 FORMS = COMMAND_FORMS + CONFIG_FORMS
 
@@ -69,43 +72,87 @@ def command_of(form: str, line: Line) -> list[str] | None:
     raise ValueError(form)
 
 
+#: Each config form's file: (name, how it is written, the launch option naming it; "" for the
+#: script's only argument).
+_CONFIG_FILES = {
+    "DeepSpeed": ("ds_config.json", "json", "--deepspeed"),
+    "accelerate": ("accelerate.yaml", "yaml", "--config_file"),
+    "Lightning": ("lightning.yaml", "yaml", "--config"),
+    "HF": ("training_args.json", "json", ""),
+}
+
+
+def _family(form: str) -> str:
+    return form.split(" ", 1)[0]
+
+
+class Setting:
+    """A training setting written in every form: as script flags, and as each config's keys."""
+
+    flags: tuple[str, ...] = ()
+
+    def data(self, family: str) -> dict | None:
+        """The config of ``family`` holding the setting (None: that config has no such key)."""
+        raise NotImplementedError
+
+    def config(self, form: str) -> tuple[str, str, str] | None:
+        """(file name, text, the launch option naming it) of the config form, None when n/a."""
+        data = self.data(_family(form))
+        if data is None:
+            return None
+        name, how, option = _CONFIG_FILES[_family(form)]
+        text = json.dumps(data, indent=2) + "\n" if how == "json" else yaml.safe_dump(data)
+        return name, text, option
+
+
 @dataclass(frozen=True)
-class Precision:
-    """A precision choice written in every form: as script flags and as each config's setting."""
+class Precision(Setting):
+    """A precision choice: ``--fp16`` / ``--bf16``, or each config's precision key."""
 
     name: str  # fp16 | bf16
 
     @property
-    def flags(self) -> tuple[str, ...]:
+    def flags(self) -> tuple[str, ...]:  # type: ignore[override]
         return (f"--{self.name}",)
 
-    def config(self, form: str) -> tuple[str, str, str] | None:
-        """(file name, text, the launch option naming it) of the config form, None when n/a."""
+    def data(self, family: str) -> dict | None:
         bf16 = self.name == "bf16"
-        if form.startswith("DeepSpeed"):
-            data = {
+        return {
+            "DeepSpeed": {
                 "train_micro_batch_size_per_gpu": 4,
                 "gradient_accumulation_steps": 8,
                 "fp16": {"enabled": not bf16},
                 "bf16": {"enabled": bf16},
                 "zero_optimization": {"stage": 2},
-            }
-            return "ds_config.json", json.dumps(data, indent=2) + "\n", "--deepspeed"
-        if form.startswith("accelerate"):
-            data = {
+            },
+            "accelerate": {
                 "compute_environment": "LOCAL_MACHINE",
                 "distributed_type": "MULTI_GPU",
                 "mixed_precision": self.name,
                 "num_processes": 8,
-            }
-            return "accelerate.yaml", yaml.safe_dump(data), "--config_file"
-        if form.startswith("Lightning"):
-            data = {"trainer": {"precision": "bf16-mixed" if bf16 else "16-mixed", "accumulate_grad_batches": 4}}
-            return "lightning.yaml", yaml.safe_dump(data), "--config"
-        if form.startswith("HF"):
-            data = {"output_dir": "/checkpoints/run", "per_device_train_batch_size": 4, "fp16": not bf16, "bf16": bf16}
-            return "training_args.json", json.dumps(data, indent=2) + "\n", ""
-        return None
+            },
+            "Lightning": {"trainer": {"precision": "bf16-mixed" if bf16 else "16-mixed", "accumulate_grad_batches": 4}},
+            "HF": {"output_dir": "/checkpoints/run", "per_device_train_batch_size": 4, "fp16": not bf16, "bf16": bf16},
+        }[family]
+
+
+@dataclass(frozen=True)
+class Checkpoints(Setting):
+    """Where checkpoints are written: ``--output_dir DIR``, or each config's checkpoint key."""
+
+    directory: str
+
+    @property
+    def flags(self) -> tuple[str, ...]:  # type: ignore[override]
+        return ("--output_dir", self.directory)
+
+    def data(self, family: str) -> dict | None:
+        return {
+            "DeepSpeed": None,
+            "accelerate": None,
+            "Lightning": {"trainer": {"default_root_dir": self.directory, "max_epochs": 3}},
+            "HF": {"output_dir": self.directory, "per_device_train_batch_size": 4},
+        }[family]
 
 
 @dataclass(frozen=True)
@@ -114,8 +161,8 @@ class Case:
 
     code: str
     base: str  # key of BASES
-    bad: Line | Precision
-    good: Line | Precision
+    bad: Line | Setting
+    good: Line | Setting
     not_applicable: dict[str, str] = field(default_factory=dict)  # form -> why the cell is empty
 
 
@@ -147,10 +194,16 @@ def _pod(instance: str | None, resources: dict, shm: str) -> dict:
                 "name": "trainer",
                 "image": IMAGE,
                 "resources": {"limits": resources, "requests": resources},
-                "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}],
+                "volumeMounts": [
+                    {"name": "dshm", "mountPath": "/dev/shm"},
+                    {"name": "checkpoints", "mountPath": "/checkpoints"},
+                ],
             }
         ],
-        "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": shm}}],
+        "volumes": [
+            {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": shm}},
+            {"name": "checkpoints", "persistentVolumeClaim": {"claimName": "fsx-checkpoints"}},
+        ],
     }
     if instance:
         spec["nodeSelector"] = {"node.kubernetes.io/instance-type": instance}
@@ -171,6 +224,7 @@ _NO_CONFIG = "a launcher option, not a training setting: no config file holds it
 CASES = (
     Case("EML401", "a100-job", Precision("fp16"), Precision("bf16")),
     Case("EML402", "t4-job", Precision("bf16"), Precision("fp16")),
+    Case("EML810", "a100-job", Checkpoints("/tmp/run"), Checkpoints("/checkpoints/run")),
     Case(
         "EML604",
         "a100-job",
@@ -202,7 +256,6 @@ NOT_IN_MATRIX = {
     "EML804": "not transplanted yet: rendezvous options across every form",
     "EML808": "not transplanted yet: restart policy vs a collective launcher in every form",
     "EML809": "not transplanted yet: launcher options vs a DeepSpeed config in every form",
-    "EML810": "not transplanted yet: checkpoint paths in every form",
 }
 
 
@@ -217,6 +270,8 @@ def why_empty(case: Case, form: str) -> str | None:
     line = case.bad if isinstance(case.bad, Line) else Line(_TORCHRUN8, (*_TRAIN, *case.bad.flags))
     if form in COMMAND_FORMS and command_of(form, line) is None:
         return f"{line.launcher[0]} has no python -m form"
+    if form in CONFIG_FORMS and isinstance(case.bad, Setting) and case.bad.config(form) is None:
+        return f"the {_family(form)} config has no key for it"
     return None
 
 
@@ -236,14 +291,15 @@ def manifests(case: Case, form: str, bad: bool) -> dict[str, str]:
         found = choice.config(form)
         assert found is not None
         name, text, option = found
-        script = (*_TRAIN, option, f"/config/{name}") if option else ("train.py", f"/config/{name}")
+        beside = "beside manifest" in form
+        path = name if beside else f"/config/{name}"
+        script = (*_TRAIN, option, path) if option else ("train.py", path)
         if form.startswith("accelerate"):
-            container["command"] = ["accelerate", "launch", "--config_file", f"/config/{name}", *_TRAIN]
+            container["command"] = ["accelerate", "launch", "--config_file", path, *_TRAIN]
         else:
             container["command"] = [*_TORCHRUN8, *script]
-        if "beside manifest" in form:
+        if beside:
             files[name] = text
-            container["command"] = [*_TORCHRUN8, *_TRAIN, option, name]
         else:
             container["volumeMounts"].append({"name": "cfg", "mountPath": "/config"})
             pod["volumes"].append({"name": "cfg", "configMap": {"name": "train-config"}})
@@ -260,22 +316,27 @@ def manifests(case: Case, form: str, bad: bool) -> dict[str, str]:
     return files
 
 
-def markdown_table(results: dict[tuple[str, str], str] | None = None) -> str:
-    """The rule x launcher-form table: a judged cell shows ✓ (or the given result), an empty cell
-    its reason."""
-    head = "| rule | " + " | ".join(FORMS) + " |\n|---|" + "---|" * len(FORMS) + "\n"
-    rows = []
-    for case in CASES:
-        out = []
-        for form in FORMS:
-            why = why_empty(case, form)
-            out.append(f"— ({why})" if why else (results or {}).get((case.code, form), "✓"))
-        rows.append(f"| {case.code} | " + " | ".join(out) + " |")
-    rest = "\n".join(
-        f"| {code} | " + f"— ({why}) |" + " |" * (len(FORMS) - 1) for code, why in sorted(NOT_IN_MATRIX.items())
-    )
-    return head + "\n".join(rows) + "\n" + rest + "\n"
+def markdown_table() -> str:
+    """The rule x launcher-form table for the README: ✓ where the rule is judged (bad cell fires,
+    good cell silent), a numbered note where the cell cannot apply, and the rules of the families
+    the launcher dimension does not apply to, with why."""
+    notes: dict[str, int] = {}
+
+    def mark(why: str | None) -> str:
+        if why is None:
+            return "✓"
+        return f"—{notes.setdefault(why, len(notes) + 1)}"
+
+    lines = ["| rule | " + " | ".join(FORMS) + " |", "|---|" + "---|" * len(FORMS)]
+    lines += [f"| {c.code} | " + " | ".join(mark(why_empty(c, f)) for f in FORMS) + " |" for c in CASES]
+    lines.append("")
+    lines += [f"{n}. {why}" for why, n in notes.items()]
+    lines.append("")
+    lines.append("Not in the launcher dimension:")
+    lines.append("")
+    lines += [f"- {code}: {why}" for code, why in sorted(NOT_IN_MATRIX.items())]
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":
-    print(textwrap.dedent(markdown_table()))
+    print(markdown_table(), end="")

@@ -45,4 +45,15 @@ def test_every_launch_and_precision_rule_is_in_the_table():
 def test_table_lists_every_cell():
     table = markdown_table()
     assert all(form in table for form in FORMS)
-    assert table.count("\n| EML") == len(CASES) + len(NOT_IN_MATRIX)
+    assert table.count("\n| EML") == len(CASES) and table.count("\n- EML") == len(NOT_IN_MATRIX)
+    judged = sum(row.count("✓") for row in table.splitlines() if row.startswith("| EML"))
+    assert judged == len(JUDGED)
+
+
+def test_every_modelled_config_form_has_a_column():
+    from launcher_forms import CONFIG_FORMS
+
+    from eksmllint.platform.configs import config_forms
+
+    missing = [f.label for f in config_forms() if f.modelled and not any(f.label in col for col in CONFIG_FORMS)]
+    assert not missing, f"config forms without a matrix column: {missing}"

@@ -6,6 +6,8 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterator
 
+from eksmllint.analysis.commands import word_location
+from eksmllint.analysis.configs import container_configs
 from eksmllint.analysis.deepspeed_configs import norm
 from eksmllint.analysis.launch_sites import container_sites
 from eksmllint.analysis.workload_class import WorkloadClass, classify_template
@@ -70,18 +72,47 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
                     problems = [_ephemeral_problem(u, uc, directory) for u, uc in hosts]
                 if any(p is None for p in problems):
                     continue  # at least one pod that runs the ranks keeps it: stay silent
-                where = (
-                    f"container {c.name!r}"
-                    if hosts == [(t, c)]
-                    else (
-                        f"the {fmt_list(sorted({u.role for u, _ in hosts}))} pods (container {hosts[0][1].name!r}), "
-                        "where mpirun starts the ranks,"
-                    )
-                )
                 shown = opt.resolved.strip() if relative else directory
                 yield site.report(
-                    ctx, opt.value_position or opt.position, opt.raw, f"{flag} {shown} of {where} {problems[0]}"
+                    ctx,
+                    opt.value_position or opt.position,
+                    opt.raw,
+                    f"{flag} {shown} of {_where(t, c, hosts)} {problems[0]}",
                 )
+        yield from _config_checkpoints(ctx, t, c, hosts, seen)
+
+
+def _where(t: PodTemplate, c: Container, hosts: list[tuple[PodTemplate, Container]]) -> str:
+    if hosts == [(t, c)]:
+        return f"container {c.name!r}"
+    return (
+        f"the {fmt_list(sorted({u.role for u, _ in hosts}))} pods (container {hosts[0][1].name!r}), "
+        "where mpirun starts the ranks,"
+    )
+
+
+def _config_checkpoints(
+    ctx: RuleContext, t: PodTemplate, c: Container, hosts: list[tuple[PodTemplate, Container]], seen: set[str]
+) -> Iterator[Finding]:
+    """Checkpoint directories named in the training configs the container reads (``output_dir`` of
+    a TrainingArguments JSON, Lightning's ``trainer.default_root_dir``): absolute paths only (a
+    relative one is relative to a working directory the config does not show)."""
+    for ref in container_configs(ctx.run, c):
+        cfg = ref.config
+        for key, directory in cfg.checkpoint_paths() if cfg.form.modelled else ():
+            if not directory.startswith("/") or "$" in directory or norm(directory) in seen:
+                continue
+            directory = norm(directory)
+            seen.add(directory)
+            problems = [_ephemeral_problem(u, uc, directory) for u, uc in hosts]
+            if any(p is None for p in problems):
+                continue
+            message = f"{cfg.form.label} {key}: {directory} {cfg.where}, read by {_where(t, c, hosts)}, {problems[0]}"
+            if cfg.mounted is not None:
+                yield ctx.report(cfg.mounted.configmap, ("data", cfg.mounted.key), message)
+            elif ref.word is not None:
+                f = ctx.report(t.resource, ref.word.path, message)
+                yield f.with_(location=word_location(t.resource, ref.word))
 
 
 def _relative_problem(t: PodTemplate, c: Container) -> str | None:

@@ -59,7 +59,7 @@ def analyse(run, c: Container) -> ContainerPrecision:
 def _analyse(run, c: Container) -> ContainerPrecision:
     words = container_words(c)
     uses = unambiguous(flag_uses(c.template.resource, words))
-    uses += env_uses(c, words) + config_uses(run, c, words)
+    uses += env_uses(c, words) + config_uses(run, c)
     uses.sort(key=lambda u: ORIGIN_ORDER[u.origin])
     return ContainerPrecision(c, uses)
 
