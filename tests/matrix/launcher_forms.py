@@ -165,6 +165,10 @@ class Case:
     good: Line | Setting
     not_applicable: dict[str, str] = field(default_factory=dict)  # form -> why the cell is empty
 
+    @property
+    def label(self) -> str:
+        return f"{self.code} (Slurm)" if self.base in SLURM_BASES else self.code
+
 
 def _job(name: str, pod_spec: dict, kind: str = "Job") -> dict:
     if kind == "PyTorchJob":
@@ -217,6 +221,10 @@ BASES = {
     "a100-pytorchjob": ("PyTorchJob", "p4d.24xlarge", {"nvidia.com/gpu": 8, "cpu": "90", "memory": "1000Gi"}, "200Gi"),
 }
 
+#: Slurm bases: a batch script on a partition whose Slinky NodeSet pins the instance type.
+SLURM_BASES = {"a100-slurm": "p4d.24xlarge", "t4-slurm": "g4dn.12xlarge"}
+_SLURM_CONFIGS = "a config named by a Slurm script is not read for precision (only its flags are)"
+
 _TRAIN = ("train.py", "--epochs", "3")
 _TORCHRUN8 = ("torchrun", "--nproc_per_node=8")
 _NO_CONFIG = "a launcher option, not a training setting: no config file holds it"
@@ -224,6 +232,8 @@ _NO_CONFIG = "a launcher option, not a training setting: no config file holds it
 CASES = (
     Case("EML401", "a100-job", Precision("fp16"), Precision("bf16")),
     Case("EML402", "t4-job", Precision("bf16"), Precision("fp16")),
+    Case("EML401", "a100-slurm", Precision("fp16"), Precision("bf16"), dict.fromkeys(CONFIG_FORMS, _SLURM_CONFIGS)),
+    Case("EML402", "t4-slurm", Precision("bf16"), Precision("fp16"), dict.fromkeys(CONFIG_FORMS, _SLURM_CONFIGS)),
     Case("EML810", "a100-job", Checkpoints("/tmp/run"), Checkpoints("/checkpoints/run")),
     Case(
         "EML604",
@@ -278,6 +288,8 @@ def why_empty(case: Case, form: str) -> str | None:
 def manifests(case: Case, form: str, bad: bool) -> dict[str, str]:
     """The files of one cell (file name -> text)."""
     choice = case.bad if bad else case.good
+    if case.base in SLURM_BASES:
+        return _slurm_cell(SLURM_BASES[case.base], form, choice)
     kind, instance, resources, shm = BASES[case.base]
     pod = _pod(instance, resources, shm)
     container = pod["containers"][0]
@@ -316,6 +328,29 @@ def manifests(case: Case, form: str, bad: bool) -> dict[str, str]:
     return files
 
 
+def _slurm_cell(instance: str, form: str, choice: Line | Setting) -> dict[str, str]:
+    """A batch script on partition ``gpu`` and the NodeSet serving it; the launch is the script's
+    body (a ``bash -c`` form's script is the body itself: sbatch runs it with bash)."""
+    line = choice if isinstance(choice, Line) else Line(_TORCHRUN8, (*_TRAIN, *choice.flags))
+    argv = command_of(form, line)
+    assert argv is not None
+    body = argv[2] if argv[:2] == ["bash", "-c"] else f"srun {_q(argv)}\n"
+    script = "#!/bin/bash\n#SBATCH --job-name=train\n#SBATCH --partition=gpu\n#SBATCH --nodes=2\n"
+    script += "#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=8\n\n" + body
+    nodeset = {
+        "apiVersion": "slinky.slurm.net/v1beta1",
+        "kind": "NodeSet",
+        "metadata": {"name": "gpu", "namespace": "slurm"},
+        "spec": {
+            "controllerRef": {"name": "slurm", "namespace": "slurm"},
+            "replicas": 2,
+            "partition": {"enabled": True},
+            "template": {"spec": {"nodeSelector": {"node.kubernetes.io/instance-type": instance}}},
+        },
+    }
+    return {"train.sbatch": script, "nodeset.yaml": yaml.safe_dump(nodeset, sort_keys=False)}
+
+
 def markdown_table() -> str:
     """The rule x launcher-form table for the README: ✓ where the rule is judged (bad cell fires,
     good cell silent), a numbered note where the cell cannot apply, and the rules of the families
@@ -328,7 +363,7 @@ def markdown_table() -> str:
         return f"—{notes.setdefault(why, len(notes) + 1)}"
 
     lines = ["| rule | " + " | ".join(FORMS) + " |", "|---|" + "---|" * len(FORMS)]
-    lines += [f"| {c.code} | " + " | ".join(mark(why_empty(c, f)) for f in FORMS) + " |" for c in CASES]
+    lines += [f"| {c.label} | " + " | ".join(mark(why_empty(c, f)) for f in FORMS) + " |" for c in CASES]
     lines.append("")
     lines += [f"{n}. {why}" for why, n in notes.items()]
     lines.append("")

@@ -21,12 +21,12 @@ def _codes(tmp_path, files: dict[str, str], code: str) -> list[str]:
     return [f"{f.location.file}:{f.location.line} {f.message}" for f in result.active if f.code == code]
 
 
-@pytest.mark.parametrize(("case", "form"), JUDGED, ids=[f"{c.code}-{f}" for c, f in JUDGED])
+@pytest.mark.parametrize(("case", "form"), JUDGED, ids=[f"{c.label}-{f}" for c, f in JUDGED])
 def test_bad_cell_fires(tmp_path, case, form):
     assert _codes(tmp_path, manifests(case, form, bad=True), case.code)
 
 
-@pytest.mark.parametrize(("case", "form"), JUDGED, ids=[f"{c.code}-{f}" for c, f in JUDGED])
+@pytest.mark.parametrize(("case", "form"), JUDGED, ids=[f"{c.label}-{f}" for c, f in JUDGED])
 def test_good_cell_is_silent(tmp_path, case, form):
     assert _codes(tmp_path, manifests(case, form, bad=False), case.code) == []
 

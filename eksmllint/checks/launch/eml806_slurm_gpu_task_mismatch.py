@@ -4,107 +4,15 @@ and nodes it gets, or the job asks for more than the nodes of its Slinky partiti
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from eksmllint.analysis.launch_sites import int_opt, slurm_line_col, slurm_of, slurm_sites
-from eksmllint.catalogue import L_INSTANCE_TYPE, InstanceType, get_catalogue
+from eksmllint.analysis.partitions import NodeShape, partition_shape
 from eksmllint.checks.launch._shared import procs_per_node, step_gpus_per_node, tasks_source
 from eksmllint.core.context import RuleContext
 from eksmllint.core.finding import Finding
 from eksmllint.launch.model import PER_NODE_LAUNCHERS, ArgPosition, Invocation, Option
 from eksmllint.launch.slurm import SlurmScript
-from eksmllint.quantity import parse_count, parse_quantity, to_mib
-from eksmllint.resource import Resource, SourceFile
-from eksmllint.workload import GPU
-
-SLINKY_GROUP = "slinky.slurm.net"
-
-
-@dataclass(frozen=True)
-class NodeShape:
-    """What one node of a Slurm partition offers (from a Slinky NodeSet in the run)."""
-
-    source: str
-    gpus: int | None
-    cpus: int | None
-    memory_mib: int | None
-
-
-def _slinky_nodesets(run) -> list[Resource]:
-    return [r for r in run.resources if r.group == SLINKY_GROUP and r.kind == "NodeSet"]
-
-
-def _nodeset_partitions(r: Resource) -> set[str]:
-    names = {r.name} if r.name else set()
-    part = r.get(("spec", "partition"))
-    if isinstance(part, str):
-        names.add(part)
-    return names
-
-
-def _nodeset_instance(r: Resource) -> InstanceType | None:
-    spec = r.get(("spec", "template", "spec"))
-    if not isinstance(spec, dict):
-        return None
-    ns = spec.get("nodeSelector")
-    name = ns.get(L_INSTANCE_TYPE) if isinstance(ns, dict) else None
-    if name is None:
-        terms = (
-            (
-                ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
-                    "requiredDuringSchedulingIgnoredDuringExecution"
-                )
-                or {}
-            )
-            if isinstance(spec.get("affinity"), dict)
-            else {}
-        )
-        values: set[str] = set()
-        for term in terms.get("nodeSelectorTerms") or [] if isinstance(terms, dict) else []:
-            for e in (term.get("matchExpressions") or []) if isinstance(term, dict) else []:
-                if isinstance(e, dict) and e.get("key") == L_INSTANCE_TYPE and e.get("operator") == "In":
-                    values.update(str(v) for v in e.get("values") or [])
-        name = next(iter(values)) if len(values) == 1 else None
-    return get_catalogue().get(str(name)) if name is not None else None
-
-
-def _slurmd_limits(r: Resource) -> dict:
-    res = r.get(("spec", "slurmd", "resources", "limits"))
-    if isinstance(res, dict):
-        return res
-    containers = r.get(("spec", "template", "spec", "containers"))
-    if isinstance(containers, list):
-        for c in containers:
-            if isinstance(c, dict) and c.get("name") == "slurmd":
-                lim = (c.get("resources") or {}).get("limits") if isinstance(c.get("resources"), dict) else None
-                if isinstance(lim, dict):
-                    return lim
-    return {}
-
-
-def partition_shape(run, partition: str | None) -> NodeShape | None:
-    """The node shape of ``partition`` from the one Slinky NodeSet serving it; None if unknown."""
-    if not partition:
-        return None
-    sets = [r for r in _slinky_nodesets(run) if partition in _nodeset_partitions(r)]
-    if len(sets) != 1:
-        return None
-    r = sets[0]
-    it = _nodeset_instance(r)
-    limits = _slurmd_limits(r)
-    gpus = (
-        parse_count(limits.get(GPU))
-        if GPU in limits
-        else (it.accelerator_count if it and it.accelerator_kind == "nvidia" else None)
-    )
-    cpu_q = parse_quantity(limits.get("cpu")) if "cpu" in limits else None
-    mem_q = parse_quantity(limits.get("memory")) if "memory" in limits else None
-    cpus = int(cpu_q) if cpu_q is not None else (it.vcpu if it else None)
-    mem = int(to_mib(mem_q)) if mem_q is not None else (it.memory_gib * 1024 if it else None)
-    if gpus is None and cpus is None and mem is None:
-        return None
-    source = f"NodeSet {r.name!r}" + (f" ({it.name})" if it else "")
-    return NodeShape(source, gpus, cpus, mem)
+from eksmllint.resource import SourceFile
 
 
 def _directive_site(script: SlurmScript, name: str) -> tuple[ArgPosition | None, str]:

@@ -8,14 +8,14 @@ pod whose instance type is not pinned is unknown, and the rules stay silent.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from eksmllint.analysis.commands import word_location
 from eksmllint.analysis.placement import placement
 from eksmllint.catalogue import InstanceType
-from eksmllint.checks.helpers import fmt_list
+from eksmllint.checks.helpers import configmap_refs, find_configmap, fmt_list
 from eksmllint.checks.precision._configs import config_uses
 from eksmllint.checks.precision._uses import (
     ORIGIN_ORDER,
@@ -128,12 +128,12 @@ def uses_neuron(t: PodTemplate) -> bool:
 def use_location(u: Use) -> Location:
     """Location of a use: the word itself when it is one, else its document path."""
     if u.word is None:
-        return u.resource.location(u.path)
-    return word_location(u.resource, u.word)
+        return u.home.location(u.path)
+    return word_location(u.home, u.word)
 
 
 def report(ctx, u: Use, message: str, *, fix: Fix | None = None, related: Iterable[Use] = ()) -> Finding:
-    f = ctx.report(u.resource, u.path, message, fix=fix, related=[use_location(r) for r in related])
+    f = ctx.report(u.home, u.path, message, fix=fix, related=[use_location(r) for r in related])
     return f.with_(location=use_location(u))
 
 
@@ -186,6 +186,24 @@ def who(c: Container, u: Use) -> str:
 
 
 # --- EML401 / EML402 ----------------------------------------------------------------------------
+
+
+def judged_templates(ctx, run) -> Iterator[PodTemplate]:
+    """The templates EML401/EML402 judge: those of the classes the rule judges, except context
+    workloads (--context, the webhook's cluster view) that mount no ConfigMap of the run's own: a
+    finding about a context workload is reported only when it sits in an admitted ConfigMap."""
+    for t in run.templates:
+        if ctx.judges(t) and (not t.resource.doc.file.context_only or _mounts_own_configmap(run, t)):
+            yield t
+
+
+def _mounts_own_configmap(run, t: PodTemplate) -> bool:
+    for _, v in t.volumes:
+        for ref in configmap_refs(v):
+            cm = find_configmap(run, ref.get("name"), t.resource.namespace)
+            if cm is not None and not cm.doc.file.context_only:
+                return True
+    return False
 
 
 def unsupported_choice(

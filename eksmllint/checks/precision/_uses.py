@@ -96,11 +96,18 @@ class Use:
     precision: str  # fp16 | bf16 | fp32
     origin: str  # flag | accelerate-env | xla-env | config (accelerate) | deepspeed-config
     text: str  # as shown in messages
-    resource: Resource = field(repr=False)
+    resource: Resource | None = field(repr=False)  # None: a Slurm batch script's word
     path: DocPath
     word: Word | None = None
     command: int | None = None
     edits: dict[str, tuple[Edit, ...]] = field(default_factory=dict)  # target precision -> edits
+
+    @property
+    def home(self) -> Resource:
+        """The resource the use is written in (a workload's or a ConfigMap)."""
+        if self.resource is None:
+            raise ValueError("a use in a Slurm script is in no resource")
+        return self.resource
 
     def rewrite(self, target: str) -> tuple[Edit, ...] | None:
         return self.edits.get(target)
@@ -133,8 +140,9 @@ def _value_edits(key: str, w: Word, value: str) -> dict[str, tuple[Edit, ...]]:
     return out
 
 
-def flag_uses(resource: Resource, words: list[Word]) -> list[Use]:
-    """Precision flags among ``words`` (see the module docstring for the spellings)."""
+def flag_uses(resource: Resource | None, words: list[Word]) -> list[Use]:
+    """Precision flags among ``words`` (see the module docstring for the spellings); ``resource``
+    is None for the words of a Slurm batch script."""
     uses: list[Use] = []
     for i, w in enumerate(words):
         nxt = words[i + 1] if i + 1 < len(words) and words[i + 1].command == w.command else None

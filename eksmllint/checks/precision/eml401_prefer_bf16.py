@@ -6,23 +6,25 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from eksmllint.checks.precision._shared import unsupported_choice
+from eksmllint.checks.precision._shared import judged_templates, unsupported_choice
+from eksmllint.checks.precision._slurm import script_choices
 from eksmllint.checks.precision._uses import BF16, FP16
 from eksmllint.core.finding import Applicability, Finding
-from eksmllint.workload import PodTemplate
 
 if TYPE_CHECKING:
-    from eksmllint.core.context import RuleContext
+    from eksmllint.core.context import LintRun, RuleContext
 
 
-def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
-    yield from unsupported_choice(
-        ctx,
-        t,
-        bf16_capable=True,
-        chosen=FP16,
-        other=BF16,
-        applicability=Applicability.SAFE,
-        why="{who} trains in fp16 ({texts}) on {acc}, which support bf16: it keeps fp32's exponent "
-        "range, so it needs no loss scaling and does not overflow to inf/NaN",
-    )
+#: The message, for containers and Slurm scripts alike.
+WHY = (
+    "{who} trains in fp16 ({texts}) on {acc}, which support bf16: it keeps fp32's exponent "
+    "range, so it needs no loss scaling and does not overflow to inf/NaN"
+)
+
+
+def check(ctx: RuleContext, run: LintRun) -> Iterator[Finding]:
+    for t in judged_templates(ctx, run):
+        yield from unsupported_choice(
+            ctx, t, bf16_capable=True, chosen=FP16, other=BF16, applicability=Applicability.SAFE, why=WHY
+        )
+    yield from script_choices(ctx, bf16_capable=True, chosen=FP16, other=BF16, why=WHY)

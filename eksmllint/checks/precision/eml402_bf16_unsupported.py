@@ -6,23 +6,25 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from eksmllint.checks.precision._shared import unsupported_choice
+from eksmllint.checks.precision._shared import judged_templates, unsupported_choice
+from eksmllint.checks.precision._slurm import script_choices
 from eksmllint.checks.precision._uses import BF16, FP16
 from eksmllint.core.finding import Applicability, Finding
-from eksmllint.workload import PodTemplate
 
 if TYPE_CHECKING:
-    from eksmllint.core.context import RuleContext
+    from eksmllint.core.context import LintRun, RuleContext
 
 
-def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
-    yield from unsupported_choice(
-        ctx,
-        t,
-        bf16_capable=False,
-        chosen=BF16,
-        other=FP16,
-        applicability=Applicability.UNSAFE,
-        why="{who} requests bf16 ({texts}) but lands on {acc}, which have no bf16 support: "
-        "training fails to start or falls back to slow emulation",
-    )
+#: The message, for containers and Slurm scripts alike.
+WHY = (
+    "{who} requests bf16 ({texts}) but lands on {acc}, which have no bf16 support: "
+    "training fails to start or falls back to slow emulation"
+)
+
+
+def check(ctx: RuleContext, run: LintRun) -> Iterator[Finding]:
+    for t in judged_templates(ctx, run):
+        yield from unsupported_choice(
+            ctx, t, bf16_capable=False, chosen=BF16, other=FP16, applicability=Applicability.UNSAFE, why=WHY
+        )
+    yield from script_choices(ctx, bf16_capable=False, chosen=BF16, other=FP16, why=WHY)

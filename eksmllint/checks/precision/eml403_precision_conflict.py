@@ -42,13 +42,13 @@ def _container_conflicts(ctx: RuleContext, t: PodTemplate, reported: set[tuple[o
         by_config: dict[tuple, list[Use]] = {}
         for u in p.uses:
             if u.origin == DS_CONFIG:
-                by_config.setdefault((u.resource.key, u.path), []).append(u)
+                by_config.setdefault((u.home.key, u.path), []).append(u)
         groups += list(by_config.values())
         for group in groups:
             fp16, bf16 = p.of(FP16, group), p.of(BF16, group)
             if not fp16 or not bf16:
                 continue
-            reported.update((u.resource.key, u.path) for u in group if u.origin == DS_CONFIG)
+            reported.update((u.home.key, u.path) for u in group if u.origin == DS_CONFIG)
             first, second = (fp16, bf16) if group.index(fp16[0]) <= group.index(bf16[0]) else (bf16, fp16)
             yield report(
                 ctx,
