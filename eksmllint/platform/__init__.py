@@ -2,6 +2,12 @@
 
 - :mod:`.versions` (``versions.yaml``): the releases of Karpenter, Kueue, KubeRay, the Neuron SDK and
   the training operators a run assumes (``platform:`` in the config).
+- :mod:`.configs` (``configs.yaml``): the training config forms a launch line names (DeepSpeed,
+  accelerate, Lightning, ``TrainingArguments``...), how each is recognised and where each fact is
+  written; read by :mod:`eksmllint.analysis.configs`.
+- Launchers: the program and option tables of :mod:`eksmllint.launch.programs` and
+  :mod:`eksmllint.launch.options` are the registry of launchers (torchrun, deepspeed, accelerate,
+  mpirun, srun, ``python -m`` modules) and their option grammars.
 
 Code elsewhere reads these tables instead of keeping kind sets, label tables or launcher lists of
 its own: a shape one module knows and another does not is a silent skip.

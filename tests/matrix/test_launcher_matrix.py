@@ -57,3 +57,11 @@ def test_every_modelled_config_form_has_a_column():
 
     missing = [f.label for f in config_forms() if f.modelled and not any(f.label in col for col in CONFIG_FORMS)]
     assert not missing, f"config forms without a matrix column: {missing}"
+
+
+def test_readme_carries_the_current_table():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("<!-- launcher-matrix:start -->\n", 1)[1].split("<!-- launcher-matrix:end -->", 1)[0]
+    assert block == markdown_table(), "regenerate with: python tests/matrix/launcher_forms.py"
