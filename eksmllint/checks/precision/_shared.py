@@ -17,6 +17,7 @@ from eksmllint.analysis.placement import placement
 from eksmllint.catalogue import InstanceType
 from eksmllint.checks.helpers import configmap_refs, find_configmap, fmt_list
 from eksmllint.checks.precision._configs import config_uses
+from eksmllint.checks.precision._slurm import script_choices
 from eksmllint.checks.precision._uses import (
     ORIGIN_ORDER,
     XLA_ENV,
@@ -204,6 +205,18 @@ def _mounts_own_configmap(run, t: PodTemplate) -> bool:
             if cm is not None and not cm.doc.file.context_only:
                 return True
     return False
+
+
+def unsupported_everywhere(
+    ctx, run, *, bf16_capable: bool, chosen: str, other: str, applicability: Applicability, why: str
+) -> Iterator[Finding]:
+    """EML401/EML402 over the run: every judged template (:func:`unsupported_choice`) and every
+    Slurm batch script on a partition of known hardware (no fix there)."""
+    for t in judged_templates(ctx, run):
+        yield from unsupported_choice(
+            ctx, t, bf16_capable=bf16_capable, chosen=chosen, other=other, applicability=applicability, why=why
+        )
+    yield from script_choices(ctx, bf16_capable=bf16_capable, chosen=chosen, other=other, why=why)
 
 
 def unsupported_choice(

@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from eksmllint.checks.precision._shared import judged_templates, unsupported_choice
-from eksmllint.checks.precision._slurm import script_choices
+from eksmllint.checks.precision._shared import unsupported_everywhere
 from eksmllint.checks.precision._uses import BF16, FP16
 from eksmllint.core.finding import Applicability, Finding
 
@@ -23,8 +22,6 @@ WHY = (
 
 
 def check(ctx: RuleContext, run: LintRun) -> Iterator[Finding]:
-    for t in judged_templates(ctx, run):
-        yield from unsupported_choice(
-            ctx, t, bf16_capable=False, chosen=BF16, other=FP16, applicability=Applicability.UNSAFE, why=WHY
-        )
-    yield from script_choices(ctx, bf16_capable=False, chosen=BF16, other=FP16, why=WHY)
+    yield from unsupported_everywhere(
+        ctx, run, bf16_capable=False, chosen=BF16, other=FP16, applicability=Applicability.UNSAFE, why=WHY
+    )
