@@ -171,6 +171,23 @@ class Case:
 
 
 def _job(name: str, pod_spec: dict, kind: str = "Job") -> dict:
+    if kind == "MPIJob":  # the launch line runs in the launcher; the workers hold the GPUs
+        launcher = {
+            "containers": [{**pod_spec["containers"][0], "resources": {"limits": {"cpu": "2", "memory": "4Gi"}}}]
+        }
+        worker = {**pod_spec, "containers": [{**pod_spec["containers"][0], "command": ["/usr/sbin/sshd", "-De"]}]}
+        return {
+            "apiVersion": "kubeflow.org/v2beta1",
+            "kind": "MPIJob",
+            "metadata": {"name": name, "namespace": "ml"},
+            "spec": {
+                "slotsPerWorker": 8,
+                "mpiReplicaSpecs": {
+                    "Launcher": {"replicas": 1, "template": {"spec": launcher}},
+                    "Worker": {"replicas": 2, "template": {"spec": worker}},
+                },
+            },
+        }
     if kind == "PyTorchJob":
         return {
             "apiVersion": "kubeflow.org/v1",
@@ -218,6 +235,7 @@ def _pod(instance: str | None, resources: dict, shm: str) -> dict:
 BASES = {
     "a100-job": ("Job", "p4d.24xlarge", {"nvidia.com/gpu": 8, "cpu": "90", "memory": "1000Gi"}, "200Gi"),
     "t4-job": ("Job", "g4dn.12xlarge", {"nvidia.com/gpu": 4, "cpu": "44", "memory": "160Gi"}, "40Gi"),
+    "a100-mpijob": ("MPIJob", "p4d.24xlarge", {"nvidia.com/gpu": 8, "cpu": "90", "memory": "1000Gi"}, "200Gi"),
     "a100-pytorchjob": ("PyTorchJob", "p4d.24xlarge", {"nvidia.com/gpu": 8, "cpu": "90", "memory": "1000Gi"}, "200Gi"),
 }
 
@@ -235,6 +253,27 @@ CASES = (
     Case("EML401", "a100-slurm", Precision("fp16"), Precision("bf16"), dict.fromkeys(CONFIG_FORMS, _SLURM_CONFIGS)),
     Case("EML402", "t4-slurm", Precision("bf16"), Precision("fp16"), dict.fromkeys(CONFIG_FORMS, _SLURM_CONFIGS)),
     Case("EML810", "a100-job", Checkpoints("/tmp/run"), Checkpoints("/checkpoints/run")),
+    Case(
+        "EML804",
+        "a100-job",
+        Line(("torchrun", "--nnodes=2", "--nproc_per_node=8"), _TRAIN),
+        Line(("torchrun", "--nnodes=2", "--nproc_per_node=8", "--rdzv_endpoint=train-0.train:29500"), _TRAIN),
+        dict.fromkeys(CONFIG_FORMS, _NO_CONFIG),
+    ),
+    Case(
+        "EML804",
+        "a100-slurm",
+        Line(("torchrun", "--nnodes=2", "--nproc_per_node=8"), _TRAIN),
+        Line(("torchrun", "--nnodes=2", "--nproc_per_node=8", "--rdzv_endpoint=node-0:29500"), _TRAIN),
+        dict.fromkeys(CONFIG_FORMS, _NO_CONFIG),
+    ),
+    Case(
+        "EML606",
+        "a100-mpijob",
+        Line(("mpirun", "--allow-run-as-root", "-np", "8", "-bind-to", "none"), ("python", "train.py")),
+        Line(("mpirun", "--allow-run-as-root", "-np", "16", "-bind-to", "none"), ("python", "train.py")),
+        dict.fromkeys(CONFIG_FORMS, _NO_CONFIG),
+    ),
     Case(
         "EML604",
         "a100-job",
@@ -255,17 +294,15 @@ CASES = (
 NOT_IN_MATRIX = {
     "EML403": "a conflict between two selections: each side is an EML401/402 cell already",
     "EML404": "reads the container env (XLA_USE_BF16 / NEURON_CC_FLAGS), not a launch line",
-    "EML606": "mpirun -np vs the MPIJob's slots: mpirun has no python -m form and no config file",
-    "EML608": "Neuron cores per node: written like EML604 (torchrun --nproc_per_node), same reader",
+    "EML608": "NEURON_RT_NUM_CORES / NEURON_RT_VISIBLE_CORES in the env, not a launcher's options",
     "EML801": "reads JOB_COMPLETION_INDEX references in the env / command, not the launcher's shape",
     "EML802": "MASTER_ADDR in the env, not the launch line",
     "EML803": "CUDA_VISIBLE_DEVICES in the env, not the launch line",
     "EML807": "the image tag, not the launch line",
-    "EML805": "a Slurm batch script's srun line: judged in scripts, not in containers",
-    "EML806": "#SBATCH directives: judged in scripts, not in containers",
-    "EML804": "not transplanted yet: rendezvous options across every form",
-    "EML808": "not transplanted yet: restart policy vs a collective launcher in every form",
-    "EML809": "not transplanted yet: launcher options vs a DeepSpeed config in every form",
+    "EML805": "not transplanted yet: srun tasks per node vs a per-node launcher (needs per-case #SBATCH lines)",
+    "EML806": "not transplanted yet: #SBATCH GPUs/tasks vs the launcher (needs per-case #SBATCH lines)",
+    "EML808": "not transplanted yet: restart policy vs a collective launcher",
+    "EML809": "not transplanted yet: launcher options vs a DeepSpeed config (the config-file forms)",
 }
 
 

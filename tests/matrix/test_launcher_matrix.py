@@ -60,8 +60,8 @@ def test_every_modelled_config_form_has_a_column():
 
 
 def test_readme_carries_the_current_table():
-    from pathlib import Path
+    from repository import ROOT
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
     block = readme.split("<!-- launcher-matrix:start -->\n", 1)[1].split("<!-- launcher-matrix:end -->", 1)[0]
     assert block == markdown_table(), "regenerate with: python tests/matrix/launcher_forms.py"
