@@ -98,7 +98,11 @@ def script_index(argv: list[str]) -> int | None:
     (``echo bash -c ...``) runs none."""
     if not argv or posixpath.basename(argv[0].strip()) in TEXT_PROGRAMS:
         return None
-    i = next((k for k, v in enumerate(argv) if posixpath.basename(v.strip()) in SHELLS), len(argv))
+    # every shell name ends with "sh": a cheap test before the basename
+    i = next(
+        (k for k, v in enumerate(argv) if v.rstrip().endswith("sh") and posixpath.basename(v.strip()) in SHELLS),
+        len(argv),
+    )
     if i >= len(argv):
         return None
     i += 1
@@ -248,11 +252,13 @@ class _Reader:
     ) -> None:
         """Record the call's ``NAME=value`` words (a prefix of a program call only sets its env);
         a value assigned conditionally or in ways not followed makes the name unknown (None)."""
+        if not declarer and "=" not in shell_words[-1].raw:
+            return  # a program call: ``VAR=x prog`` sets the program's env, not the script's
         targets = shell_words[1:] if declarer else shell_words
         exported = declarer and shell_words[0].display() == "export"
         found = [a for w in targets if (a := _assignment(w, script)) is not None]
         if not declarer and len(found) < len(shell_words):
-            return  # ``VAR=x prog``: the prefix is the program's env, not the script's
+            return
         for name, value in found:
             old = variables.get(name)
             keep = value is not None and not uncertain

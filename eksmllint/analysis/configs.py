@@ -29,14 +29,17 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from eksmllint.analysis.commands import CommandWord, container_calls
 from eksmllint.checks.helpers import MountedFile, configmap_refs, find_configmap, mounted_files
 from eksmllint.launch.deepspeed import looks_like_deepspeed
-from eksmllint.platform.configs import ConfigForm, config_forms
 from eksmllint.resource import Resource, SourceFile
 from eksmllint.workload import Container
 from eksmllint.yamlpos import YAMLLoadError, load_data
+
+if TYPE_CHECKING:
+    from eksmllint.platform.configs import ConfigForm
 
 __all__ = [
     "ConfigRef",
@@ -68,6 +71,14 @@ def _load_cached(text: str) -> object:
         return load_data(text)  # the loader's limits (aliases, depth, nodes): this is a user's ConfigMap
     except YAMLLoadError:
         return None
+
+
+def config_forms() -> tuple[ConfigForm, ...]:
+    """The table of config forms, imported on first use: a run without configs never builds its
+    pydantic models (start-up time of every lint process and the webhook)."""
+    from eksmllint.platform.configs import config_forms as forms
+
+    return forms()
 
 
 def load(text: str | None) -> object:
@@ -226,15 +237,19 @@ def mounted_file_at(files: dict[str, MountedFile], path: str, workdir: object) -
     return matches[0] if len(matches) == 1 else None
 
 
+def _json_files(run) -> list[SourceFile]:
+    """The run's JSON files (once per run: every container asks)."""
+    return run.once("json-files-of-run", run, lambda r, _: [f for f in r.files if f.kind == "json" and f.text])
+
+
 def _beside(run, c: Container, path: str) -> SourceFile | None:
     """The one JSON file of the run with that name in the manifest's directory or below."""
     base = posixpath.dirname(posixpath.normpath(c.template.resource.doc.file.path.replace("\\", "/")))
     name = posixpath.basename(path)
     found = [
         f
-        for f in run.files
-        if f.kind == "json"
-        and isinstance(f.text, str)
+        for f in _json_files(run)
+        if isinstance(f.text, str)
         and posixpath.basename(f.path) == name
         and (base in ("", ".") or posixpath.normpath(f.path).startswith(base.rstrip("/") + "/"))
     ]
@@ -268,6 +283,8 @@ def container_configs(run, c: Container) -> list[ConfigRef]:
 
 def _container_configs(run, c: Container) -> list[ConfigRef]:
     files = {posixpath.normpath(k): v for k, v in mounted_files(run, c).items()}
+    if not files and not _json_files(run):
+        return []  # nothing a config could be read from
     workdir = c.data.get("workingDir")
     out: list[ConfigRef] = []
     seen: set[tuple] = set()
