@@ -253,19 +253,15 @@ CASES = (
     Case("EML401", "a100-slurm", Precision("fp16"), Precision("bf16"), dict.fromkeys(CONFIG_FORMS, _SLURM_CONFIGS)),
     Case("EML402", "t4-slurm", Precision("bf16"), Precision("fp16"), dict.fromkeys(CONFIG_FORMS, _SLURM_CONFIGS)),
     Case("EML810", "a100-job", Checkpoints("/tmp/run"), Checkpoints("/checkpoints/run")),
-    Case(
-        "EML804",
-        "a100-job",
-        Line(("torchrun", "--nnodes=2", "--nproc_per_node=8"), _TRAIN),
-        Line(("torchrun", "--nnodes=2", "--nproc_per_node=8", "--rdzv_endpoint=train-0.train:29500"), _TRAIN),
-        dict.fromkeys(CONFIG_FORMS, _NO_CONFIG),
-    ),
-    Case(
-        "EML804",
-        "a100-slurm",
-        Line(("torchrun", "--nnodes=2", "--nproc_per_node=8"), _TRAIN),
-        Line(("torchrun", "--nnodes=2", "--nproc_per_node=8", "--rdzv_endpoint=node-0:29500"), _TRAIN),
-        dict.fromkeys(CONFIG_FORMS, _NO_CONFIG),
+    *(
+        Case(
+            "EML804",
+            base,
+            Line(("torchrun", "--nnodes=2", "--nproc_per_node=8"), _TRAIN),
+            Line(("torchrun", "--nnodes=2", "--nproc_per_node=8", "--rdzv_endpoint=node-0:29500"), _TRAIN),
+            dict.fromkeys(CONFIG_FORMS, _NO_CONFIG),
+        )
+        for base in ("a100-job", "a100-slurm")
     ),
     Case(
         "EML606",
