@@ -48,6 +48,8 @@ def check(ctx: RuleContext, run: LintRun) -> Iterator[Finding]:
                 "every restart can run a different build; pin a version tag, or better a digest",
             )
     for r in run.of_kind("TrainJob"):
+        if run.own_workload(r) is not None:
+            continue  # judged above, in the JobSet its runtime makes of it
         image = r.get(("spec", "trainer", "image"))
         why = image_mutability(image) if isinstance(image, str) else None
         if why is not None:
