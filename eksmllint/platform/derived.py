@@ -106,6 +106,10 @@ class MergedResource(Resource):
     overrides: dict[DocPath, DocPath]
 
     def _overridden(self, path: DocPath) -> DocPath | None:
+        """The TrainJob's field for ``path``: a value it overrides, or a path that does not reach
+        into the runtime's jobs (the whole object, its metadata: the TrainJob's)."""
+        if tuple(path[:2]) != _JOBS or len(path) < 3:
+            return tuple(path)
         for n in range(len(path), 0, -1):
             found = self.overrides.get(tuple(path[:n]))
             if found is not None:
@@ -113,13 +117,16 @@ class MergedResource(Resource):
         return None
 
     def _location(self, path: DocPath) -> Location:
-        """The TrainJob's field for a path at or under an overridden value; else the runtime's line."""
+        """The TrainJob's field for a path it sets; else the runtime's line."""
         found = self._overridden(path)
         return self.owner.location(found) if found is not None else super()._location(path)
 
     def fixable(self, paths: Iterable[DocPath]) -> bool:
-        """A fix is written into the runtime: not one that edits a value the TrainJob sets."""
+        """A fix is written into the runtime's jobs: not one that edits what the TrainJob sets."""
         return all(self._overridden(tuple(p)) is None for p in paths)
+
+
+_JOBS = ("spec", "replicatedJobs")
 
 
 def _apply_trainer(jobset: dict, trainer: dict, runtime: Resource) -> dict[DocPath, DocPath]:

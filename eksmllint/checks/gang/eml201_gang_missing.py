@@ -109,6 +109,10 @@ def check(ctx: RuleContext, w: Workload) -> Iterator[Finding]:
         how = (
             "set the ray.io/scheduler-name label for KubeRay's batch scheduler (volcano, yunikorn) or use a Kueue queue"
         )
+    elif r.origin is not r:  # a TrainJob: the trainer makes the PodGroup from its runtime
+        how = (
+            f"set podGroupPolicy (coscheduling or volcano) in {r.origin.kind} {r.origin.name!r} or a Kueue queue label"
+        )
     elif w.is_batch_job:
         how = "use a Volcano Job, a Kueue queue or a coscheduling PodGroup (scheduling.x-k8s.io/pod-group)"
     else:
