@@ -238,3 +238,28 @@ def webhook_resources() -> tuple[tuple[str, tuple[str, ...], tuple[str, ...]], .
         if r.resource not in resources:
             resources.append(r.resource)
     return tuple((g, tuple(v), tuple(res)) for g, (v, res) in groups.items())
+
+
+#: How far :func:`pod_template_paths` looks into an object it has no row for (hostile input stays cheap).
+_SCAN_NODES = 5000
+
+
+def pod_template_paths(data: Any) -> list[Path_]:
+    """Paths of what looks like a pod template in an object the table has no row for: a mapping
+    whose ``spec.containers`` is a list of mappings (the object itself for a bare pod). Breadth first,
+    at most ``_SCAN_NODES`` nodes."""
+    found: list[Path_] = []
+    queue: list[tuple[Path_, Any]] = [((), data)]
+    for seen, (path, node) in enumerate(queue):
+        if seen >= _SCAN_NODES:
+            break
+        if isinstance(node, dict):
+            spec = node.get("spec")
+            containers = spec.get("containers") if isinstance(spec, dict) else None
+            if isinstance(containers, list) and containers and all(isinstance(c, dict) for c in containers):
+                found.append(path)
+                continue  # a pod template holds no other
+            queue.extend((path + (k,), v) for k, v in node.items() if isinstance(v, (dict, list)))
+        elif isinstance(node, list):
+            queue.extend((path + (i,), v) for i, v in enumerate(node) if isinstance(v, (dict, list)))
+    return found
