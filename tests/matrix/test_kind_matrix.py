@@ -153,7 +153,17 @@ class Cell:
     cls: str
 
 
+_CELLS: dict[tuple[str, str, int], Cell] = {}
+
+
 def _cell(rule, kind: str, base: Base, cfg) -> Cell:
+    key = (rule.code, kind, id(base))  # bases are cached: the table reuses the tests' cells
+    if key not in _CELLS:
+        _CELLS[key] = _lint_cell(rule, kind, base, cfg)
+    return _CELLS[key]
+
+
+def _lint_cell(rule, kind: str, base: Base, cfg) -> Cell:
     docs = [copy.deepcopy(d) for d in base.context] + BASES[kind](base.template, base.pods, base.namespace)
     result = lint_text(yaml.safe_dump_all(docs, sort_keys=False), cfg, name=f"{kind}.yaml")
     mine = [w for w in result.run.workloads if w.resource.owner.name == NAME]
@@ -224,6 +234,14 @@ def table() -> str:
         for text, kinds in reasons.items()
     ]
     return "\n".join(lines)
+
+
+def test_readme_carries_the_current_table():
+    """The README's rule x kind table is this module's output (``python tests/matrix/test_kind_matrix.py``)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start, end = "<!-- kind-matrix:start -->\n", "<!-- kind-matrix:end -->"
+    assert start in text and end in text
+    assert text.split(start, 1)[1].split(end, 1)[0].strip() == table().strip()
 
 
 if __name__ == "__main__":
