@@ -86,12 +86,13 @@ def _runtime_not_in_run(ctx: RuleContext, r: Resource, ref_path: tuple) -> Itera
     if not isinstance(ref, dict) or not isinstance(ref.get("name"), str):
         return  # EML002: the reference itself is broken
     kind = ref.get("kind") or "ClusterTrainingRuntime"
-    yield ctx.report(
-        r,
-        ref_path,
-        f"not judged: the pods of this {r.kind} come from {kind} {ref['name']!r}, which is not in the run; "
-        "lint it with the runtime (--context) to judge them",
+    copies = ctx.run.find(kind, ref["name"], namespace=r.namespace if kind == "TrainingRuntime" else None)
+    why = (
+        f"the run holds {len(copies)} different {kind}s named {ref['name']!r}, and which one the cluster has is unknown"
+        if copies
+        else f"{kind} {ref['name']!r} is not in the run; lint it with the runtime (--context) to judge them"
     )
+    yield ctx.report(r, ref_path, f"not judged: the pods of this {r.kind} come from its runtime, but {why}")
 
 
 def _raw_status(api: str, kind: str, target: str, platform: Platform) -> ApiStatus | None:
