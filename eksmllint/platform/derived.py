@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from eksmllint.core.finding import DocPath, Location, ResourceRef
@@ -37,19 +38,29 @@ NODE = "node"
 
 
 def _derive(
-    origin: Resource, data: YMap, prefix: DocPath, owner: Resource, api: str, kind: str, merged: bool
+    origin: Resource,
+    data: YMap,
+    prefix: DocPath,
+    owner: Resource,
+    api: str,
+    kind: str,
+    merged: dict[DocPath, DocPath] | None = None,
 ) -> Resource:
     """A resource over ``data`` (found at ``prefix`` inside ``origin``'s object) that rules see as
-    ``api``/``kind`` and that findings name as ``owner``; ``merged``: built from ``origin`` and
-    ``owner`` together (``Resource.origin`` answers ``origin``), not just found inside ``owner``."""
-    derived = Resource(origin.doc, data, origin.base_path + prefix)
+    ``api``/``kind`` and that findings name as ``owner``. ``merged``: built from ``origin`` and
+    ``owner`` together (``Resource.origin`` answers ``origin``), with the paths ``owner`` sets."""
+    derived = (
+        Resource(origin.doc, data, origin.base_path + prefix)
+        if merged is None
+        else MergedResource(origin.doc, data, origin.base_path + prefix, overrides=merged)
+    )
     derived.api_version, derived.kind = api, kind
     derived.group = api.split("/")[0] if "/" in api else ""
     derived.namespace, derived.name = owner.namespace, owner.name
     derived.ref = ResourceRef(owner.api_version, owner.kind, owner.namespace, owner.name)
     derived.metadata = owner.metadata  # labels and annotations (queues, suppressions) are the owner's
     derived.__dict__["_owner"] = owner
-    if merged:
+    if merged is not None:
         derived.__dict__["_origin"] = origin
     return derived
 
@@ -63,7 +74,7 @@ def embedded_resource(parent: Resource, path: DocPath) -> Resource | None:
     api, kind = data.get("apiVersion"), data.get("kind")
     if not isinstance(api, str) or not isinstance(kind, str):
         return None
-    return _derive(parent, data, path, parent, api, kind, merged=False)
+    return _derive(parent, data, path, parent, api, kind)
 
 
 def find_runtime(run: LintRun, trainjob: Resource) -> Resource | None:
@@ -93,17 +104,15 @@ def trainjob_resource(run: LintRun, trainjob: Resource) -> Resource | None:
     merged = copy.deepcopy(template)  # positions stay those of the runtime's lines
     trainer = trainjob.get(("spec", "trainer"))
     overrides = _apply_trainer(merged, trainer if isinstance(trainer, dict) else {}, runtime)
-    derived = _derive(runtime, merged, ("spec", "template"), trainjob, JOBSET_API, "JobSet", merged=True)
-    derived.__class__ = MergedResource
-    derived.__dict__["overrides"] = overrides
-    return derived
+    return _derive(runtime, merged, ("spec", "template"), trainjob, JOBSET_API, "JobSet", overrides)
 
 
+@dataclass(eq=False)
 class MergedResource(Resource):
     """A TrainJob's JobSet: the runtime's template, where ``overrides`` (JobSet path -> TrainJob
     field) were replaced by the TrainJob's values."""
 
-    overrides: dict[DocPath, DocPath]
+    overrides: dict[DocPath, DocPath] = field(default_factory=dict)
 
     def _overridden(self, path: DocPath) -> DocPath | None:
         """The TrainJob's field for ``path``: a value it overrides, or a path that does not reach
