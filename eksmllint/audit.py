@@ -88,34 +88,35 @@ class ClusterReader:
         except (config.ConfigException, OSError) as err:
             raise ClusterError(f"no cluster credentials: {err}") from None
 
-    def list_page(
-        self, kind: AuditKind, version: str, namespace: str | None, selector: str | None, token: str | None
-    ) -> dict:
+    def list_page(self, kind: AuditKind, version: str, selector: str | None, token: str | None) -> dict:
+        """One page of ``kind`` across all namespaces (a List object)."""
+        from kubernetes import client
         from kubernetes.client.exceptions import ApiException
 
-        prefix = f"/api/{version}" if not kind.group else f"/apis/{kind.group}/{version}"
-        path = f"{prefix}/namespaces/{namespace}/{kind.plural}" if namespace else f"{prefix}/{kind.plural}"
-        query: list[tuple[str, Any]] = [("limit", PAGE_SIZE)]
+        kw: dict[str, Any] = {"limit": PAGE_SIZE, "_preload_content": False, "_request_timeout": 60}
         if selector:
-            query.append(("labelSelector", selector))
+            kw["label_selector"] = selector
         if token:
-            query.append(("continue", token))
+            kw["_continue"] = token
         try:
-            resp = self.api.call_api(
-                path,
-                "GET",
-                query_params=query,
-                header_params={"Accept": "application/json"},
-                auth_settings=["BearerToken"],
-                _preload_content=False,
-                _return_http_data_only=True,
-                _request_timeout=60,
-            )
+            if kind.group:  # the generic /apis/GROUP/VERSION/PLURAL path, built-in groups included
+                resp = client.CustomObjectsApi(self.api).list_cluster_custom_object(
+                    kind.group, version, kind.plural, **kw
+                )
+            else:
+                resp = getattr(client.CoreV1Api(self.api), _CORE_LISTS[kind.plural])(**kw)
         except ApiException as err:
             raise ListError(err.status or 0, err.reason or "") from None
         except Exception as err:  # unreachable, TLS: the whole audit cannot go on
             raise ClusterError(f"cannot reach the API server: {err}") from None
         return json.loads(resp.data)
+
+
+#: Core (``/api/v1``) kinds the audit reads, and the client's all-namespaces list for each.
+_CORE_LISTS = {
+    "pods": "list_pod_for_all_namespaces",
+    "persistentvolumeclaims": "list_persistent_volume_claim_for_all_namespaces",
+}
 
 
 @dataclass
@@ -158,17 +159,23 @@ def exported(obj: dict, api_version: str, kind: str) -> dict:
     return out
 
 
-def _pages(
-    reader: ClusterReader, kind: AuditKind, namespace: str | None, selector: str | None
-) -> Iterator[tuple[str, dict]]:
-    """(apiVersion, List page) for the first served version of ``kind``."""
+def _objects(
+    reader: ClusterReader, kind: AuditKind, selector: str | None, counter: Callable[[int, int], None]
+) -> Iterator[dict]:
+    """Every object of the first served version of ``kind``, page by page (exported form)."""
     last: ListError | None = None
     for version in kind.versions:
+        api_version = f"{kind.group}/{version}" if kind.group else version
         token: str | None = None
         try:
             while True:
-                page = reader.list_page(kind, version, namespace, selector, token)
-                yield (f"{kind.group}/{version}" if kind.group else version), page
+                page = reader.list_page(kind, version, selector, token)
+                list_kind = str(page.get("kind") or "")
+                item_kind = list_kind[: -len("List")] if list_kind.endswith("List") else list_kind
+                items = [i for i in page.get("items") or [] if isinstance(i, dict)]
+                counter(len(items), int((page.get("metadata") or {}).get("remainingItemCount") or 0))
+                for item in items:
+                    yield exported(item, api_version, item_kind)
                 token = (page.get("metadata") or {}).get("continue") or None
                 if not token:
                     return
@@ -180,6 +187,11 @@ def _pages(
         raise last
 
 
+def _key(obj: dict) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    return (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+
+
 def read_cluster(
     reader: ClusterReader,
     namespace: str | None = None,
@@ -187,31 +199,40 @@ def read_cluster(
     progress: Callable[[int, int], None] | None = None,
     kinds: tuple[AuditKind, ...] | None = None,
 ) -> Snapshot:
-    """Every object of the audited kinds; ``progress(done, total)`` as pages arrive (the total
-    is the API server's estimate: what was read plus ``remainingItemCount``)."""
+    """Every object of the audited kinds; ``progress(done, total)`` as pages arrive (the total is
+    the API server's estimate: what was read plus ``remainingItemCount``).
+
+    Everything is listed across namespaces and unfiltered, so that what is not judged is still
+    there as context (a judged Pod lands on NodePools no selector matches); with ``--selector`` the
+    judged kinds are listed once more with it, to know which objects it selects."""
     from eksmllint.server.linting import judged_owner
 
     snap = Snapshot()
     selecting = bool(namespace or selector)
     done = 0
+
+    def counter(read: int, remaining: int) -> None:
+        nonlocal done
+        done += read
+        if progress is not None:
+            progress(done, done + remaining)
+
     for kind in kinds or audit_kinds():
-        scoped = kind.subject or not selecting
         label = f"{kind.plural}.{kind.group}" if kind.group else kind.plural
+        judged_kind = kind.subject or not selecting
         try:
-            for api_version, page in _pages(reader, kind, namespace if scoped else None, selector if scoped else None):
-                list_kind = str(page.get("kind") or "")
-                item_kind = list_kind[: -len("List")] if list_kind.endswith("List") else list_kind
-                items = [i for i in page.get("items") or [] if isinstance(i, dict)]
-                for item in items:
-                    obj = exported(item, api_version, item_kind)
-                    if judged_owner(obj):
-                        snap.owned += 1
-                        continue
-                    snap.documents[export_name(obj)] = (yaml.safe_dump(obj, sort_keys=False), not scoped)
-                done += len(items)
-                if progress is not None:
-                    remaining = (page.get("metadata") or {}).get("remainingItemCount") or 0
-                    progress(done, done + int(remaining))
+            chosen = (
+                {_key(o) for o in _objects(reader, kind, selector, lambda *_: None)}
+                if selector and judged_kind
+                else None
+            )
+            for obj in _objects(reader, kind, None, counter):
+                if judged_owner(obj):
+                    snap.owned += 1
+                    continue
+                ns, _ = _key(obj)
+                judged = judged_kind and (not namespace or ns == namespace) and (chosen is None or _key(obj) in chosen)
+                snap.documents[export_name(obj)] = (yaml.safe_dump(obj, sort_keys=False), not judged)
         except ListError as err:
             if err.status == 404:
                 snap.notes.append(f"{label}: not served by this cluster (CRD not installed)")

@@ -22,7 +22,7 @@ from kubernetes import client  # noqa: E402
 NS, OTHER_NS = "audit-ml", "audit-other"
 #: Namespaces the webhook never judges (in case another module left a webhook registered).
 OPT_OUT = {"eksmllint.io/webhook": "disabled"}
-GPU_LIMITS = {"nvidia.com/gpu": 8, "cpu": "90", "memory": "1000Gi"}
+GPU_LIMITS = {"nvidia.com/gpu": "8", "cpu": "90", "memory": "1000Gi"}  # strings: the client validates Pods
 
 
 def job(name: str, nproc: int, labels: dict | None = None) -> dict:
@@ -49,7 +49,7 @@ def objects(control_plane, tmp_path_factory):
     )
     custom.create_namespaced_custom_object("kubeflow.org", "v1", NS, "pytorchjobs", job("no-gang", 8))
     # a Pod the PyTorchJob's controller would have made: judged through its owner, left out
-    owned = b.pod("nproc-4-worker-0", b.container("pytorch", limits=GPU_LIMITS))
+    owned = b.pod("nproc-4-worker-0", b.container("pytorch", limits=GPU_LIMITS), namespace=NS)
     owned["metadata"]["ownerReferences"] = [
         {
             "apiVersion": "kubeflow.org/v1",
@@ -61,7 +61,8 @@ def objects(control_plane, tmp_path_factory):
     ]
     core.create_namespaced_pod(NS, owned)
     core.create_namespaced_pod(
-        OTHER_NS, b.pod("lonely", b.container("train", command=["python", "t.py"], limits=GPU_LIMITS))
+        OTHER_NS,
+        b.pod("lonely", b.container("train", command=["python", "t.py"], limits=GPU_LIMITS), namespace=OTHER_NS),
     )
     custom.create_cluster_custom_object(
         "karpenter.sh",
