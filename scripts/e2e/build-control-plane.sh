@@ -43,7 +43,11 @@ else
     tmp="$out/kube-apiserver.tmp.$$"
     cleanup+=("$tmp")
     log "building kube-apiserver $version with $(go env GOVERSION) (about 10 minutes)"
-    (cd "$module" && CGO_ENABLED=0 go build -mod=readonly -trimpath -ldflags='-s -w' -o "$tmp" .)
+    # The version the binary reports (/version, and what clients see) is stamped at link time.
+    minor="$(echo "$version" | cut -d. -f2)"
+    pkg=k8s.io/component-base/version
+    ldflags="-s -w -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
+    (cd "$module" && CGO_ENABLED=0 go build -mod=readonly -trimpath -ldflags="$ldflags" -o "$tmp" .)
     mv "$tmp" "$out/kube-apiserver"
     log "built $out/kube-apiserver"
 fi
