@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from eksmllint.cli.options import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, fails, load_registry, make_config, platform_option
+from eksmllint.cli.options import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, common_options, fails, load_registry, make_config
 from eksmllint.formatters.safe import one_line
 
 
@@ -40,13 +40,7 @@ def _outside_any_checkout() -> Iterator[None]:
 @click.option("--kube-context", "kube_context", help="Context of the kubeconfig to use.")
 @click.option("-n", "--namespace", help="Judge only this namespace's objects (cluster-wide ones are then context).")
 @click.option("-l", "--selector", help="Judge only objects with these labels (a label selector, e.g. team=llm).")
-@click.option(
-    "--config", "config", type=click.Path(dir_okay=False), help="Config file (default: closest .eksmllint.yaml)."
-)
-@click.option("--select", multiple=True, help="Rules to run; replaces the config's.")
-@click.option("--ignore", multiple=True, help="Rules to skip.")
-@click.option("--kubernetes-version", "k8s_version", help="Target Kubernetes version.")
-@platform_option
+@common_options
 @click.option(
     "--format",
     "fmt",
@@ -73,6 +67,7 @@ def audit_command(
     ignore,
     k8s_version,
     platform,
+    context,
     fmt,
     output,
     export_dir,
@@ -82,7 +77,7 @@ def audit_command(
     """Lint what a live cluster holds: its training workloads, NodePools, queues... (read-only)."""
     from eksmllint.audit import ClusterError, ClusterReader, read_cluster, write_export
     from eksmllint.config import ConfigError
-    from eksmllint.core.engine import lint_loaded
+    from eksmllint.core.engine import lint_loaded, load_context
     from eksmllint.formatters import FORMATTERS, RenderOptions, get_renderer, use_color
     from eksmllint.render.progress import ProgressBar, wanted
 
@@ -91,7 +86,7 @@ def audit_command(
     output = os.path.abspath(output) if output else None
     if output and not os.path.isdir(os.path.dirname(output)):
         raise click.UsageError(f"--output {output}: the directory {os.path.dirname(output)!r} does not exist")
-    cfg = make_config(config, select, ignore, k8s_version, (), platform, fail_on=fail_on)
+    cfg = make_config(config, select, ignore, k8s_version, context, platform, fail_on=fail_on)
     registry = load_registry()
     bar = ProgressBar(label="objects")
 
@@ -118,7 +113,8 @@ def audit_command(
         count = write_export(snap, export_dir)
         click.echo(f"eksmllint: exported {count} object(s) to {one_line(export_dir)}", err=True)
     try:
-        result = lint_loaded(snap.load_result(), cfg, registry)
+        # --context / the config's context: paths (NodePools kept in git, say) join the cluster's
+        result = lint_loaded(snap.load_result(), cfg, registry, load_context(cfg))
     except ConfigError as err:
         raise click.UsageError(str(err)) from None
     with _outside_any_checkout():

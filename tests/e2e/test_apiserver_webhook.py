@@ -8,6 +8,7 @@ One control plane per session (``control_plane`` in conftest.py), one webhook se
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import socket
@@ -346,37 +347,36 @@ def _as_policy_says(policy: str, error: str | None) -> None:
         assert error is not None and "failed calling webhook" in error, error
 
 
-def test_a_webhook_that_is_down_behaves_as_the_charts_failure_policy_says(cluster):
+@contextlib.contextmanager
+def _extra_hook(cluster, mode: str, namespace: str):
+    """The chart's validating webhook once more, scoped to ``namespace`` and aimed at a
+    :class:`Listener` in ``mode``; yields (listener, the chart's failurePolicy, timeoutSeconds)."""
     hook = cluster["validating"]["webhooks"][0]
-    policy, timeout_s = hook["failurePolicy"], hook["timeoutSeconds"]
-    listener = Listener(cluster["ca"], "close")
+    listener = Listener(cluster["ca"], mode)
     admission = client.AdmissionregistrationV1Api(cluster["api"])
-    admission.create_validating_webhook_configuration(_hook_to(cluster, "down", listener.url, DOWN_NS))
+    admission.create_validating_webhook_configuration(_hook_to(cluster, mode, listener.url, namespace))
     try:
+        yield listener, hook["failurePolicy"], hook["timeoutSeconds"]
+    finally:
+        admission.delete_validating_webhook_configuration(mode)
+        listener.close()
+
+
+def test_a_webhook_that_is_down_behaves_as_the_charts_failure_policy_says(cluster):
+    with _extra_hook(cluster, "close", DOWN_NS) as (listener, policy, timeout_s):
         _until_called(cluster, listener, DOWN_NS)
         listener.close()  # now nothing listens there: connection refused
         error, elapsed = _create_pod(cluster, DOWN_NS)
         _as_policy_says(policy, error)
         assert error is None or "connection refused" in error, error
         assert elapsed < timeout_s  # a refused connection fails at once, not after the timeout
-    finally:
-        admission.delete_validating_webhook_configuration("down")
-        listener.close()
 
 
 def test_a_judgement_beyond_timeout_seconds_behaves_as_the_charts_failure_policy_says(cluster):
-    hook = cluster["validating"]["webhooks"][0]
-    policy, timeout_s = hook["failurePolicy"], hook["timeoutSeconds"]
-    listener = Listener(cluster["ca"], "silent")
-    admission = client.AdmissionregistrationV1Api(cluster["api"])
-    admission.create_validating_webhook_configuration(_hook_to(cluster, "slow", listener.url, SLOW_NS))
-    try:
+    with _extra_hook(cluster, "silent", SLOW_NS) as (listener, policy, timeout_s):
         error, elapsed = _until_called(cluster, listener, SLOW_NS)
         _as_policy_says(policy, error)
         assert timeout_s - 0.5 <= elapsed < timeout_s + 5, elapsed  # the API server waited timeoutSeconds
-    finally:
-        admission.delete_validating_webhook_configuration("slow")
-        listener.close()
 
 
 # -- the cluster-context watcher --------------------------------------------------------------------
