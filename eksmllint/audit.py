@@ -98,6 +98,7 @@ class ClusterReader:
             kw["label_selector"] = selector
         if token:
             kw["_continue"] = token
+        resp: Any  # the raw urllib3 response (_preload_content=False)
         try:
             if kind.group:  # the generic /apis/GROUP/VERSION/PLURAL path, built-in groups included
                 resp = client.CustomObjectsApi(self.api).list_cluster_custom_object(
