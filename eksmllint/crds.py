@@ -14,6 +14,7 @@ Kubernetes' dialect), no descriptions. Validation stays eksmllint's (EML002).
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from typing import Any
 
@@ -49,8 +50,6 @@ _PRESERVE = {"x-kubernetes-preserve-unknown-fields": True}
 
 def _version_rank(version: str) -> tuple[int, int, int]:
     """Kubernetes' version priority: GA over beta over alpha, then the numbers."""
-    import re
-
     m = re.fullmatch(r"v(\d+)(?:(alpha|beta)(\d+))?", version)
     if not m:
         return (-1, 0, 0)
