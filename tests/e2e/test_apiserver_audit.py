@@ -64,6 +64,9 @@ def objects(control_plane, tmp_path_factory):
         OTHER_NS,
         b.pod("lonely", b.container("train", command=["python", "t.py"], limits=GPU_LIMITS), namespace=OTHER_NS),
     )
+    pinned = b.pod("pinned", b.container("train", command=["python", "t.py"], limits=GPU_LIMITS), namespace=OTHER_NS)
+    pinned["spec"]["nodeSelector"] = {b.INSTANCE_TYPE: "p5.48xlarge"}
+    core.create_namespaced_pod(OTHER_NS, pinned)
     custom.create_cluster_custom_object(
         "karpenter.sh",
         "v1",
@@ -137,6 +140,20 @@ def test_namespace_and_selector_choose_what_is_judged(objects):
     assert in_ns and {f["resource"]["namespace"] for f in in_ns} == {NS}  # NodePools are context now
     selected = audit_json(objects, "--selector", "team=llm")
     assert selected and {f["resource"]["name"] for f in selected} == {"nproc-4"}
+
+
+def test_context_paths_join_the_clusters_objects(objects, tmp_path):
+    """A Pod pinned to p5.48xlarge has no NodePool in the cluster (EML702); a NodePool kept in
+    git and given with --context is where it lands."""
+    assert any(f["code"] == "EML702" for f in audit_json(objects, "--namespace", OTHER_NS))
+    pool = b.nodepool(
+        "h100-from-git",
+        b.requirement(b.INSTANCE_TYPE, "p5.48xlarge"),
+        disruption={"consolidationPolicy": "WhenEmpty", "consolidateAfter": "Never"},
+    )
+    (tmp_path / "pools.yaml").write_text(b.manifest(pool))
+    with_context = audit_json(objects, "--namespace", OTHER_NS, "--context", str(tmp_path / "pools.yaml"))
+    assert not any(f["code"] == "EML702" for f in with_context), with_context
 
 
 def test_paged_lists_read_everything_and_report_progress(objects, monkeypatch):
