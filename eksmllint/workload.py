@@ -311,14 +311,14 @@ class Workload:
     def has(self, trait: Trait) -> bool:
         """Does the kind have ``trait`` (kinds table)? A view another object defines has that
         object's traits too (a TrainJob's JobSet is operator-managed like the TrainJob)."""
-        row = self.row
-        if row is not None and trait in row.traits:
-            return True
-        owner = self.resource.owner
-        if owner is self.resource:
-            return False
-        owner_row = row_for(owner.group, owner.kind)
-        return owner_row is not None and trait in owner_row.traits
+        return trait in self._traits
+
+    @cached_property
+    def _traits(self) -> frozenset[str]:
+        row, owner = self.row, self.resource.owner
+        traits: frozenset[str] = row.traits if row is not None else frozenset()
+        owner_row = row_for(owner.group, owner.kind) if owner is not self.resource else None
+        return traits | owner_row.traits if owner_row is not None else traits
 
     @cached_property
     def is_volcano_job(self) -> bool:
