@@ -571,3 +571,28 @@ def test_efa_not_requested_silent_on_pods_with_dra_claims():
         "              resources:", "              resources:\n                claims: [{name: gpus}]", 1
     )
     assert not lint(used, "EML103")
+
+
+RESERVED = 'operator: In\n          values: ["reserved"]'
+ONE_RESERVATION = """
+---
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata:
+  name: gpu
+spec:
+  amiSelectorTerms: [{alias: al2023@latest}]
+  capacityReservationSelectorTerms:
+    - id: cr-0123456789abcdef0
+"""
+
+
+def test_efa_multi_az_single_reservation_pool_is_single_az():
+    # a pool limited to reserved capacity from one reservation by id lives in that reservation's zone
+    assert not lint(pool(zones=(), capacity=RESERVED) + ONE_RESERVATION + pytorchjob(efa=4), "EML101")
+    # an on-demand fallback without a zone requirement spans zones again: the real defect
+    fallback = 'operator: In\n          values: ["reserved", "on-demand"]'
+    assert len(lint(pool(zones=(), capacity=fallback) + ONE_RESERVATION + pytorchjob(efa=4), "EML101")) == 1
+    # reservations selected by tags may sit in several zones
+    by_tags = ONE_RESERVATION.replace("- id: cr-0123456789abcdef0", "- tags: {team: ml}")
+    assert len(lint(pool(zones=(), capacity=RESERVED) + by_tags + pytorchjob(efa=4), "EML101")) == 1
