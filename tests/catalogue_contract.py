@@ -17,6 +17,8 @@ CATALOGUE = [
     ("EML104", "efa-env-conflict", "warning", "no"),
     ("EML105", "efa-device-plugin-coverage", "warning", "no"),
     ("EML106", "spot-for-collective", "warning", "unsafe"),
+    ("EML107", "nvlink-p2p-disabled", "warning", "safe"),
+    ("EML109", "efa-hugepages", "error", "safe"),
     ("EML201", "gang-missing", "warning", "no"),
     ("EML202", "gang-min-available", "error", "safe"),
     ("EML203", "gang-scheduler-mismatch", "error", "safe"),

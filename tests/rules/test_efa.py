@@ -596,3 +596,82 @@ def test_efa_multi_az_single_reservation_pool_is_single_az():
     # reservations selected by tags may sit in several zones
     by_tags = ONE_RESERVATION.replace("- id: cr-0123456789abcdef0", "- tags: {team: ml}")
     assert len(lint(pool(zones=(), capacity=RESERVED) + by_tags + pytorchjob(efa=4), "EML101")) == 1
+
+
+# --- EML107 / EML109 ----------------------------------------------------------------------
+
+
+def _job(types: str, limits: str, env: str = "", requests: str = "") -> str:
+    return f"""
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: j
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      nodeSelector: {{node.kubernetes.io/instance-type: {types}}}
+      containers:
+        - name: c
+          image: pytorch:2.3.0{env}
+          resources:{requests}
+            limits: {limits}
+"""
+
+
+P2P_OFF = "\n          env: [{name: NCCL_P2P_DISABLE, value: '1'}]"
+
+
+def test_nvlink_p2p_disabled_needs_nvlink_everywhere_and_several_gpus():
+    assert len(lint(_job("p4d.24xlarge", "{nvidia.com/gpu: 8}", P2P_OFF), "EML107")) == 1
+    assert not lint(_job("g6e.48xlarge", "{nvidia.com/gpu: 8}", P2P_OFF), "EML107")  # PCIe only
+    assert not lint(_job("p4d.24xlarge", "{nvidia.com/gpu: 1}", P2P_OFF), "EML107")  # no peer
+    level = "\n          env: [{name: NCCL_P2P_LEVEL, value: NVL}]"
+    assert not lint(_job("p5.48xlarge", "{nvidia.com/gpu: 8}", level), "EML107")
+    # instance types unknown (a pool open to every GPU type): silent
+    open_pool = pool(types=("p4d.24xlarge", "g6e.48xlarge"), zones=())
+    assert not lint(
+        open_pool
+        + _job("p4d.24xlarge", "{nvidia.com/gpu: 8}", P2P_OFF).replace(
+            "nodeSelector: {node.kubernetes.io/instance-type: p4d.24xlarge}", "nodeSelector: {}"
+        ),
+        "EML107",
+    )
+
+
+def test_efa_hugepages_boundaries_and_fixes():
+    at_max = "{vpc.amazonaws.com/efa: 32, nvidia.com/gpu: 8, hugepages-2Mi: 10256Mi}"
+    assert not lint(_job("p5.48xlarge", at_max), "EML109")
+    [over] = lint(_job("p5.48xlarge", at_max.replace("10256Mi", "10258Mi")), "EML109")
+    assert _ops(over) == (
+        SetValue(("spec", "template", "spec", "containers", 0, "resources", "limits", "hugepages-2Mi"), "5120Mi"),
+    )
+    # no EFA: the node's huge pages are not the EFA driver's
+    assert not lint(_job("p5.48xlarge", "{nvidia.com/gpu: 8, hugepages-2Mi: 32Gi}"), "EML109")
+    # requests without limits
+    only_req = "\n            requests: {hugepages-2Mi: 2Gi}"
+    [mismatch] = lint(_job("p5.48xlarge", "{vpc.amazonaws.com/efa: 32}", requests=only_req), "EML109")
+    assert "limits none" in mismatch.message
+    assert [op.value for op in _ops(mismatch)] == ["2Gi", "2Gi"]
+
+
+def test_efa_hugepages_silent_when_the_node_class_sets_huge_pages():
+    user_data = """
+---
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata:
+  name: gpu
+spec:
+  amiSelectorTerms: [{alias: al2023@latest}]
+  userData: |
+    #!/bin/bash
+    echo 16384 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+"""
+    limits = "{vpc.amazonaws.com/efa: 32, nvidia.com/gpu: 8, hugepages-2Mi: 32Gi}"
+    job = _job("p5.48xlarge", limits)
+    p5 = pool(types=("p5.48xlarge",))
+    assert len(lint(p5 + job, "EML109")) == 1
+    assert not lint(p5 + user_data + job, "EML109")
