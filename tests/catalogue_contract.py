@@ -48,6 +48,7 @@ CATALOGUE = [
     ("EML703", "dangling-reference", "warning", "no"),
     ("EML704", "cross-namespace-reference", "error", "no"),
     ("EML705", "zone-conflict", "error", "no"),
+    ("EML707", "rwo-volume-shared", "error", "no"),
     ("EML801", "completion-index-not-indexed", "error", "safe"),
     ("EML802", "master-addr-self", "error", "no"),
     ("EML803", "visible-devices-override", "warning", "safe"),
@@ -62,4 +63,5 @@ CATALOGUE = [
     ("EML902", "scratch-for-checkpoints", "warning", "no"),
     ("EML903", "ami-family-unsupported", "error", "unsafe"),
     ("EML904", "ebs-unencrypted", "warning", "safe"),
+    ("EML906", "ami-alias-predates-version", "error", "unsafe"),
 ]

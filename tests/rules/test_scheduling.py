@@ -312,3 +312,45 @@ def test_702_never_blames_devices_a_dra_pod_claims():
     body = DRA_POD.format(zone="\n  karpenter.sh/nodepool: gpu-large")
     [f] = findings(docs(TRN_POOL, job("j", body)), "EML702")
     assert f.location.path[-1] == "karpenter.sh/nodepool"
+
+
+# --- EML707 -------------------------------------------------------------------------------------
+def _rwo_case(modes: str, gpus: int | None, claim: str = "ckpt") -> str:
+    limits = f"{{nvidia.com/gpu: {gpus}}}" if gpus else "{cpu: '2'}"
+    return f"""\
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {{name: ckpt, namespace: ml}}
+spec: {{accessModes: {modes}, resources: {{requests: {{storage: 10Gi}}}}}}
+---
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {{name: pt, namespace: ml}}
+spec:
+  pytorchReplicaSpecs:
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers:
+            - name: c
+              image: pytorch:2.3.0
+              command: [torchrun, --nnodes=2, train.py]
+              resources: {{limits: {limits}}}
+              volumeMounts: [{{name: v, mountPath: /ckpt}}]
+          volumes: [{{name: v, persistentVolumeClaim: {{claimName: {claim}}}}}]
+"""
+
+
+def test_707_rwo_reported_only_for_pods_that_cannot_share_a_node():
+    assert len(findings(_rwo_case("[ReadWriteOnce]", 8), "EML707")) == 1
+    assert findings(_rwo_case("[ReadWriteOnce]", 1), "EML707") == []  # two 1-GPU pods fit one node
+    assert findings(_rwo_case("[ReadWriteOnce]", None), "EML707") == []  # CPU pods may share a node
+    assert findings(_rwo_case("[ReadWriteMany]", 8), "EML707") == []
+    assert findings(_rwo_case("[ReadWriteOnce, ReadOnlyMany]", 8), "EML707") == []
+    assert findings(_rwo_case("[ReadWriteOnce]", 8, claim="elsewhere"), "EML707") == []  # modes unknown
+
+
+def test_707_read_write_once_pod_conflicts_on_one_node_too():
+    [f] = findings(_rwo_case("[ReadWriteOncePod]", None), "EML707")
+    assert "ReadWriteOncePod" in f.message

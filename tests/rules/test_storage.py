@@ -214,3 +214,44 @@ volumes:
 """
     found = findings(docs(SCRATCH_STORAGE, job("train", body)), "EML902")
     assert len(found) == (1 if reported else 0), [f.message for f in found]
+
+
+# --- EML906 -------------------------------------------------------------------------------------
+def _nodeclass(alias: str) -> str:
+    return f"""\
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {{name: gpu}}
+spec:
+  amiSelectorTerms: [{{alias: "{alias}"}}]
+  role: r
+"""
+
+
+def _on(version: str, **rules: dict) -> Config:
+    return Config.model_validate({"kubernetes-version": version, "rules": rules})
+
+
+@pytest.mark.parametrize(
+    "alias,version,reported",
+    [
+        ("al2023@v20240807", "1.31", True),  # 1.31 reached EKS on 2024-09-26
+        ("al2023@v20240807", "1.30", False),
+        ("al2023@v20250520", "1.33", False),  # within the margin before 2025-05-29
+        ("al2023@v20250401", "1.33", True),
+        ("al2@v20240807", "1.32", True),
+        ("al2@v20240807", "1.33", False),  # no AL2 AMI at all for 1.33: EML903's finding
+        ("al2023@latest", "1.34", False),
+        ("bottlerocket@v1.20.4", "1.34", False),  # a version number, not a date
+        ("al2023@v20200101", "1.28", False),  # a version the table does not list
+        ("al2023@v20241399", "1.34", False),  # not a date
+    ],
+)
+def test_906_alias_date_against_the_eks_release(alias, version, reported):
+    assert len(findings(_nodeclass(alias), "EML906", _on(version))) == int(reported)
+
+
+def test_906_margin_option_and_fix():
+    assert findings(_nodeclass("al2023@v20250520"), "EML906", _on("1.33", EML906={"margin-days": 0}))
+    [f] = findings(_nodeclass("al2023@v20240807"), "EML906", _on("1.33"))
+    assert [op.value for op in f.fix.ops] == ["al2023@latest"]
