@@ -18,6 +18,7 @@ CATALOGUE = [
     ("EML105", "efa-device-plugin-coverage", "warning", "no"),
     ("EML106", "spot-for-collective", "warning", "unsafe"),
     ("EML107", "nvlink-p2p-disabled", "warning", "safe"),
+    ("EML108", "socket-ifname-unmatched", "error", "no"),
     ("EML109", "efa-hugepages", "error", "safe"),
     ("EML201", "gang-missing", "warning", "no"),
     ("EML202", "gang-min-available", "error", "safe"),
@@ -63,5 +64,6 @@ CATALOGUE = [
     ("EML902", "scratch-for-checkpoints", "warning", "no"),
     ("EML903", "ami-family-unsupported", "error", "unsafe"),
     ("EML904", "ebs-unencrypted", "warning", "safe"),
+    ("EML905", "nvme-offload-on-network", "warning", "no"),
     ("EML906", "ami-alias-predates-version", "error", "unsafe"),
 ]

@@ -8,6 +8,7 @@ import textwrap
 import pytest
 
 from eksmllint.checks.efa.eml104_efa_env_conflict import transport_conflict
+from eksmllint.checks.efa.eml108_socket_ifname_unmatched import nccl_interfaces
 from eksmllint.checks.efa.eml106_spot_for_collective import allowed_capacity
 from eksmllint.config import parse_config
 from eksmllint.core.engine import lint_text
@@ -675,3 +676,49 @@ spec:
     p5 = pool(types=("p5.48xlarge",))
     assert len(lint(p5 + job, "EML109")) == 1
     assert not lint(p5 + user_data + job, "EML109")
+
+
+# --- EML108 -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "value,chosen",
+    [
+        ("eth", ["eth0"]),
+        ("=eth0", ["eth0"]),
+        ("=eth", []),
+        ("en", []),  # the cheatsheet's host value: eth0 does not start with "en"
+        ("ens5,enp", []),
+        ("^docker,lo,veth", ["eth0"]),
+        ("^lo", ["eth0"]),
+        ("^eth", []),
+        ("^=eth0", []),
+        ("lo", ["lo"]),  # loopback only when named
+        ("eth0,", None),
+    ],
+)
+def test_nccl_socket_ifname_syntax(value, chosen):
+    assert nccl_interfaces(value) == chosen
+
+
+def test_socket_ifname_silent_for_host_network_multus_and_substitutions():
+    def job(env_value: str, spec: str = "", annotations: str = "") -> str:
+        return f"""
+apiVersion: batch/v1
+kind: Job
+metadata: {{name: j}}
+spec:
+  template:{annotations}
+    spec:{spec}
+      restartPolicy: Never
+      containers:
+        - name: c
+          image: pytorch:2.3.0
+          env: [{{name: NCCL_SOCKET_IFNAME, value: "{env_value}"}}]
+"""
+
+    assert len(lint(job("ens5"), "EML108")) == 1
+    assert not lint(job("ens5", spec="\n      hostNetwork: true"), "EML108")
+    multus = "\n    metadata: {annotations: {k8s.v1.cni.cncf.io/networks: efa-net}}"
+    assert not lint(job("ens5", annotations=multus), "EML108")
+    assert not lint(job("$IFACE"), "EML108")

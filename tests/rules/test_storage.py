@@ -255,3 +255,46 @@ def test_906_margin_option_and_fix():
     assert findings(_nodeclass("al2023@v20250520"), "EML906", _on("1.33", EML906={"margin-days": 0}))
     [f] = findings(_nodeclass("al2023@v20240807"), "EML906", _on("1.33"))
     assert [op.value for op in f.fix.ops] == ["al2023@latest"]
+
+
+# --- EML905 -------------------------------------------------------------------------------------
+def _offload_case(volume: str, device: str = "nvme", path: str = "/scratch/offload") -> str:
+    return f"""\
+apiVersion: v1
+kind: ConfigMap
+metadata: {{name: ds, namespace: ml}}
+data:
+  ds_config.json: '{{"zero_optimization": {{"stage": 3, "offload_param": {{"device": "{device}", "nvme_path": "{path}"}}}}}}'
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {{name: j, namespace: ml}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: c
+          image: pytorch:2.3.0
+          command: [deepspeed, --num_gpus=8, train.py, --deepspeed, /cfg/ds_config.json]
+          resources: {{limits: {{nvidia.com/gpu: 8}}}}
+          volumeMounts: [{{name: scratch, mountPath: /scratch}}, {{name: cfg, mountPath: /cfg}}]
+      volumes:
+        - {{name: cfg, configMap: {{name: ds}}}}
+        - {volume}
+"""
+
+
+EFS_INLINE = "{name: scratch, csi: {driver: efs.csi.aws.com, volumeHandle: fs-1}}"
+
+
+def test_905_network_volumes_and_node_local_ones():
+    [f] = findings(_offload_case(EFS_INLINE), "EML905")
+    assert "EFS" in f.message and "offload_param" in f.message
+    assert findings(_offload_case("{name: scratch, nfs: {server: 10.0.0.1, path: /}}"), "EML905")
+    assert findings(_offload_case("{name: scratch, emptyDir: {}}"), "EML905") == []
+    assert findings(_offload_case("{name: scratch, hostPath: {path: /mnt/k8s-disks/0}}"), "EML905") == []
+    assert findings(_offload_case(EFS_INLINE, device="cpu"), "EML905") == []
+    assert findings(_offload_case(EFS_INLINE, path="/other/offload"), "EML905") == []  # not on the mount
+    unknown_claim = "{name: scratch, persistentVolumeClaim: {claimName: elsewhere}}"
+    assert findings(_offload_case(unknown_claim), "EML905") == []
