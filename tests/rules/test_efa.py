@@ -8,8 +8,8 @@ import textwrap
 import pytest
 
 from eksmllint.checks.efa.eml104_efa_env_conflict import transport_conflict
-from eksmllint.checks.efa.eml108_socket_ifname_unmatched import nccl_interfaces
 from eksmllint.checks.efa.eml106_spot_for_collective import allowed_capacity
+from eksmllint.checks.efa.eml108_socket_ifname_unmatched import nccl_interfaces
 from eksmllint.config import parse_config
 from eksmllint.core.engine import lint_text
 from eksmllint.core.finding import Applicability, SetValue
