@@ -35,8 +35,9 @@ def check(ctx: RuleContext, r: Resource) -> Iterator[Finding]:
     margin = timedelta(days=int(ctx.options.get("margin-days", 14)))
     target = ".".join(map(str, version))
     for i, term in enumerate(terms):
-        alias = term.get("alias") if isinstance(term, dict) else None
-        m = _DATED_ALIAS.match(alias.strip().lower()) if isinstance(alias, str) else None
+        raw = term.get("alias") if isinstance(term, dict) else None
+        alias = raw.strip() if isinstance(raw, str) else ""
+        m = _DATED_ALIAS.match(alias.lower())
         built = _date(m.group("date")) if m else None
         if m is None or built is None or built + margin >= release.eks_release:
             continue
@@ -47,7 +48,7 @@ def check(ctx: RuleContext, r: Resource) -> Iterator[Finding]:
         yield ctx.report(
             r,
             path,
-            f"alias {alias.strip()} predates Kubernetes {target} on EKS ({release.eks_release}): no AMI, no nodes",
+            f"alias {alias} predates Kubernetes {target} on EKS ({release.eks_release}): no AMI, no nodes",
             fix=Fix(
                 f"Use {latest} (then pin a release dated after {release.eks_release})",
                 (SetValue(path, latest),),
