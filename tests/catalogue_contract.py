@@ -49,6 +49,7 @@ CATALOGUE = [
     ("EML703", "dangling-reference", "warning", "no"),
     ("EML704", "cross-namespace-reference", "error", "no"),
     ("EML705", "zone-conflict", "error", "no"),
+    ("EML706", "topology-level-missing", "error", "no"),
     ("EML707", "rwo-volume-shared", "error", "no"),
     ("EML801", "completion-index-not-indexed", "error", "safe"),
     ("EML802", "master-addr-self", "error", "no"),

@@ -4,10 +4,12 @@ down — noise guards, options, webhook mode, fixes."""
 from __future__ import annotations
 
 import pytest
+from repository import ROOT
 from scheduling_storage_manifests import CPU_POD, GPU_POD, MALFORMED, docs, findings, job, pool, pvc
 
 from eksmllint.config import Config
 from eksmllint.core.engine import lint_loaded, lint_paths, lint_text
+from eksmllint.core.finding import Severity
 from eksmllint.fix.apply import apply_fix
 from eksmllint.loader import LoadResult, parse_source
 from eksmllint.resource import SourceFile
@@ -354,3 +356,31 @@ def test_707_rwo_reported_only_for_pods_that_cannot_share_a_node():
 def test_707_read_write_once_pod_conflicts_on_one_node_too():
     [f] = findings(_rwo_case("[ReadWriteOncePod]", None), "EML707")
     assert "ReadWriteOncePod" in f.message
+
+
+# --- EML706 -------------------------------------------------------------------------------------
+_TAS_DIR = "fixtures/rules/EML706-topology-level-missing"
+
+
+def _tas_case(annotation: str = "podset-required-topology", level: str = "topology.k8s.aws/network-node-layer-4"):
+    text = (ROOT / _TAS_DIR / "bad.yaml").read_text()
+    return text.replace(
+        "kueue.x-k8s.io/podset-required-topology: topology.k8s.aws/network-node-layer-4  # expect: EML706",
+        f"kueue.x-k8s.io/{annotation}: {level}",
+    )
+
+
+def test_706_preferred_level_is_a_warning_and_required_an_error():
+    [required] = findings(_tas_case(), "EML706")
+    assert required.severity is Severity.ERROR and "never admitted" in required.message
+    [preferred] = findings(_tas_case("podset-preferred-topology"), "EML706")
+    assert preferred.severity is Severity.WARNING and "ignored" in preferred.message
+    assert findings(_tas_case(level="kubernetes.io/hostname"), "EML706") == []
+
+
+def test_706_silent_when_the_chain_is_incomplete_or_kueue_predates_tas():
+    text = _tas_case()
+    assert findings(text.replace("clusterQueue: training", "clusterQueue: elsewhere"), "EML706") == []
+    assert findings(text.replace("  topologyName: ec2-network\n", ""), "EML706") == []  # no TAS flavor
+    old = Config.model_validate({"platform": {"kueue": "0.8"}})
+    assert findings(text, "EML706", old) == []
