@@ -84,8 +84,8 @@ def _topologies(run: LintRun, w: Workload) -> list[tuple[Resource, list[str]]]:
             levels = topo.get(("spec", "levels")) if topo is not None else None
             if topo is None or not isinstance(levels, list):
                 return []
-            labels = [lv.get("nodeLabel") for lv in levels if isinstance(lv, dict)]
+            labels = [lv.get("nodeLabel") if isinstance(lv, dict) else None for lv in levels]
             if not all(isinstance(x, str) for x in labels):
                 return []
-            out.append((topo, labels))
+            out.append((topo, [str(x) for x in labels]))
     return out
