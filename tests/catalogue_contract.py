@@ -61,6 +61,7 @@ CATALOGUE = [
     ("EML808", "collective-restart-policy", "warning", "no"),
     ("EML809", "deepspeed-args-mismatch", "error", "safe"),
     ("EML810", "ephemeral-checkpoints", "warning", "no"),
+    ("EML811", "rank-or-rendezvous-per-node", "error", "no"),
     ("EML901", "fsx-parameters", "error", "no"),
     ("EML902", "scratch-for-checkpoints", "warning", "no"),
     ("EML903", "ami-family-unsupported", "error", "unsafe"),
