@@ -722,3 +722,18 @@ spec:
     multus = "\n    metadata: {annotations: {k8s.v1.cni.cncf.io/networks: efa-net}}"
     assert not lint(job("ens5", annotations=multus), "EML108")
     assert not lint(job("$IFACE"), "EML108")
+
+
+def test_spot_for_collective_reports_a_collective_that_selects_spot_on_a_mixed_pool():
+    mixed = 'operator: In\n          values: ["spot", "on-demand"]'
+    spot_selector = """
+          nodeSelector:
+            karpenter.sh/capacity-type: spot"""
+    found = lint(pool(capacity=mixed) + pytorchjob(efa=4, selector=spot_selector), "EML106")
+    pool_finding, pod_finding = sorted(found, key=lambda f: f.location.line)
+    assert pool_finding.fix is None  # dropping spot from the pool would strand the pod
+    assert pod_finding.location.path[-2:] == ("nodeSelector", "karpenter.sh/capacity-type")
+    assert "on-demand" in pod_finding.message
+    # a spot-only pool: the pool is the defect, the pod's selector merely agrees with it
+    spot_only = 'operator: In\n          values: ["spot"]'
+    assert len(lint(pool(capacity=spot_only) + pytorchjob(efa=4, selector=spot_selector), "EML106")) == 1
