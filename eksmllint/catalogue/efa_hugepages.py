@@ -8,13 +8,11 @@ first read.
 from __future__ import annotations
 
 import functools
-from importlib import resources
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from eksmllint.catalogue import CatalogueError, Source
-from eksmllint.yamlpos import YAMLLoadError, load_data
+from eksmllint.catalogue import Source, packaged_facts, parse_facts
 
 
 class EfaHugepages(BaseModel):
@@ -48,18 +46,10 @@ class EfaHugepages(BaseModel):
 
 def parse_efa_hugepages(text: str) -> EfaHugepages:
     """Parse and validate the facts YAML; raises :class:`CatalogueError` on any problem."""
-    try:
-        data = load_data(text)
-    except YAMLLoadError as exc:
-        raise CatalogueError(f"EFA huge page facts are not valid YAML: line {exc.line}: {exc.message}") from exc
-    try:
-        return EfaHugepages.model_validate(data)
-    except ValidationError as exc:
-        raise CatalogueError(f"EFA huge page facts are invalid: {exc}") from exc
+    return parse_facts(EfaHugepages, text, "EFA huge page facts")
 
 
 @functools.cache
 def efa_hugepages() -> EfaHugepages:
     """The packaged facts (``efa_hugepages.yaml``), loaded and validated once per process."""
-    text = resources.files("eksmllint.catalogue").joinpath("efa_hugepages.yaml").read_text(encoding="utf-8")
-    return parse_efa_hugepages(text)
+    return packaged_facts(EfaHugepages, "efa_hugepages.yaml", "EFA huge page facts")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from builders import ec2nodeclass, manifest
 
 from eksmllint.checks.efa.eml104_efa_env_conflict import transport_conflict
 from eksmllint.checks.efa.eml106_spot_for_collective import allowed_capacity
@@ -575,17 +576,9 @@ def test_efa_not_requested_silent_on_pods_with_dra_claims():
 
 
 RESERVED = 'operator: In\n          values: ["reserved"]'
-ONE_RESERVATION = """
----
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata:
-  name: gpu
-spec:
-  amiSelectorTerms: [{alias: al2023@latest}]
-  capacityReservationSelectorTerms:
-    - id: cr-0123456789abcdef0
-"""
+ONE_RESERVATION = "\n---\n" + manifest(
+    ec2nodeclass("gpu", capacityReservationSelectorTerms=[{"id": "cr-0123456789abcdef0"}])
+)
 
 
 def test_efa_multi_az_single_reservation_pool_is_single_az():
@@ -595,7 +588,7 @@ def test_efa_multi_az_single_reservation_pool_is_single_az():
     fallback = 'operator: In\n          values: ["reserved", "on-demand"]'
     assert len(lint(pool(zones=(), capacity=fallback) + ONE_RESERVATION + pytorchjob(efa=4), "EML101")) == 1
     # reservations selected by tags may sit in several zones
-    by_tags = ONE_RESERVATION.replace("- id: cr-0123456789abcdef0", "- tags: {team: ml}")
+    by_tags = "\n---\n" + manifest(ec2nodeclass("gpu", capacityReservationSelectorTerms=[{"tags": {"team": "ml"}}]))
     assert len(lint(pool(zones=(), capacity=RESERVED) + by_tags + pytorchjob(efa=4), "EML101")) == 1
 
 
@@ -659,18 +652,8 @@ def test_efa_hugepages_boundaries_and_fixes():
 
 
 def test_efa_hugepages_silent_when_the_node_class_sets_huge_pages():
-    user_data = """
----
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata:
-  name: gpu
-spec:
-  amiSelectorTerms: [{alias: al2023@latest}]
-  userData: |
-    #!/bin/bash
-    echo 16384 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
-"""
+    script = "#!/bin/bash\necho 16384 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages\n"
+    user_data = "\n---\n" + manifest(ec2nodeclass("gpu", userData=script))
     limits = "{vpc.amazonaws.com/efa: 32, nvidia.com/gpu: 8, hugepages-2Mi: 32Gi}"
     job = _job("p5.48xlarge", limits)
     p5 = pool(types=("p5.48xlarge",))

@@ -141,31 +141,21 @@ def pod_pins_one_zone(t: PodTemplate) -> bool:
 
 def single_subnet(run: LintRun, pool: NodePoolView) -> bool:
     """The pool's EC2NodeClass selects exactly one subnet by id (a subnet lives in one AZ)."""
-    name = pool.node_class_name
-    if not name:
-        return False
-    for nc in run.find("EC2NodeClass", name, group="karpenter.k8s.aws"):
-        terms = nc.get(("spec", "subnetSelectorTerms"))
-        if (
-            isinstance(terms, list)
-            and len(terms) == 1
-            and isinstance(terms[0], dict)
-            and set(terms[0]) == {"id"}
-            and isinstance(terms[0]["id"], str)
-        ):
-            return True
-    return False
+    return _selects_one_by_id(run, pool, "subnetSelectorTerms")
 
 
 def single_reservation(run: LintRun, pool: NodePoolView) -> bool:
     """The pool is limited to capacity type ``reserved`` and its EC2NodeClass selects exactly one
     capacity reservation by id (a reservation lives in one AZ). With an on-demand or spot fallback
     the pool spans zones again and stays a finding."""
+    return pool_capacity(pool) == {"reserved"} and _selects_one_by_id(run, pool, "capacityReservationSelectorTerms")
+
+
+def _selects_one_by_id(run: LintRun, pool: NodePoolView, field: str) -> bool:
+    """The pool's EC2NodeClass has exactly one selector term in ``spec.<field>``, an ``id``."""
     name = pool.node_class_name
-    if not name or pool_capacity(pool) != {"reserved"}:
-        return False
-    for nc in run.find("EC2NodeClass", name, group="karpenter.k8s.aws"):
-        terms = nc.get(("spec", "capacityReservationSelectorTerms"))
+    for nc in run.find("EC2NodeClass", name, group="karpenter.k8s.aws") if name else ():
+        terms = nc.get(("spec", field))
         if (
             isinstance(terms, list)
             and len(terms) == 1
