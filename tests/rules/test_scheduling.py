@@ -4,6 +4,8 @@ down — noise guards, options, webhook mode, fixes."""
 from __future__ import annotations
 
 import pytest
+import yaml
+from builders import container, manifest, pod_template, pytorchjob, replica
 from repository import ROOT
 from scheduling_storage_manifests import CPU_POD, GPU_POD, MALFORMED, docs, findings, job, pool, pvc
 
@@ -318,30 +320,23 @@ def test_702_never_blames_devices_a_dra_pod_claims():
 
 # --- EML707 -------------------------------------------------------------------------------------
 def _rwo_case(modes: str, gpus: int | None, claim: str = "ckpt") -> str:
-    limits = f"{{nvidia.com/gpu: {gpus}}}" if gpus else "{cpu: '2'}"
-    return f"""\
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {{name: ckpt, namespace: ml}}
-spec: {{accessModes: {modes}, resources: {{requests: {{storage: 10Gi}}}}}}
----
-apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata: {{name: pt, namespace: ml}}
-spec:
-  pytorchReplicaSpecs:
-    Worker:
-      replicas: 2
-      template:
-        spec:
-          containers:
-            - name: c
-              image: pytorch:2.3.0
-              command: [torchrun, --nnodes=2, train.py]
-              resources: {{limits: {limits}}}
-              volumeMounts: [{{name: v, mountPath: /ckpt}}]
-          volumes: [{{name: v, persistentVolumeClaim: {{claimName: {claim}}}}}]
-"""
+    limits = {"nvidia.com/gpu": gpus} if gpus else {"cpu": "2"}
+    worker = container(
+        "c",
+        command=["torchrun", "--nnodes=2", "train.py"],
+        limits=limits,
+        volumeMounts=[{"name": "v", "mountPath": "/ckpt"}],
+    )
+    volumes = [{"name": "v", "persistentVolumeClaim": {"claimName": claim}}]
+    claim_doc = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "ckpt", "namespace": "ml"},
+        "spec": {"accessModes": yaml.safe_load(modes), "resources": {"requests": {"storage": "10Gi"}}},
+    }
+    return manifest(
+        claim_doc, pytorchjob("pt", worker=replica(2, pod_template(worker, volumes=volumes)), namespace="ml")
+    )
 
 
 def test_707_rwo_reported_only_for_pods_that_cannot_share_a_node():

@@ -3,9 +3,13 @@ file systems, the AMI family's version dependence and fixes — behaviour the fi
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+import yaml
+from builders import container, manifest, pod_template
+from builders import job as builders_job
 from scheduling_storage_manifests import MALFORMED, docs, findings, fsx_class, job, pvc
 
 from eksmllint.checks.storage.eml901_fsx_parameters import capacity_increment_ok, round_up_capacity
@@ -259,30 +263,23 @@ def test_906_margin_option_and_fix():
 
 # --- EML905 -------------------------------------------------------------------------------------
 def _offload_case(volume: str, device: str = "nvme", path: str = "/scratch/offload") -> str:
-    return f"""\
-apiVersion: v1
-kind: ConfigMap
-metadata: {{name: ds, namespace: ml}}
-data:
-  ds_config.json: '{{"zero_optimization": {{"stage": 3, "offload_param": {{"device": "{device}", "nvme_path": "{path}"}}}}}}'
----
-apiVersion: batch/v1
-kind: Job
-metadata: {{name: j, namespace: ml}}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers:
-        - name: c
-          image: pytorch:2.3.0
-          command: [deepspeed, --num_gpus=8, train.py, --deepspeed, /cfg/ds_config.json]
-          resources: {{limits: {{nvidia.com/gpu: 8}}}}
-          volumeMounts: [{{name: scratch, mountPath: /scratch}}, {{name: cfg, mountPath: /cfg}}]
-      volumes:
-        - {{name: cfg, configMap: {{name: ds}}}}
-        - {volume}
-"""
+    config = {"zero_optimization": {"stage": 3, "offload_param": {"device": device, "nvme_path": path}}}
+    configmap = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "ds", "namespace": "ml"},
+        "data": {"ds_config.json": json.dumps(config)},
+    }
+    train = container(
+        "c",
+        command=["deepspeed", "--num_gpus=8", "train.py", "--deepspeed", "/cfg/ds_config.json"],
+        gpus=8,
+        volumeMounts=[{"name": "scratch", "mountPath": "/scratch"}, {"name": "cfg", "mountPath": "/cfg"}],
+    )
+    volumes = [{"name": "cfg", "configMap": {"name": "ds"}}, yaml.safe_load(volume)]
+    return manifest(
+        configmap, builders_job("j", pod_template(train, restartPolicy="Never", volumes=volumes), namespace="ml")
+    )
 
 
 EFS_INLINE = "{name: scratch, csi: {driver: efs.csi.aws.com, volumeHandle: fs-1}}"
