@@ -36,7 +36,7 @@ def check(ctx: RuleContext, run: LintRun) -> Iterator[Finding]:
         yield ctx.report(
             c.template.resource,
             c.path + ("volumeMounts", index, "mountPath"),
-            f"DeepSpeed NVMe offload ({', '.join(blocks)}) at {', '.join(paths)} is on {what}, not local NVMe",
+            f"DeepSpeed NVMe offload ({', '.join(blocks)}) at {', '.join(paths)} is on {what}",
             related=[_config_location(ds, next(iter(blocks)))],
         )
 
