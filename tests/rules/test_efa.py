@@ -712,11 +712,13 @@ def test_spot_for_collective_reports_a_collective_that_selects_spot_on_a_mixed_p
     spot_selector = """
           nodeSelector:
             karpenter.sh/capacity-type: spot"""
-    found = lint(pool(capacity=mixed) + pytorchjob(efa=4, selector=spot_selector), "EML106")
-    pool_finding, pod_finding = sorted(found, key=lambda f: f.location.line)
-    assert pool_finding.fix is None  # dropping spot from the pool would strand the pod
-    assert pod_finding.location.path[-2:] == ("nodeSelector", "karpenter.sh/capacity-type")
-    assert "on-demand" in pod_finding.message
+    [finding] = lint(pool(capacity=mixed) + pytorchjob(efa=4, selector=spot_selector), "EML106")
+    assert finding.fix is None  # dropping spot from the pool would strand the pod
+    assert "selects spot itself although it offers on-demand" in finding.message
+    # without the pod's own selector, the pool's fix drops spot
+    [plain] = lint(pool(capacity=mixed) + pytorchjob(efa=4), "EML106")
+    assert plain.fix is not None and "itself" not in plain.message
     # a spot-only pool: the pool is the defect, the pod's selector merely agrees with it
     spot_only = 'operator: In\n          values: ["spot"]'
-    assert len(lint(pool(capacity=spot_only) + pytorchjob(efa=4, selector=spot_selector), "EML106")) == 1
+    [only] = lint(pool(capacity=spot_only) + pytorchjob(efa=4, selector=spot_selector), "EML106")
+    assert "itself" not in only.message
