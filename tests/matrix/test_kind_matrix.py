@@ -22,18 +22,19 @@ from pathlib import Path
 import pytest
 import yaml
 
+if __name__ == "__main__":  # run as a script: tests/ on the path, as tests/conftest.py puts it
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from kind_matrix import BASES, NAME
+from repository import ROOT
+
+from eksmllint.analysis.workload_class import classify, classify_template
+from eksmllint.core.engine import lint_paths, lint_text
+from eksmllint.core.registry import default_registry
+from eksmllint.platform.kinds import row_for
+from eksmllint.testing import discover_cases
+
 pytestmark = pytest.mark.slow  # 1,300 lint runs: about a minute
-
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests"))
-
-from kind_matrix import BASES, NAME  # noqa: E402
-
-from eksmllint.analysis.workload_class import classify, classify_template  # noqa: E402
-from eksmllint.core.engine import lint_paths, lint_text  # noqa: E402
-from eksmllint.core.registry import default_registry  # noqa: E402
-from eksmllint.platform.kinds import row_for  # noqa: E402
-from eksmllint.testing import discover_cases  # noqa: E402
 
 _INDEPENDENT = ("Pod", "Deployment", "StatefulSet", "DaemonSet", "NodeSet")
 _OPERATOR = (
