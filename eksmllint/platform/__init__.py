@@ -2,6 +2,10 @@
 
 - :mod:`.versions` (``versions.yaml``): the releases of Karpenter, Kueue, KubeRay, the Neuron SDK and
   the training operators a run assumes (``platform:`` in the config).
+- :mod:`.kinds` (``kinds.yaml``): the workload kinds: where their pod templates are, their pod
+  counts, deadlines, gang fields and traits.
+- :mod:`.derived`: the objects whose pods another object defines (a TrainJob's JobSet, merged from
+  its runtime; a Katib trial).
 - :mod:`.configs` (``configs.yaml``): the training config forms a launch line names (DeepSpeed,
   accelerate, Lightning, ``TrainingArguments``...), how each is recognised and where each fact is
   written; read by :mod:`eksmllint.analysis.configs`.
