@@ -157,7 +157,14 @@ def finding_order(f: Finding) -> tuple:
     """The order findings are reported in: :meth:`Finding.sort_key`, then the path and the rest,
     so that findings the key ties (an admitted object has no lines: every position is 1:1) do not
     come out in the set's hash order, which differs from one process to the next."""
-    return (*f.sort_key(), format_path(f.location.path), f.slug, int(f.severity), f.suppressed_by or "")
+    return (
+        *f.sort_key(),
+        format_path(f.location.path),
+        f.slug,
+        int(f.severity),
+        f.suppressed_by or "",
+        f.resource.display() if f.resource is not None else "",  # two workloads judged at one place
+    )
 
 
 def in_order(findings: Iterable[Finding]) -> list[Finding]:

@@ -35,7 +35,8 @@ def check(ctx: RuleContext, src: SourceFile) -> Iterator[Finding]:
     for inv in script.invocations:
         if inv.under_srun is None or not _multi_node(script, inv):
             continue
-        deferred = _deferred_spans(_command_text(lines, inv))  # what srun's per-node shell expands
+        text = _command_text(lines, inv)
+        deferred = _deferred_spans(text)  # what srun's per-node shell expands
         per_node = bool(PER_NODE_SHELLS & set(inv.wrappers))
         for opt in _options(inv, HOST_OPTIONS):
             if per_node and _expands(opt.value or "", _HOST, deferred):
@@ -44,7 +45,14 @@ def check(ctx: RuleContext, src: SourceFile) -> Iterator[Finding]:
             value = opt.value or ""
             if parse_int(opt.resolved) is not None:
                 yield _report(ctx, src, opt, f"{opt.raw} is the same on every node srun starts")
-            elif _RANK_VAR.search(value) and not (per_node and _expands(value, _RANK_VAR, deferred)):
+            # a rank variable that reached the command through a variable of the script
+            # (``LAUNCHER="... --machine_rank \$SLURM_NODEID"``) may have been escaped where it was
+            # assigned: when it was expanded is not knowable from the command line, stay silent
+            elif (
+                _RANK_VAR.search(value)
+                and _RANK_VAR.search(text)
+                and not (per_node and _expands(value, _RANK_VAR, deferred))
+            ):
                 yield _report(ctx, src, opt, f"{opt.raw} is expanded once by the batch shell, before srun")
 
 
