@@ -856,3 +856,26 @@ def test_811_silent_on_one_node(tmp_path: Path) -> None:
     step = "srun bash -c 'torchrun --rdzv_endpoint $(hostname):29500 --node_rank 0 t.py'"
     write(tmp_path / "run.sbatch", f"#!/bin/bash\n#SBATCH --nodes=1\n{step}\n")
     assert lint([tmp_path], "EML811") == []
+
+
+def test_eml811_silent_on_a_rank_escaped_in_the_launcher_variable(tmp_path: Path) -> None:
+    # `\$SLURM_NODEID` is stored unexpanded in LAUNCHER; the per-node `bash -c` expands it on each
+    # node. The command reader follows $LAUNCHER, but when the variable was expanded is not
+    # visible on the srun line: EML811 must not call it "expanded once by the batch shell".
+    script = (
+        "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n"
+        'LAUNCHER="accelerate launch --num_machines 2 --num_processes 16 --main_process_ip node-0 '
+        '--machine_rank \\$SLURM_NODEID"\n'
+        'srun bash -c "$LAUNCHER train.py"\n'
+    )
+    (tmp_path / "train.sbatch").write_text(script)
+    result = lint_paths([str(tmp_path)], Config())
+    assert [f.message for f in result.active if f.code == "EML811"] == []
+    # the same rank written on the srun line is expanded by the batch shell: reported
+    direct = script.replace(
+        'srun bash -c "$LAUNCHER train.py"',
+        "srun accelerate launch --num_machines 2 --num_processes 16 --main_process_ip node-0 "
+        "--machine_rank $SLURM_NODEID train.py",
+    )
+    (tmp_path / "train.sbatch").write_text(direct)
+    assert [f.code for f in lint_paths([str(tmp_path)], Config()).active if f.code == "EML811"] == ["EML811"]
