@@ -367,8 +367,8 @@ def render_report(
 ) -> str:
     """The full report for ``eksmllint lint --format html``."""
     shown = result.findings if show_suppressed else result.active
-    files = [f for f in result.run.files if not f.context_only]
-    resources = [r for r in result.run.resources if not r.doc.file.context_only]
+    files = result.linted_files
+    resources = result.linted_resources
     sources = {f.path: f for f in result.run.files}
     graph = export_graph(result, show_suppressed=show_suppressed)
     linked = {rid for f in shown if (rid := _resource_id(f)) is not None}

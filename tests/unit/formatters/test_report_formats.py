@@ -256,7 +256,7 @@ def hostile(repo):
 def test_text_report_cannot_be_forged(hostile):
     out = run("lint", "k8s").output
     lines = out.splitlines()
-    assert len(lines) == 2 and lines[1].startswith("Found 1 finding")
+    assert len(lines) == 3 and lines[1] == "Linted 1 file, 1 object." and lines[2].startswith("Found 1 finding")
     assert lines[0].startswith("k8s/evil\\nx.yaml:1:1: EML999") and "\x1b" not in out and "\u2028" not in out
     assert "EML999 [error] forged" in lines[0]  # shown, escaped, on the one real finding line
 
