@@ -4,6 +4,7 @@ the conventions of ruff and kube-linter, ``fix --check`` exit codes."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -123,3 +124,30 @@ def test_shell_completion_works_as_documented():
     assert "_eksmllint_completion" in proc.stdout
     readme = (ROOT / "README.md").read_text()
     assert "_EKSMLLINT_COMPLETE=bash_source eksmllint" in readme
+
+
+# -- item 7: stable identities in reports --------------------------------------------------------
+def test_junit_testcase_names_survive_a_moved_finding(tmp_path):
+    job = tmp_path / "job.yaml"
+    job.write_text(BAD.read_text())
+
+    def names():
+        root = ET.fromstring(run("lint", "--format", "junit", job).stdout)
+        return [(c.get("name"), c.find("failure").text) for c in root.iter("testcase")]
+
+    before = names()
+    job.write_text("# a comment that moves every line down\n\n" + BAD.read_text())
+    after = names()
+    assert [n for n, _ in before] == [n for n, _ in after] and "line" not in before[0][0]
+    assert before[0][1] != after[0][1]  # the failure text still gives the line
+
+
+# -- item 8: nothing shown to users points into the project's history or checkout ----------------
+def test_explain_and_rule_docs_carry_no_project_internals():
+    from eksmllint.core.registry import default_registry
+    from eksmllint.docs import explain_text, rule_markdown
+
+    for rule in default_registry():
+        for text in (explain_text(rule), rule_markdown(rule)):
+            assert not re.search(r"\b(issue|decision) \(?\d+|\(issue", text, re.IGNORECASE), rule.code
+            assert "Rule file:" not in text and "rules/" not in text.replace("github.com", ""), rule.code
