@@ -219,11 +219,27 @@ def test_helm_stdin_points_at_the_chart_file_in_every_format(chart_repo):
     assert "trainer/templates/job.yaml" in run("lint", "--format", "html", "-", input=RENDERED).output
 
 
-def test_helm_stdin_line_is_not_guessed(chart_repo):
-    """When the flagged line does not occur once in the template, the finding is file-level and the
-    message names the rendered line instead of pinning a wrong template line."""
+def test_helm_stdin_maps_a_line_with_template_actions_by_its_literal_parts(chart_repo):
+    """`- name: {{ .Values.name }}` rendered `- name: pytorch`: the one template line whose literal
+    text around its actions matches is the finding's line (issue 25 item 5)."""
     template = chart_repo / TEMPLATE_PATH
     template.write_text(template.read_text().replace("- name: pytorch", "- name: {{ .Values.name }}"))
+    (result,) = json.loads(run("lint", "--format", "sarif", "-", input=RENDERED).output)["runs"][0]["results"]
+    assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == TEMPLATE_LINE
+    template.write_text(
+        template.read_text().replace("- name: {{ .Values.name }}  # expect: EML301", "{{ .Values.c | nindent 12 }}")
+    )
+    (result,) = json.loads(run("lint", "--format", "sarif", "-", input=RENDERED).output)["runs"][0]["results"]
+    assert result["locations"][0]["physicalLocation"]["region"] == {"startLine": 1}  # no literal words: not guessed
+
+
+def test_helm_stdin_line_is_not_guessed(chart_repo):
+    """When the flagged line does not occur once in the template, the finding is file-level and the
+    message names the rendered line instead of pinning a wrong template line: here two lines could
+    have rendered it."""
+    template = chart_repo / TEMPLATE_PATH
+    text = template.read_text().replace("- name: pytorch", "- name: {{ .Values.name }}")
+    template.write_text(text.replace("  name: llama-pretrain", "  - name: {{ .Values.job }}"))
     (result,) = json.loads(run("lint", "--format", "sarif", "-", input=RENDERED).output)["runs"][0]["results"]
     assert result["locations"][0]["physicalLocation"]["region"] == {"startLine": 1}
     assert f"helm template output line {RENDERED_LINE}" in result["message"]["text"]
