@@ -82,8 +82,12 @@ from eksmllint.formatters.safe import one_line
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix: also apply unsafe fixes.")
 @follow_symlinks_option
 @click.option(
-    "-v", "--verbose", is_flag=True, help="Also list, on stderr, every file the run found but did not lint, and why."
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Also list, on stderr, every file the run found but did not lint, and why; and show each finding's detail.",
 )
+@click.option("--show-detail", is_flag=True, help="Under each finding, why it matters and what to do (also with -v).")
 @click.option("-q", "--quiet", is_flag=True, help="Print the findings and nothing else (no summary, no notes).")
 @click.option("--statistics", is_flag=True, help="Instead of the findings, print how many there are of each rule.")
 @click.option("--show-config", is_flag=True, help="Print the configuration in effect (file and flags merged) and exit.")
@@ -115,6 +119,7 @@ def lint(
     unsafe_fixes,
     follow_symlinks,
     verbose,
+    show_detail,
     quiet,
     statistics,
     show_config,
@@ -196,6 +201,7 @@ def lint(
         frames=tty and not no_frames and text and not quiet,
         quiet=quiet,
         statistics=statistics and text,
+        detail=show_detail or verbose,
     )
     click.echo(get_renderer(stdout_fmt)(result, registry, options), nl=False, color=options.color)
     if result.nothing_linted and fail_if_nothing_linted:

@@ -278,6 +278,7 @@ class RuleContext:
         fix: Fix | None = None,
         related: Iterable[Location] = (),
         severity: Severity | None = None,
+        detail: str | None = None,
     ) -> Finding:
         workload = self.run.workload_for(resource)
         found = classify(workload) if workload is not None else None
@@ -293,6 +294,7 @@ class RuleContext:
             base_path=resource.base_path,
             workload_class=found.cls.value if found else None,
             workload_evidence=found.evidence if found else (),
+            detail=detail,
         )
 
     def report_file(
@@ -304,6 +306,7 @@ class RuleContext:
         *,
         fix: Fix | None = None,
         severity: Severity | None = None,
+        detail: str | None = None,
     ) -> Finding:
         path = file.path if isinstance(file, SourceFile) else file
         return Finding(
@@ -313,4 +316,5 @@ class RuleContext:
             message=message,
             location=Location(path, line, col),
             fix=fix,
+            detail=detail,
         )

@@ -224,10 +224,11 @@ class Linter:
         else:
             findings += run_rules(run, self.rules, focus)
         # Findings in context files (and in the shared views', which are context) are not reported,
-        # unless a linted file takes part in them: then they move to that file (see _caused_by).
+        # unless a linted file takes part in them: then lint and fix move them to that file (see
+        # _caused_by); the webhook judges the admitted object alone, as it always has.
         context_paths = {f.path for f in run.own_files if f.context_only}
         shared_paths = run.shared.paths
-        if context_paths:
+        if context_paths and self.settings.mode == "cli":
             findings = self._caused_by(run, findings, context_paths)
         findings = [f for f in findings if f.location.file not in context_paths and f.location.file not in shared_paths]
         if self.overrides:
@@ -289,7 +290,7 @@ class Linter:
 
 def _load_problem(p: LoadProblem) -> Finding:
     slug, severity = _LOADER_CODES.get(p.code, ("launch-file-invalid", Severity.ERROR))
-    return Finding(p.code, slug, severity, p.message, Location(p.file, p.line, p.col))
+    return Finding(p.code, slug, severity, p.message, Location(p.file, p.line, p.col), detail=p.detail)
 
 
 def lint_loaded(

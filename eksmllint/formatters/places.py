@@ -66,7 +66,7 @@ class ReportPaths:
         self._paths: dict[str, str] = {}
         self._charts: dict[str, str | None] = {}
         self._chart_dirs: dict[str, tuple[str, ...]] = {}
-        self._template_lines: dict[str, tuple[str, ...]] = {}
+        self._template_lines: dict[str, tuple[tuple[str, re.Pattern[str] | None], ...]] = {}
 
     def path(self, file: str) -> str:
         found = self._paths.get(file)

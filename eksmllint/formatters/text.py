@@ -82,6 +82,8 @@ def render(result, registry, options) -> str:
         helm_stdin = any(f.location.file == STDIN_NAME and f.location.template for f in shown)
         paths = ReportPaths(result.run.files) if helm_stdin else None
         lines = [format_finding(f, options.color, _chart_source(f, paths)) for f in shown]
+        if options.detail:
+            lines = [line + (f"\n    {one_line(f.detail)}" if f.detail else "") for line, f in zip(lines, shown)]
         if options.frames:
             from eksmllint.formatters.frames import with_frames
 

@@ -248,6 +248,8 @@ def _finding_html(f: Finding, sources: dict, registry: Registry | None) -> str:
         )
     parts.append("</div>")
     parts.append(f'<div class="msg">{escape(f.message)}</div>')
+    if f.detail:
+        parts.append(f'<div class="detail">{escape(f.detail)}</div>')
     parts.append(f'<div class="loc">{escape(where)}</div>')
     parts.append(code_frame(sources.get(loc.file), loc.line, loc.col))
     for rel in f.related[:5]:

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from eksmllint.analysis.placement import placement
 from eksmllint.analysis.workload_class import SERVICE_KINDS, WorkloadClass, classify
 from eksmllint.checks.disruption._shared import Exposure, exposure, hosting_pools, is_training_pod
+from eksmllint.checks.helpers import sentences
 from eksmllint.core.context import KARPENTER_GROUP, LintRun, RuleContext
 from eksmllint.core.finding import AppendItem, Finding, Fix, SetValue
 from eksmllint.resource import Resource
@@ -142,6 +143,7 @@ def check(ctx: RuleContext, pool: Resource) -> Iterator[Finding]:
     yield ctx.report(
         pool,
         path,
-        f"NodePool {pool.name!r} serves training ({why}) but may {reasons} while jobs run: {policy} and {budget}",
+        f"NodePool {pool.name!r} serves training but may {reasons}",
         fix=_budget_fix(pool, exp),
+        detail=sentences(f"it serves training: {why}", f"{policy} and {budget}"),
     )

@@ -51,15 +51,12 @@ def check(ctx: RuleContext, r: Resource) -> Iterator[Finding]:
             notes.append(f"did you mean {close[0]}?")
         if deprecated is not None and deprecated.replacement:
             notes.append(f"{api} itself is {deprecated.state}, use {deprecated.replacement}")
-        message = (
-            f"eksmllint has no model for {kind} in {api} ({'; '.join(notes)}), so this object is "
-            "loaded into the graph but not validated"
-        )
+        message = f"eksmllint has no model for {kind} in {api}" + (f"; did you mean {close[0]}?" if close else "")
+        detail = f"{'; '.join(notes)}. The object is loaded into the graph but not validated."
     else:
-        message = (
-            f"eksmllint has no model for {api} {kind}; it is loaded into the graph but its fields are not validated"
-        )
-    yield ctx.report(r, ("kind",), message)
+        message = f"eksmllint has no model for {api} {kind}"
+        detail = "The object is loaded into the graph but its fields are not validated."
+    yield ctx.report(r, ("kind",), message, detail=detail)
 
 
 def _raw_status(api: str, kind: str, target: str, platform: Platform) -> ApiStatus | None:
