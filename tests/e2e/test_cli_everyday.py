@@ -151,3 +151,22 @@ def test_explain_and_rule_docs_carry_no_project_internals():
         for text in (explain_text(rule), rule_markdown(rule)):
             assert not re.search(r"\b(issue|decision) \(?\d+|\(issue", text, re.IGNORECASE), rule.code
             assert "Rule file:" not in text and "rules/" not in text.replace("github.com", ""), rule.code
+
+
+# -- item 3: a one-line message, the detail beside it ---------------------------------------------
+def test_detail_is_shown_on_request_and_carried_by_the_structured_formats(tmp_path):
+    (finding,) = json.loads(run("lint", "--format", "json", BAD).stdout)["findings"]
+    assert finding["message"].endswith("has no memory-backed /dev/shm") and "bus errors" in finding["detail"]
+    plain = run("lint", BAD).stdout
+    assert "bus errors" not in plain
+    for flag in ("--show-detail", "-v"):
+        lines = run("lint", flag, BAD).stdout.splitlines()
+        assert lines[1] == "    " + finding["detail"]
+    sarif = json.loads(run("lint", "--format", "sarif", BAD).stdout)["runs"][0]["results"][0]
+    assert (
+        sarif["message"]["text"].startswith(finding["message"]) and sarif["properties"]["detail"] == finding["detail"]
+    )
+    (issue,) = json.loads(run("lint", "--format", "gitlab", BAD).stdout)
+    assert issue["content"]["body"] == finding["detail"]
+    github = run("lint", "--format", "github", BAD).stdout
+    assert "bus errors" not in github
