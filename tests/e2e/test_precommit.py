@@ -9,23 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from repository import EFA_JOB, EFA_POOL, ROOT, examples_with_multi_zone_efa_pool
+from repository import EFA_JOB, EFA_POOL, ROOT, examples_with_multi_zone_efa_pool, registry_unreachable
 
 pytestmark = pytest.mark.slow  # pre-commit builds a hook environment with pip (minutes)
 
 FIXTURE = ROOT / "fixtures" / "rules" / "EML301-shm-missing"
-
-
-def _registry_reachable() -> str | None:
-    """None when pip can reach the package index (pre-commit builds the hook env with pip)."""
-    probe = subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", os.devnull + "-dir", "hatchling"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    shutil.rmtree(os.devnull + "-dir", ignore_errors=True)
-    return None if probe.returncode == 0 else (probe.stderr.strip().splitlines() or ["pip failed"])[-1]
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +21,7 @@ def precommit():
     exe = shutil.which("pre-commit") or str(Path(sys.executable).with_name("pre-commit"))
     if not Path(exe).exists():
         pytest.skip("pre-commit is not installed (it is in the test extras)")
-    reason = _registry_reachable()
+    reason = registry_unreachable()
     if reason:
         pytest.skip(f"package registry unreachable, pre-commit cannot build the hook env: {reason}")
     return exe
