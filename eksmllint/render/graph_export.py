@@ -10,9 +10,9 @@ whose ``resource`` is it; a pod template also gets those whose path lies inside 
 from __future__ import annotations
 
 import json
-from html import escape
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from html import escape
 from typing import TYPE_CHECKING
 
 from eksmllint.core.finding import Finding, Severity
