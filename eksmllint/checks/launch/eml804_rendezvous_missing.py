@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from eksmllint.analysis.launch_sites import container_sites, container_text, slurm_files, slurm_sites
+from eksmllint.analysis.launch_sites import Site, container_sites, container_text, slurm_files, slurm_sites
 from eksmllint.core.context import LintRun, RuleContext
 from eksmllint.core.finding import Finding
 from eksmllint.guarded import Guarded
@@ -63,26 +63,19 @@ def check(ctx: RuleContext, run: LintRun) -> Iterator[Finding]:
             for site in container_sites(c):
                 nnodes = _missing_rendezvous(site.inv)
                 if nnodes is not None:
-                    yield site.report(
-                        ctx,
-                        nnodes.position,
-                        nnodes.raw,
-                        f"torchrun --nnodes={nnodes.resolved} in {site.where} names no rendezvous host",
-                        detail=_RDZV_DETAIL,
-                    )
+                    yield _report(ctx, site, nnodes)
     for src, script in slurm_files(run):
         if _RDZV_MENTION.search(src.text or ""):
             continue
         for site in slurm_sites(src, script):
             nnodes = _missing_rendezvous(site.inv)
             if nnodes is not None:
-                yield site.report(
-                    ctx,
-                    nnodes.position,
-                    nnodes.raw,
-                    f"torchrun --nnodes={nnodes.resolved} in {site.where} names no rendezvous host",
-                    detail=_RDZV_DETAIL,
-                )
+                yield _report(ctx, site, nnodes)
+
+
+def _report(ctx: RuleContext, site: Site, nnodes: Option) -> Finding:
+    message = f"torchrun --nnodes={nnodes.resolved} in {site.where} names no rendezvous host"
+    return site.report(ctx, nnodes.position, nnodes.raw, message, detail=_RDZV_DETAIL)
 
 
 _RDZV_DETAIL = (
