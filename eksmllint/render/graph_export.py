@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from html import escape
 from typing import TYPE_CHECKING
 
 from eksmllint.core.finding import Finding, Severity
@@ -371,10 +370,19 @@ def _dot_string(text: str) -> str:
 
 def to_dot(graph: ExportGraph) -> str:
     """Graphviz DOT; ``eksmllint graph --format dot PATH | dot -Tsvg > graph.svg``."""
+    from eksmllint.render.legend import dot_title
+
+    types = {e.type for e in graph.edges}
+    legend = [
+        (t, EDGE_COLORS.get(t, "#6b7280"), t in DASHED_EDGES)
+        for t in [*EDGE_TYPES, *sorted(types - EDGE_TYPES.keys())]
+        if t in types
+    ]
+    title = "eksmllint resource graph" + (f" (focus {graph.focus})" if graph.focus else "")
     lines = [
         "digraph eksmllint {",
         '  graph [rankdir=LR, fontname="Helvetica", nodesep=0.3, ranksep=1.1, label='
-        + _dot_title(graph)
+        + dot_title(title, legend)
         + ", labelloc=t];",
         '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10, penwidth=1.2];',
         '  edge [fontname="Helvetica", fontsize=8, arrowsize=0.7];',
@@ -398,32 +406,14 @@ def to_dot(graph: ExportGraph) -> str:
         if n.severity is not None and n.severity >= Severity.ERROR:
             attrs.append("penwidth=2")
         lines.append(f"  {_dot_string(n.id)} [{', '.join(attrs)}];")
-    # Edges are told apart by colour (the legend below), not by a label on each: at size, labels on
-    # every edge overlap into an unreadable tangle. The type and detail stay in each edge's tooltip.
     for e in graph.edges:
         color = EDGE_COLORS.get(e.type, "#6b7280")
         tip = e.type + (f" ({e.detail})" if e.detail else "")
         attrs = [f"color={_dot_string(color)}", f"tooltip={_dot_string(tip)}", f"class={_dot_string('edge-' + e.type)}"]
-        if e.type in DASHED_EDGES:
-            attrs.append("style=dashed")
+        attrs += ["style=dashed"] if e.type in DASHED_EDGES else []
         lines.append(f"  {_dot_string(e.source)} -> {_dot_string(e.target)} [{', '.join(attrs)}];")
     lines.append("}")
     return "\n".join(lines) + "\n"
-
-
-def _dot_title(graph: ExportGraph) -> str:
-    """The graph's label: its title, then the edge legend (one coloured line per edge type the graph
-    uses), as an HTML-like label, so the legend adds no node to the drawing."""
-    title = "eksmllint resource graph" + (f" (focus {graph.focus})" if graph.focus else "")
-    types = {e.type for e in graph.edges}
-    used = [t for t in EDGE_TYPES if t in types] + sorted(types - set(EDGE_TYPES))
-    cells = "".join(
-        f'<td><font point-size="9"><font color="{escape(EDGE_COLORS.get(t, "#6b7280"))}">'
-        f"{'- - -' if t in DASHED_EDGES else '&#8212;&#8212;'}</font> {escape(t)}</font></td>"
-        for t in used
-    )
-    legend = f"<tr>{cells}</tr>" if used else ""
-    return f'<<table border="0" cellspacing="4"><tr><td colspan="{max(len(used), 1)}">{escape(title)}</td></tr>{legend}</table>>'
 
 
 def _mermaid_text(text: str) -> str:
