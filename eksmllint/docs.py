@@ -129,8 +129,6 @@ def explain_text(rule: Rule, platform: Platform | None = None) -> str:
             out += ["", title, textwrap.indent(text.rstrip(), "  ")]
     if s.references:
         out += ["", "References"] + [f"  - {r}" for r in s.references]
-    if rule_doc_path(rule):
-        out += ["", f"Rule file: {rule_doc_path(rule)}"]
     return "\n".join(out) + "\n"
 
 
@@ -152,8 +150,5 @@ def rule_markdown(rule: Rule) -> str:
         out += ["", f"## Fix ({s.fix})", "", s.fix_description.strip()]
     if s.references:
         out += ["", "## References", ""] + [f"- {r}" for r in s.references]
-    more = f"`eksmllint explain {rule.code}`"
-    if rule_doc_path(rule):
-        more += f"; rule file `{rule_doc_path(rule)}` in the eksmllint repository"
-    out += ["", f"More: {more}."]
+    out += ["", f"More: `eksmllint explain {rule.code}`."]
     return "\n".join(out) + "\n"

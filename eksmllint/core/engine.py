@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import os
 import traceback
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -48,6 +49,22 @@ class LintResult:
     @property
     def suppressed(self) -> list[Finding]:
         return [f for f in self.findings if f.suppressed_by is not None]
+
+    @property
+    def linted_files(self) -> list[SourceFile]:
+        """The files linted (context files left out)."""
+        return [f for f in self.run.files if not f.context_only]
+
+    @property
+    def linted_resources(self) -> list[Resource]:
+        """The Kubernetes objects linted (context objects left out)."""
+        return [r for r in self.run.resources if not r.doc.file.context_only]
+
+    @property
+    def nothing_linted(self) -> bool:
+        """No Kubernetes object and no batch script was linted: a wrong or empty path, or files
+        that are all skipped or not Kubernetes objects (a run that checked nothing)."""
+        return not self.linted_resources and not any(f.kind == "slurm" for f in self.linted_files)
 
 
 def select_rules(registry: Registry, cfg: Config) -> list[Rule]:
@@ -209,8 +226,12 @@ class Linter:
         # Findings in context files (and in the shared views', which are context) are not reported,
         # nor those on a context object whose pods an object of the run defines (a context TrainJob
         # run from the run's runtime); but those on an object of the run's own are, wherever they
-        # point (a TrainJob's run from a runtime in the context: they point into the runtime).
-        context_paths = {f.path for f in run.own_files if f.context_only} | run.shared.paths
+        # point (a TrainJob's run from a runtime in the context: they point into the runtime). A
+        # finding in a context file that a linted file takes part in is moved to that file by lint
+        # and fix (see _caused_by); the webhook judges the admitted object alone, as it always has.
+        own_context = {f.path for f in run.own_files if f.context_only}
+        context_paths = own_context | run.shared.paths
+        moved = self._caused_by(run, findings, own_context) if own_context and self.settings.mode == "cli" else []
         if context_paths:
             own = {r.ref for r in run.own_resources if not r.doc.file.context_only}
             context: set | None = None  # refs of context objects: computed only when a finding asks
@@ -225,7 +246,7 @@ class Linter:
                     context = {r.ref for r in run.resources if r.doc.file.path in context_paths} - own
                 return f.resource not in context
 
-            findings = [f for f in findings if reported(f)]
+            findings = [f for f in findings if reported(f)] + moved
         if self.overrides:
             findings = [f.with_(severity=self.overrides[f.code]) if f.code in self.overrides else f for f in findings]
         scope = suppression.collect(
@@ -239,18 +260,44 @@ class Linter:
             findings += suppression.unused(scope)
         return in_order(set(findings))
 
+    def _caused_by(self, run: LintRun, findings: list[Finding], context_paths: set[str]) -> list[Finding]:
+        """Findings anchored in a context file whose related locations lie in a linted file, made
+        again on each such file (naming the anchor), so that a commit touching only a job still
+        sees the error its NodePool now has. A suppression in the context file still holds."""
+        anchored = [f for f in findings if f.location.file in context_paths and f.related]
+        if not anchored:
+            return []
+        scope = suppression.collect(
+            self.registry,
+            [r for r in run.own_resources if r.doc.file.context_only],
+            [f for f in run.own_files if f.context_only],
+            {k: list(v) for k, v in self.cfg.per_path_ignores.items()},
+        )
+        moved: list[Finding] = []
+        for f in suppression.apply(anchored, scope, self.mandatory):
+            if f.suppressed_by:
+                continue
+            anchor = f"{os.path.normpath(f.location.file)}:{f.location.line}"
+            for where in {r.file: r for r in reversed(f.related) if r.file not in context_paths}.values():
+                moved.append(
+                    f.with_(location=where, message=f"{f.message} [at {anchor}]", related=(f.location,), fix=None)
+                )
+        return moved
+
     def lint_loaded(self, loaded: LoadResult, context: LoadResult | None = None, rule_jobs: int = 1) -> LintResult:
         """Lint what the loader loaded; ``context`` files feed cross-file rules, their own
         findings are dropped."""
         files = list(loaded.files)
         resources = list(loaded.resources)
         if context is not None:
-            known = {f.path for f in files}
+            # One file, however the two path lists spell it (`--context .` with `jobs/a.yaml`).
+            known = {os.path.realpath(f.path) for f in files}
+            kept = {id(f) for f in context.files if os.path.realpath(f.path) not in known}
             for f in context.files:
-                if f.path not in known:
+                if id(f) in kept:
                     f.context_only = True
                     files.append(f)
-            resources += [r for r in context.resources if r.doc.file.context_only]
+            resources += [r for r in context.resources if id(r.doc.file) in kept]
         run = LintRun(resources, files, self.settings)
         problems = [_load_problem(p) for p in loaded.problems if p.code in self.enabled]
         findings = self.lint(run, found=problems, rule_jobs=rule_jobs)
@@ -259,7 +306,7 @@ class Linter:
 
 def _load_problem(p: LoadProblem) -> Finding:
     slug, severity = _LOADER_CODES.get(p.code, ("launch-file-invalid", Severity.ERROR))
-    return Finding(p.code, slug, severity, p.message, Location(p.file, p.line, p.col))
+    return Finding(p.code, slug, severity, p.message, Location(p.file, p.line, p.col), detail=p.detail)
 
 
 def lint_loaded(

@@ -241,7 +241,14 @@ def load(
                 result.resources.extend(resources)
                 result.problems.extend(problems)
     result.problems.extend(  # one "render first" per chart, not one error per template file
-        LoadProblem(templates.chart_file(chart), templates.chart_message(chart, count), 1, 1, templates.TEMPLATE_CODE)
+        LoadProblem(
+            templates.chart_file(chart),
+            templates.chart_message(count),
+            1,
+            1,
+            templates.TEMPLATE_CODE,
+            detail=f"Render it, then lint the output: helm template {chart} | eksmllint lint -",
+        )
         for chart, count in charts.items()
     )
     return result

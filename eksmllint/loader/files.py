@@ -51,6 +51,7 @@ class LoadProblem:
     line: int = 0
     col: int = 0
     code: str = "EML001"
+    detail: str | None = None  # the finding's detail (why, what to do)
 
 
 def read_bytes(path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[bytes | None, LoadProblem | None]:

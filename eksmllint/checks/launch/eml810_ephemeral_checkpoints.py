@@ -68,7 +68,8 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
                     problems = [_relative_problem(t, c)]
                 else:
                     problems = [_ephemeral_problem(u, uc, directory) for u, uc in hosts]
-                if any(p is None for p in problems):
+                first = problems[0]
+                if first is None or any(p is None for p in problems):
                     continue  # at least one pod that runs the ranks keeps it: stay silent
                 where = (
                     f"container {c.name!r}"
@@ -79,12 +80,13 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
                     )
                 )
                 shown = opt.resolved.strip() if relative else directory
+                what, why = first
                 yield site.report(
-                    ctx, opt.value_position or opt.position, opt.raw, f"{flag} {shown} of {where} {problems[0]}"
+                    ctx, opt.value_position or opt.position, opt.raw, f"{flag} {shown} of {where} {what}", detail=why
                 )
 
 
-def _relative_problem(t: PodTemplate, c: Container) -> str | None:
+def _relative_problem(t: PodTemplate, c: Container) -> tuple[str, str] | None:
     """A relative directory without ``workingDir`` is under the image's WORKDIR, which the manifest
     does not show: it is known to be lost only when no volume that outlives the pod could hold it."""
     scratch: list[str] = []
@@ -101,22 +103,27 @@ def _relative_problem(t: PodTemplate, c: Container) -> str | None:
             return None  # the working directory may be on this volume
         scratch.append(f"volume {vname!r} at {mp}")
     if not scratch:
-        return f"is relative to the image's working directory and the container mounts no writable volume: {_LOST}; mount a PersistentVolumeClaim and pass an absolute path on it"
+        return (
+            "is relative and the container mounts no writable volume",
+            f"The path is relative to the image's working directory: {_LOST}; mount a PersistentVolumeClaim and pass "
+            "an absolute path on it.",
+        )
     return (
-        f"is relative to the image's working directory, so it lands in the container's own filesystem or on "
-        f"{fmt_list(scratch)}, which is deleted with the pod: a rescheduled or retried pod cannot resume from "
-        "its checkpoints; use a PersistentVolumeClaim and an absolute path on it"
+        "is relative: it lands in the container's filesystem or on a volume deleted with the pod",
+        f"The path is relative to the image's working directory; the writable volumes are {fmt_list(scratch)}: a "
+        "rescheduled or retried pod cannot resume from its checkpoints; use a PersistentVolumeClaim and an absolute "
+        "path on it.",
     )
 
 
-def _ephemeral_problem(t: PodTemplate, c: Container, directory: str) -> str | None:
+def _ephemeral_problem(t: PodTemplate, c: Container, directory: str) -> tuple[str, str] | None:
     mount = c.mount_for(directory)
     if mount is None:
-        return f"is on no volume: {_LOST}; mount a PersistentVolumeClaim there"
+        return "is on no volume", f"{_LOST[0].upper()}{_LOST[1:]}; mount a PersistentVolumeClaim there."
     return _volume_problem(t, c, mount[1])
 
 
-def _volume_problem(t: PodTemplate, c: Container, m: dict) -> str | None:
+def _volume_problem(t: PodTemplate, c: Container, m: dict) -> tuple[str, str] | None:
     """Why the volume of mount ``m`` does not keep checkpoints; None when it does (or is unknown)."""
     vname = m.get("name")
     vol = t.volume(vname) if isinstance(vname, str) else None
@@ -136,6 +143,7 @@ def _volume_problem(t: PodTemplate, c: Container, m: dict) -> str | None:
     if _shared_with_other_container(t, c, vname):
         return None  # a sidecar mounting it too presumably uploads the checkpoints
     return (
-        f"is on {kind} (volume {vname!r} at {m.get('mountPath')}), which is deleted with the pod: a "
-        "rescheduled or retried pod cannot resume from its checkpoints; use a PersistentVolumeClaim"
+        f"is on {kind}, which is deleted with the pod",
+        f"Volume {vname!r} at {m.get('mountPath')}: a rescheduled or retried pod cannot resume from its checkpoints; "
+        "use a PersistentVolumeClaim.",
     )

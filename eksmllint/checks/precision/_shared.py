@@ -132,8 +132,10 @@ def use_location(u: Use) -> Location:
     return word_location(u.resource, u.word)
 
 
-def report(ctx, u: Use, message: str, *, fix: Fix | None = None, related: Iterable[Use] = ()) -> Finding:
-    f = ctx.report(u.resource, u.path, message, fix=fix, related=[use_location(r) for r in related])
+def report(
+    ctx, u: Use, message: str, *, fix: Fix | None = None, related: Iterable[Use] = (), detail: str | None = None
+) -> Finding:
+    f = ctx.report(u.resource, u.path, message, fix=fix, related=[use_location(r) for r in related], detail=detail)
     return f.with_(location=use_location(u))
 
 
@@ -189,10 +191,19 @@ def who(c: Container, u: Use) -> str:
 
 
 def unsupported_choice(
-    ctx, t: PodTemplate, *, bf16_capable: bool, chosen: str, other: str, applicability: Applicability, why: str
+    ctx,
+    t: PodTemplate,
+    *,
+    bf16_capable: bool,
+    chosen: str,
+    other: str,
+    applicability: Applicability,
+    what: str,
+    why: str,
 ):
     """EML401/EML402 in one place: containers that select ``chosen`` (and not ``other``) on
-    accelerators whose bf16 support is ``bf16_capable``; the fix switches them to ``other``."""
+    accelerators whose bf16 support is ``bf16_capable``; the fix switches them to ``other``.
+    ``what`` (the message) and ``why`` (its detail) are formatted with ``who``, ``texts``, ``acc``."""
     if not t.is_training:
         return
     acc = accelerators(ctx.run, t)
@@ -207,7 +218,8 @@ def unsupported_choice(
         yield report(
             ctx,
             uses[0],
-            why.format(who=who(c, uses[0]), texts=texts_of(uses), acc=acc.description),
+            what.format(who=who(c, uses[0]), texts=texts_of(uses), acc=acc.description),
             fix=switch_fix(t, uses, other, applicability),
             related=uses[1:],
+            detail=why.format(who=who(c, uses[0]), texts=texts_of(uses), acc=acc.description),
         )

@@ -23,6 +23,7 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
         chosen=FP16,
         other=BF16,
         applicability=Applicability.SAFE,
-        why="{who} trains in fp16 ({texts}) on {acc}, which support bf16: it keeps fp32's exponent "
-        "range, so it needs no loss scaling and does not overflow to inf/NaN",
+        what="{who} trains in fp16 ({texts}) on accelerators that support bf16",
+        why="The accelerators ({acc}) support bf16: it keeps fp32's exponent range, so it needs no loss scaling "
+        "and does not overflow to inf/NaN.",
     )

@@ -23,6 +23,6 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
         chosen=BF16,
         other=FP16,
         applicability=Applicability.UNSAFE,
-        why="{who} requests bf16 ({texts}) but lands on {acc}, which have no bf16 support: "
-        "training fails to start or falls back to slow emulation",
+        what="{who} requests bf16 ({texts}) on accelerators without bf16 support",
+        why="It lands on {acc}, which have no bf16 support: training fails to start or falls back to slow emulation.",
     )

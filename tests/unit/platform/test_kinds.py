@@ -27,6 +27,7 @@ NO_POD_TEMPLATES = {
     "RestApi",
     "Token",
     "Cluster",
+    "Topology",  # Kueue: the levels of a data centre
 }
 
 
@@ -191,12 +192,12 @@ def test_a_trainjob_without_its_runtime_is_said_not_judged():
     result, workloads = _workloads(_trainjob(runtime="absent"))
     assert not workloads
     (f,) = [f for f in result.active if f.code == "EML004"]
-    assert "not judged" in f.message and "'absent' is not in the run" in f.message
+    assert "not judged" in f.message and "'absent', which runs its pods, is not in the run" in f.message
     other = _runtime("absent")
     other["spec"]["mlPolicy"]["numNodes"] = 2
     result, workloads = _workloads(_runtime("absent"), other, _trainjob(runtime="absent"))
     (f,) = [f for f in result.active if f.code == "EML004"]
-    assert "2 different ClusterTrainingRuntimes named 'absent'" in f.message
+    assert "2 different ClusterTrainingRuntimes are named 'absent'" in f.message
 
 
 def test_a_katib_trial_is_judged_as_the_object_it_runs():
