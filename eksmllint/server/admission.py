@@ -53,11 +53,16 @@ class AdmissionRequest:
         obj = self.object or self.old_object or {}
         raw_meta = obj.get("metadata")
         meta = raw_meta if isinstance(raw_meta, dict) else {}
-        name = meta.get("name") or meta.get("generateName") or "<unnamed>"
-        ns = meta.get("namespace") or self.namespace
-        kind = obj.get("kind") or self.kind.get("kind") or "<kind>"
+        # Any field may hold any JSON type in a hostile review: only strings name the object.
+        name = _text(meta.get("name")) or _text(meta.get("generateName")) or "<unnamed>"
+        ns = _text(meta.get("namespace")) or self.namespace
+        kind = _text(obj.get("kind")) or _text(self.kind.get("kind")) or "<kind>"
         # In log lines and denial messages: escaped, so a name cannot forge a line of its own.
         return escape_log(f"{kind} {ns + '/' if ns else ''}{name}")
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def _loads(body: bytes) -> Any:
