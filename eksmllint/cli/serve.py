@@ -227,7 +227,9 @@ def serve_command(
     cfg = make_config(config, select, ignore, k8s_version, (), platform)
     registry = load_registry()
     try:
-        linter = AdmissionLinter(cfg, registry, split_values(mutate) or ())
+        linter = AdmissionLinter(
+            cfg, registry, split_values(mutate) or (), single_rule_annotations=not exempt_annotation
+        )
     except (ConfigError, ValueError) as err:
         raise click.UsageError(str(err)) from None
 

@@ -180,8 +180,11 @@ class Linter:
     from a :class:`LintRun` to reported findings, for ``lint``, ``fix`` and the webhook (dispatch,
     EML000 for crashes, severity overrides, suppression, order)."""
 
-    def __init__(self, cfg: Config, registry: Registry | None = None, mode: str = "cli") -> None:
+    def __init__(
+        self, cfg: Config, registry: Registry | None = None, mode: str = "cli", single_rule_annotations: bool = False
+    ) -> None:
         self.cfg = cfg
+        self.single_rule_annotations = single_rule_annotations  # see suppression.collect
         self.registry = registry or default_registry()
         self.rules = select_rules(self.registry, cfg)
         self.enabled = frozenset(r.code for r in self.rules)
@@ -217,6 +220,7 @@ class Linter:
             [r for r in run.own_resources if not r.doc.file.context_only],
             [f for f in run.own_files if not f.context_only],
             {k: list(v) for k, v in self.cfg.per_path_ignores.items()},
+            self.single_rule_annotations,
         )
         findings = suppression.apply(findings, scope, self.mandatory)
         if suppression.UNUSED_CODE in self.enabled:

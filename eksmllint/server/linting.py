@@ -138,10 +138,14 @@ def is_exempt(obj: dict) -> str | None:
 class AdmissionLinter:
     """Stateless apart from its immutable configuration: safe to call from several threads."""
 
-    def __init__(self, cfg: Config, registry: Registry, mutate: Iterable[str] = ()) -> None:
+    def __init__(
+        self, cfg: Config, registry: Registry, mutate: Iterable[str] = (), single_rule_annotations: bool = False
+    ) -> None:
+        """``single_rule_annotations``: ``eksmllint.io/ignore`` may name single rules only
+        (``--no-exempt-annotation``: ``ALL`` or a family would be the exemption taken away)."""
         self.cfg = cfg
         self.registry = registry
-        self.linter = Linter(cfg, registry, mode="webhook")
+        self.linter = Linter(cfg, registry, mode="webhook", single_rule_annotations=single_rule_annotations)
         self.mutate_codes = self.resolve_codes(mutate)
 
     def resolve_codes(self, selectors: Iterable[str]) -> frozenset[str]:

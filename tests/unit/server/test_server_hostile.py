@@ -58,3 +58,29 @@ def test_metadata_of_the_wrong_type_is_judged_not_a_500(field, value):
     status, data = call(app(), "/validate", review(job))
     assert status == 200, data
     assert data["response"]["allowed"] is False
+
+
+def _ignored(job: dict, selectors: str) -> dict:
+    job = copy.deepcopy(job)
+    job["metadata"]["annotations"] = {"eksmllint.io/ignore": selectors}
+    return job
+
+
+@pytest.mark.parametrize("selectors", ["ALL", "all", "EML6", "EML0,EML1,EML2,EML3,EML4,EML5,EML6,EML7,EML8,EML9"])
+def test_whole_catalogue_ignores_do_not_silence_rules_without_the_exemption(selectors):
+    job = _ignored(BAD_JOB, selectors)
+    strict = AdmissionLinter(Config(), default_registry(), single_rule_annotations=True)
+    _, data = call(WebhookApp(strict), "/validate", review(job))
+    assert data["response"]["allowed"] is False, data
+    assert "EML601" in data["response"]["status"]["message"]
+    assert any("may only name single rules" in w for w in data["response"].get("warnings", ()))
+    # The default (exemption annotation honoured) still reads them as before.
+    _, lenient = call(app(), "/validate", review(job))
+    assert lenient["response"]["allowed"] is True
+
+
+def test_single_rules_are_still_silenced_without_the_exemption():
+    job = _ignored(BAD_JOB, "EML601 # reviewed")
+    strict = AdmissionLinter(Config(), default_registry(), single_rule_annotations=True)
+    _, data = call(WebhookApp(strict), "/validate", review(job))
+    assert data["response"]["allowed"] is True, data
