@@ -163,7 +163,21 @@ def _is_loopback(host: str) -> bool:
     default=64,
     show_default=True,
     type=click.IntRange(min=1),
-    help="Admission requests answered at once; more get 503 with Retry-After (bounds memory).",
+    help="Admission requests answered at once (counted once their body arrived); more get 503 with Retry-After.",
+)
+@click.option(
+    "--body-timeout",
+    default=2.0,
+    show_default=True,
+    type=click.FloatRange(min=0.05, max=29),
+    help="Seconds a request body may take to arrive after its headers (408 after).",
+)
+@click.option(
+    "--max-body-readers",
+    default=64,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Request bodies received at once; a new one evicts the longest-arriving (408).",
 )
 @click.option(
     "--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info", show_default=True
@@ -201,6 +215,8 @@ def serve_command(
     idle_timeout,
     max_connections,
     max_in_flight,
+    body_timeout,
+    max_body_readers,
     log_level,
 ):
     """Run the validating and mutating admission webhook (HTTPS)."""
@@ -264,6 +280,8 @@ def serve_command(
         ratchet=ratchet,
         judge_owned=judge_owned,
         max_in_flight=max_in_flight,
+        body_timeout=body_timeout,
+        max_body_readers=max_body_readers,
         audit=audit,
         exempt_annotation=exempt_annotation,
     )

@@ -36,10 +36,6 @@ from eksmllint.server.settings import ServerSettings
 
 log = logging.getLogger("eksmllint.server")
 
-#: A body that trickles in for longer than this is abandoned (408): the API server sends the whole
-#: review at once and gives up after its 30 s maximum webhook timeout anyway.
-BODY_TIMEOUT = 10.0
-
 _POD_SPEC = {
     "restartPolicy": "Never",
     "containers": [
@@ -104,6 +100,7 @@ class WebhookApp:
         self.draining = False
         self.started = False
         self._in_flight = 0  # event-loop only: no lock
+        self._readers: OrderedDict[object, asyncio.Event] = OrderedDict()  # bodies arriving, oldest first
         self.warmed = threading.Event()
         self._background = background or []
         self._tasks: list[asyncio.Task] = []
@@ -217,6 +214,9 @@ class WebhookApp:
 
     # -- admission ---------------------------------------------------------------------------
     async def _admission(self, endpoint: str, scope: Scope, receive: Receive, send: Send) -> None:
+        # The body first: a request counts as in flight only once it has arrived, so clients that
+        # send headers and stall cannot hold the slots real reviews need (issue 22).
+        body = await self._receive_body(endpoint, scope, receive)
         if self._in_flight >= self.settings.max_in_flight:
             self.metrics.requests.labels(endpoint, "overloaded").inc()
             raise _Reply(
@@ -226,21 +226,47 @@ class WebhookApp:
             )
         self._in_flight += 1
         try:
-            await self._answer(endpoint, scope, receive, send)
+            await self._answer(endpoint, body, send)
         finally:
             self._in_flight -= 1
 
-    async def _answer(self, endpoint: str, scope: Scope, receive: Receive, send: Send) -> None:
-        started = time.perf_counter()
+    async def _receive_body(self, endpoint: str, scope: Scope, receive: Receive) -> bytes:
+        """The request body within ``body_timeout`` and ``max_body``; over ``max_body_readers``
+        bodies arriving at once, the one arriving the longest is abandoned (408) for the new one."""
+        evicted = asyncio.Event()
+        token = object()
+        self._readers[token] = evicted
+        if len(self._readers) > self.settings.max_body_readers:
+            _, oldest = self._readers.popitem(last=False)
+            oldest.set()
+        reading = asyncio.ensure_future(_read_body(scope, receive, self.settings.max_body))
+        waiting = asyncio.ensure_future(evicted.wait())
+        try:
+            await asyncio.wait({reading, waiting}, timeout=self.settings.body_timeout, return_when="FIRST_COMPLETED")
+            if reading.done():
+                return reading.result()
+        except adm.AdmissionError as err:
+            self.metrics.requests.labels(endpoint, "bad_request").inc()
+            raise _Reply(err.status, err.message) from None
+        finally:
+            reading.cancel()
+            waiting.cancel()
+            self._readers.pop(token, None)
+        self.metrics.requests.labels(endpoint, "bad_request").inc()
+        close = [(b"connection", b"close")]  # the rest of the body may still come: not reusable
+        if evicted.is_set():
+            raise _Reply(
+                408, f"the request body was still arriving while {self.settings.max_body_readers} others waited", close
+            )
+        raise _Reply(408, f"the request body did not arrive within {self.settings.body_timeout:g}s", close)
+
+    async def _answer(self, endpoint: str, body: bytes, send: Send) -> None:
+        started = time.perf_counter()  # from the body's arrival: the time eksmllint takes
         self.metrics.in_flight.inc()
         result = "error"
         try:
             try:
-                body = await asyncio.wait_for(_read_body(scope, receive, self.settings.max_body), BODY_TIMEOUT)
                 request = adm.parse_review(body)
-            except TimeoutError:
-                result = "bad_request"
-                raise _Reply(408, f"the request body did not arrive within {BODY_TIMEOUT:g}s") from None
             except adm.AdmissionError as err:
                 result = "bad_request"
                 raise _Reply(err.status, err.message) from None

@@ -44,7 +44,7 @@ class Metrics:
         )
         self.latency = Histogram(
             "eksmllint_webhook_request_duration_seconds",
-            "Time to answer an admission request.",
+            "Time to answer an admission request, from its body's arrival.",
             ["endpoint"],
             buckets=LATENCY_BUCKETS,
             registry=r,

@@ -166,11 +166,8 @@ def test_judge_owned_judges_controller_made_objects():
     assert judged["response"]["allowed"] is False and "EML601" in judged["response"]["status"]["message"]
 
 
-def test_a_trickling_body_is_abandoned_with_408(monkeypatch):
-    import eksmllint.server.app as app_module
-
-    monkeypatch.setattr(app_module, "BODY_TIMEOUT", 0.2)
-    app = WebhookApp(AdmissionLinter(Config(), default_registry()))
+def test_a_trickling_body_is_abandoned_with_408():
+    app = WebhookApp(AdmissionLinter(Config(), default_registry()), ServerSettings(body_timeout=0.2))
     sent: list[dict] = []
 
     async def go():

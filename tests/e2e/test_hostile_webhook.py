@@ -1,0 +1,64 @@
+"""Hostile clients against the real `eksmllint serve` (issue 22): stalled bodies must neither
+starve real reviews nor hold up SIGTERM.
+
+Real server subprocesses on 127.0.0.1 only; every wait is bounded and every socket is closed by
+the test that opened it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import signal
+import socket
+import ssl
+import time
+
+import pytest
+import trustme
+from test_server import Server, client_context, gpu_pod, post, review
+
+pytestmark = pytest.mark.slow  # real servers as subprocesses
+
+STALLED = 64
+
+
+def stalled_body(port: int, ctx: ssl.SSLContext) -> ssl.SSLSocket:
+    """A TLS connection that sent a review's headers and the first bytes of its body, then stalls."""
+    raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+    try:
+        sock = ctx.wrap_socket(raw, server_hostname="127.0.0.1")
+    except BaseException:
+        raw.close()
+        raise
+    body = json.dumps(review(gpu_pod())).encode()
+    sock.sendall(
+        b"POST /validate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        b"Content-Length: %d\r\n\r\n" % len(body) + body[:20]
+    )
+    return sock
+
+
+def test_stalled_bodies_do_not_starve_reviews_or_hold_up_sigterm(tmp_path):
+    ca = trustme.CA()
+    srv = Server(tmp_path, ca, "--max-in-flight", "8", "--max-body-readers", "16").start()
+    ctx = client_context(ca)
+    try:
+        with contextlib.ExitStack() as stack:
+            for _ in range(STALLED):
+                stack.enter_context(stalled_body(srv.port, ctx))
+            time.sleep(0.3)  # every stalled request has reached the app
+            with srv.client() as c:
+                for i in range(5):
+                    resp = post(c, "/validate", review(gpu_pod(name=f"p{i}"), uid=f"real-{i}"))
+                    assert resp["uid"] == f"real-{i}"
+            # Stalled again (the evicted ones are answered 408), then SIGTERM: no wait for them.
+            for _ in range(4):
+                stack.enter_context(stalled_body(srv.port, ctx))
+            time.sleep(0.2)
+            signalled = time.monotonic()
+            srv.proc.send_signal(signal.SIGTERM)
+            assert srv.proc.wait(timeout=30) == 0
+            assert time.monotonic() - signalled < 1.5  # --body-timeout is 2 s, the graceful timeout 20 s
+    finally:
+        srv.stop()
