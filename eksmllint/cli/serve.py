@@ -84,6 +84,14 @@ def _is_loopback(host: str) -> bool:
     "by default they pass, their owner was judged.",
 )
 @click.option(
+    "--owner-controller",
+    "owner_controllers",
+    multiple=True,
+    metavar="USERNAME",
+    help="Username (request.userInfo) of a controller whose objects with a judged owner pass unjudged; "
+    "replaces the default installs' controllers (repeatable).",
+)
+@click.option(
     "--time-budget",
     default=3.0,
     show_default=True,
@@ -201,6 +209,7 @@ def serve_command(
     exempt_annotation,
     ratchet,
     judge_owned,
+    owner_controllers,
     time_budget,
     max_body_bytes,
     context_dir,
@@ -279,6 +288,7 @@ def serve_command(
         lint_threads=lint_threads,
         ratchet=ratchet,
         judge_owned=judge_owned,
+        owner_controllers=frozenset(split_values(owner_controllers) or ()) or None,
         max_in_flight=max_in_flight,
         body_timeout=body_timeout,
         max_body_readers=max_body_readers,

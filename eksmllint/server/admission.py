@@ -47,6 +47,7 @@ class AdmissionRequest:
     sub_resource: str | None
     dry_run: bool
     api_version: str  # echoed back: the response uses the request's AdmissionReview version
+    username: str | None = None  # request.userInfo.username: who sent the object
 
     @property
     def subject(self) -> str:
@@ -119,6 +120,8 @@ def parse_review(body: bytes) -> AdmissionRequest:
     dry = req.get("dryRun")
     if dry is not None and not isinstance(dry, bool):
         raise AdmissionError(400, "request.dryRun must be a boolean")
+    raw_user = req.get("userInfo")
+    user = raw_user.get("username") if isinstance(raw_user, dict) else None
     return AdmissionRequest(
         uid,
         op,
@@ -129,6 +132,7 @@ def parse_review(body: bytes) -> AdmissionRequest:
         sub if isinstance(sub, str) and sub else None,
         bool(dry),
         api,
+        user if isinstance(user, str) and user else None,
     )
 
 

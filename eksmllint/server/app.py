@@ -29,9 +29,10 @@ from typing import Any
 from eksmllint.core.finding import Finding
 from eksmllint.server import admission as adm
 from eksmllint.server.context import ContextSnapshot, ContextStore
-from eksmllint.server.linting import INTERNAL_ERROR_CODE, AdmissionLinter, is_exempt, judged_owner
+from eksmllint.server.linting import INTERNAL_ERROR_CODE, AdmissionLinter, is_exempt
 from eksmllint.server.logtext import escape_log
 from eksmllint.server.metrics import Metrics
+from eksmllint.server.owners import default_controllers, made_by_its_controller
 from eksmllint.server.settings import ServerSettings
 
 log = logging.getLogger("eksmllint.server")
@@ -99,6 +100,9 @@ class WebhookApp:
         )
         self.draining = False
         self.started = False
+        self._controllers = (
+            default_controllers() if self.settings.owner_controllers is None else self.settings.owner_controllers
+        )
         self._in_flight = 0  # event-loop only: no lock
         self._readers: OrderedDict[object, asyncio.Event] = OrderedDict()  # bodies arriving, oldest first
         self.warmed = threading.Event()
@@ -344,8 +348,8 @@ class WebhookApp:
             meta = {}
         if meta.get("deletionTimestamp"):  # finalizers being removed: never block a deletion
             return _Decision(adm.allow(), "skipped", cacheable=False)
-        if not self.settings.judge_owned and judged_owner(obj):  # judged with its owner
-            return _Decision(adm.allow(), "skipped", cacheable=False)
+        if not self.settings.judge_owned and made_by_its_controller(obj, request.username, self._controllers):
+            return _Decision(adm.allow(), "skipped", cacheable=False)  # judged with its owner
         reason = is_exempt(obj) if self.settings.exempt_annotation else None
         if reason is not None:
             log.info("%s exempt from eksmllint (%s)", request.subject, escape_log(reason))

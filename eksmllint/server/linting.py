@@ -40,13 +40,6 @@ INTERNAL_ERROR_CODE = INTERNAL_ERROR[0]
 #: A resource annotation that exempts the object from the webhook entirely (value "true" or a
 #: reason; "false" or "" does not exempt). Per-rule exemptions use ``eksmllint.io/ignore``.
 EXEMPT_ANNOTATION = "eksmllint.io/exempt"
-#: Kinds whose pod templates the webhook judges when they are admitted. Objects a controller
-#: creates from them (a PyTorchJob's Pods, a JobSet's Jobs) were judged as part of their owner;
-#: judging them again would report every finding twice, to the controller instead of the user, and
-#: a denial would send the controller into a retry loop.
-JUDGED_OWNER_KINDS = frozenset(
-    {"Job", "CronJob", "PyTorchJob", "TFJob", "MPIJob", "TrainJob", "JobSet", "RayCluster", "RayJob", "LeaderWorkerSet"}
-)
 
 
 @dataclass
@@ -108,18 +101,6 @@ def to_ymap(value: Any) -> Any:
                 if child is not v:
                     stack.append((v, child))
     return root
-
-
-def judged_owner(obj: dict) -> str | None:
-    """``Kind/name`` of the controller owner when it is one of :data:`JUDGED_OWNER_KINDS`."""
-    meta = obj.get("metadata")
-    refs = meta.get("ownerReferences") if isinstance(meta, dict) else None
-    if not isinstance(refs, list):
-        return None
-    for ref in refs:
-        if isinstance(ref, dict) and ref.get("controller") is True and ref.get("kind") in JUDGED_OWNER_KINDS:
-            return f"{ref['kind']}/{ref.get('name', '')}"
-    return None
 
 
 def is_exempt(obj: dict) -> str | None:

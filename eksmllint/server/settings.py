@@ -26,6 +26,9 @@ class ServerSettings:
     lint_threads: int = 2
     ratchet: bool = True  # UPDATE: findings the stored object already had warn instead of deny
     judge_owned: bool = False  # also judge objects a controller made from a judged owner
+    #: Usernames whose objects with a judged controller owner pass unjudged (None: the default
+    #: installs' controllers in server/owners.yaml).
+    owner_controllers: frozenset[str] | None = None
     #: Admission requests answered at once, counted from the moment their body has arrived (a
     #: stalled body must not hold a slot); more are refused with 503 + Retry-After, which the API
     #: server treats per failurePolicy.

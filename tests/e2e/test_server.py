@@ -410,7 +410,12 @@ def test_objects_made_by_a_judged_controller_pass(client):
     owned["metadata"]["ownerReferences"] = [
         {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "name": "llm", "uid": "1", "controller": True}
     ]
-    assert post(client, "/validate", review(owned)) == {"uid": "4f3c1b1e-1111-2222-3333-444455556666", "allowed": True}
+    operator = {"username": "system:serviceaccount:kubeflow:training-operator"}
+    assert post(client, "/validate", review(owned, userInfo=operator)) == {
+        "uid": "4f3c1b1e-1111-2222-3333-444455556666",
+        "allowed": True,
+    }
+    assert post(client, "/validate", review(owned))["allowed"] is False  # a forged reference (issue 22)
     by_replicaset = copy.deepcopy(bad)  # Deployments are not judged themselves: their Pods are
     by_replicaset["metadata"]["ownerReferences"] = [
         {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "2", "controller": True}

@@ -160,9 +160,11 @@ def test_judge_owned_judges_controller_made_objects():
         },
     }
     linter = AdmissionLinter(Config(), default_registry())
-    _, skipped = call(WebhookApp(linter), "/validate", review(pod))
+    body = review(pod)
+    body["request"]["userInfo"] = {"username": "system:serviceaccount:kube-system:job-controller"}
+    _, skipped = call(WebhookApp(linter), "/validate", body)
     assert skipped["response"] == {"uid": "u-1", "allowed": True}
-    _, judged = call(WebhookApp(linter, ServerSettings(judge_owned=True)), "/validate", review(pod))
+    _, judged = call(WebhookApp(linter, ServerSettings(judge_owned=True)), "/validate", body)
     assert judged["response"]["allowed"] is False and "EML601" in judged["response"]["status"]["message"]
 
 

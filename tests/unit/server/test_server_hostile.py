@@ -84,3 +84,60 @@ def test_single_rules_are_still_silenced_without_the_exemption():
     strict = AdmissionLinter(Config(), default_registry(), single_rule_annotations=True)
     _, data = call(WebhookApp(strict), "/validate", review(job))
     assert data["response"]["allowed"] is True, data
+
+
+GPU_POD = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "p", "namespace": "ml"},
+    "spec": {
+        "containers": [{"name": "c", "image": "python:3.11.9-slim", "resources": {"requests": {"nvidia.com/gpu": 1}}}]
+    },
+}
+
+
+def _owned_by(kind: str) -> dict:
+    pod = copy.deepcopy(GPU_POD)
+    pod["metadata"]["ownerReferences"] = [
+        {"apiVersion": "kubeflow.org/v1", "kind": kind, "name": "j", "uid": "1", "controller": True}
+    ]
+    return pod
+
+
+@pytest.mark.parametrize("kind", ["Job", "PyTorchJob", "JobSet", "RayCluster"])
+@pytest.mark.parametrize("user", [None, "alice", "system:serviceaccount:ml:training-operator"])
+def test_a_forged_owner_reference_is_judged(kind, user):
+    body = review(_owned_by(kind), userInfo={"username": user} if user else {})
+    _, data = call(app(exempt_annotation=False), "/validate", body)
+    assert data["response"]["allowed"] is False, data
+    assert "EML601" in data["response"]["status"]["message"]
+
+
+@pytest.mark.parametrize(
+    "kind,user",
+    [
+        ("Job", "system:serviceaccount:kube-system:job-controller"),
+        ("PyTorchJob", "system:serviceaccount:kubeflow:training-operator"),
+        ("JobSet", "system:serviceaccount:jobset-system:jobset-controller-manager"),
+    ],
+)
+def test_objects_their_controller_sends_pass_as_judged_with_their_owner(kind, user):
+    _, data = call(app(), "/validate", review(_owned_by(kind), userInfo={"username": user}))
+    assert data["response"] == {"uid": "u-1", "allowed": True}
+
+
+def test_owner_controllers_are_configurable():
+    user = "system:serviceaccount:training:my-operator"
+    body = review(_owned_by("PyTorchJob"), userInfo={"username": user})
+    _, default = call(app(), "/validate", body)
+    assert default["response"]["allowed"] is False  # not a default install's controller
+    _, data = call(app(owner_controllers=frozenset({user})), "/validate", body)
+    assert data["response"] == {"uid": "u-1", "allowed": True}
+
+
+def test_the_owner_table_is_valid_and_sourced():
+    from eksmllint.server.owners import owners
+
+    table = owners()
+    assert {"Job", "PyTorchJob", "TrainJob", "JobSet", "RayCluster", "LeaderWorkerSet"} <= set(table)
+    assert all(o.source.startswith("https://") for o in table.values())
