@@ -57,7 +57,15 @@ def _is_loopback(host: str) -> bool:
     type=click.Choice(["open", "closed"]),
     default="open",
     show_default=True,
-    help="Answer to a rule crash or an overrun time budget: admit (open) or deny (closed).",
+    help="Answer to a rule crash: admit with the crash as a warning (open) or deny (closed).",
+)
+@click.option(
+    "--on-timeout",
+    type=click.Choice(["deny", "admit"]),
+    default="deny",
+    show_default=True,
+    help="Answer for an object whose judgement did not finish (time budget, full queue): deny, or "
+    "admit with a warning saying it was not judged.",
 )
 @click.option(
     "--audit",
@@ -205,6 +213,7 @@ def serve_command(
     deny_on,
     mutate,
     failure_mode,
+    on_timeout,
     audit,
     exempt_annotation,
     ratchet,
@@ -282,6 +291,7 @@ def serve_command(
     settings = ServerSettings(
         deny_on=Severity.parse(deny_on),
         failure_mode=failure_mode,
+        on_timeout=on_timeout,
         time_budget=time_budget,
         max_body=max_body_bytes or DEFAULT_MAX_BODY,
         cache_size=cache_size,

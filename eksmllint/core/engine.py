@@ -20,6 +20,8 @@ from eksmllint.resource import Resource, SourceFile
 from eksmllint.workload import Workload
 
 if TYPE_CHECKING:
+    import threading
+
     from eksmllint.cache import ParseCache
 
 INTERNAL_ERROR = ("EML000", "internal-error")
@@ -132,14 +134,24 @@ def subject_resource(target: object) -> Resource | None:
     return target if isinstance(target, Resource) else getattr(target, "resource", None)
 
 
-def run_rules(run: LintRun, rules: list[Rule], focus: Resource | None = None) -> list[Finding]:
+class Abandoned(Exception):
+    """The caller stopped waiting for this lint (the webhook's time budget ran out)."""
+
+
+def run_rules(
+    run: LintRun, rules: list[Rule], focus: Resource | None = None, stop: threading.Event | None = None
+) -> list[Finding]:
     """Every rule over its targets (:func:`target_items`; with ``focus``, one of the run's own
     resources, only its own targets when it is a workload); a rule that raises, on a target or
-    while its targets are gathered, becomes an EML000 finding and the others go on."""
+    while its targets are gathered, becomes an EML000 finding and the others go on. Once ``stop``
+    is set, :class:`Abandoned` is raised before the next rule (an answered request's lint does
+    not keep its thread)."""
     own = run.own_workload(focus) if focus is not None else None
     findings: list[Finding] = []
     extend = findings.extend  # the hot loop: rules x templates (hundreds of thousands of calls)
     for rule in rules:
+        if stop is not None and stop.is_set():
+            raise Abandoned
         ctx = RuleContext(rule, run)
         check = rule.check
         try:
@@ -195,7 +207,13 @@ class Linter:
         self.settings = RunSettings(cfg.kubernetes_version, mode, cfg.reference_kinds, cfg.platform)
 
     def lint(
-        self, run: LintRun, *, found: Iterable[Finding] = (), focus: Resource | None = None, rule_jobs: int = 1
+        self,
+        run: LintRun,
+        *,
+        found: Iterable[Finding] = (),
+        focus: Resource | None = None,
+        rule_jobs: int = 1,
+        stop: threading.Event | None = None,
     ) -> list[Finding]:
         """The findings on ``run``'s files that are not context (``found``: what the loader
         reported), suppressed ones included, in :func:`finding_order`. ``focus``: only that
@@ -208,7 +226,7 @@ class Linter:
 
             findings += run_rules_forked(run, self.rules, rule_jobs, run_rules)
         else:
-            findings += run_rules(run, self.rules, focus)
+            findings += run_rules(run, self.rules, focus, stop)
         # Findings in context files (and in the shared views', which are context) are not reported.
         context_paths = {f.path for f in run.own_files if f.context_only}
         shared_paths = run.shared.paths

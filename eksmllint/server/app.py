@@ -22,7 +22,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,9 +95,10 @@ class WebhookApp:
         self.settings = settings or ServerSettings()
         self.store = store
         self.metrics = metrics or Metrics()
-        self.executor = ThreadPoolExecutor(
-            max_workers=max(1, self.settings.lint_threads), thread_name_prefix="eksmllint-lint"
-        )
+        # Two lanes, so large objects cannot starve small ones of threads; each queue is bounded.
+        self._small = _Lane("lint", max(1, self.settings.lint_threads), self.settings.max_in_flight)
+        self._large = _Lane("large", 1, self.settings.max_large_in_flight)
+        self._parser = _Lane("parse", 1, self.settings.max_in_flight)
         self.draining = False
         self.started = False
         self._controllers = (
@@ -201,7 +202,8 @@ class WebhookApp:
                 pass
         if self.store is not None:
             await asyncio.get_running_loop().run_in_executor(None, self.store.stop)
-        self.executor.shutdown(wait=False, cancel_futures=True)
+        for lane in (self._small, self._large, self._parser):
+            lane.executor.shutdown(wait=False, cancel_futures=True)
 
     def _warm_up(self) -> None:
         """Lint one object of each common kind before reporting ready: the lazily built schema
@@ -266,15 +268,19 @@ class WebhookApp:
 
     async def _answer(self, endpoint: str, body: bytes, send: Send) -> None:
         started = time.perf_counter()  # from the body's arrival: the time eksmllint takes
+        deadline = asyncio.get_running_loop().time() + self.settings.time_budget
         self.metrics.in_flight.inc()
         result = "error"
+        large = len(body) >= self.settings.large_body
         try:
             try:
-                request = adm.parse_review(body)
+                # A large body is decoded off the event loop (~0.1 s per MB), on a thread of its
+                # own: it must always be decoded to be answered, and must not delay the others.
+                request = await self._parser.submit(adm.parse_review, body) if large else adm.parse_review(body)
             except adm.AdmissionError as err:
                 result = "bad_request"
                 raise _Reply(err.status, err.message) from None
-            decision = await self._decide(endpoint, request)
+            decision = await self._decide(endpoint, request, self._large if large else self._small, deadline)
             result = decision.result
             if decision.findings and not request.dry_run:
                 for f in decision.findings:
@@ -286,7 +292,7 @@ class WebhookApp:
             self.metrics.requests.labels(endpoint, result).inc()
             self.metrics.latency.labels(endpoint).observe(time.perf_counter() - started)
 
-    async def _decide(self, endpoint: str, request: adm.AdmissionRequest) -> _Decision:
+    async def _decide(self, endpoint: str, request: adm.AdmissionRequest, lane: _Lane, deadline: float) -> _Decision:
         skip = self._skip_reason(request)
         if skip is not None:
             return skip
@@ -295,38 +301,44 @@ class WebhookApp:
             # template) is immutable after creation, so a patch on UPDATE would be refused.
             return _Decision(adm.allow(), "allowed" if request.operation == "CREATE" else "skipped", cacheable=False)
         snapshot = self.store.snapshot if self.store is not None else None
-        key = None
-        if self.settings.cache_size > 0:
-            judged = [request.object]
-            if endpoint == "validate" and request.operation == "UPDATE" and self.settings.ratchet:
-                judged.append(request.old_object)  # ratcheting: the decision depends on it too
-            digest = hashlib.sha256(
-                json.dumps(judged, sort_keys=True, separators=(",", ":"), default=str).encode()
-            ).digest()
-            key = (endpoint, request.namespace, digest, snapshot.generation if snapshot else 0)
-            hit = self._cache.get(key)
-            if hit is not None:
-                self._cache.move_to_end(key)
-                self.metrics.cache.labels("hit").inc()
-                return hit
-            self.metrics.cache.labels("miss").inc()
-        work = self._validate if endpoint == "validate" else self._mutate
         loop = asyncio.get_running_loop()
+        key = None
         try:
-            future = loop.run_in_executor(self.executor, work, request, snapshot)
-            decision = await asyncio.wait_for(future, self.settings.time_budget)
+            if self.settings.cache_size > 0:
+                judged = [request.object]
+                if endpoint == "validate" and request.operation == "UPDATE" and self.settings.ratchet:
+                    judged.append(request.old_object)  # ratcheting: the decision depends on it too
+                digest = await self._parser.submit(_digest, judged) if lane is self._large else _digest(judged)
+                key = (endpoint, request.namespace, digest, snapshot.generation if snapshot else 0)
+                hit = self._cache.get(key)
+                if hit is not None:
+                    self._cache.move_to_end(key)
+                    self.metrics.cache.labels("hit").inc()
+                    return hit
+                self.metrics.cache.labels("miss").inc()
+            if lane.full:
+                log.error("%s %s: %d %s objects already being judged", endpoint, request.subject, lane.limit, lane.name)
+                return self._unjudged(
+                    request, f"{lane.limit} {lane.name} objects are already being judged", "overloaded"
+                )
+            work = self._validate if endpoint == "validate" else self._mutate
+            stop = threading.Event()
+            future = lane.submit(work, request, snapshot, stop)
+            try:
+                decision = await asyncio.wait_for(future, max(0.0, deadline - loop.time()))
+            except TimeoutError:
+                stop.set()  # the stray lint ends before its next rule
+                raise
         except TimeoutError:
             self.metrics.internal_errors.labels("<timeout>").inc()
             log.error(
-                "%s %s: no answer within the %.1fs time budget (failure-mode %s)",
+                "%s %s: no answer within the %.1fs time budget (on-timeout %s)",
                 endpoint,
                 request.subject,
                 self.settings.time_budget,
-                self.settings.failure_mode,
+                self.settings.on_timeout,
             )
-            return self._failure(
-                f"eksmllint did not finish within its {self.settings.time_budget:g}s budget", "timeout"
-            )
+            return self._unjudged(request, f"not judged within the {self.settings.time_budget:g}s budget", "timeout")
         except Exception as err:  # a bug outside the rules: still an answer, never a 500
             self.metrics.internal_errors.labels("<server>").inc()
             log.exception("%s %s: internal error", endpoint, request.subject)
@@ -336,6 +348,21 @@ class WebhookApp:
             if len(self._cache) > self.settings.cache_size:
                 self._cache.popitem(last=False)
         return decision
+
+    def _unjudged(self, request: adm.AdmissionRequest, why: str, result: str) -> _Decision:
+        """The answer for an object whose judgement did not finish: denied (``--on-timeout
+        deny``, the default: an admission controller must not admit what it did not judge) or
+        admitted with a warning saying so (``--on-timeout admit``, or ``--audit``)."""
+        message = f"eksmllint: {request.subject} {why}"
+        if self.settings.on_timeout == "deny" and not self.settings.audit:
+            return _Decision(
+                adm.deny(f"{message}; not admitted unjudged (retry later)", code=504, reason="Timeout"),
+                result,
+                cacheable=False,
+            )
+        return _Decision(
+            adm.allow([adm.truncate(f"{message}; admitted unjudged", adm.WARNING_MAX)]), result, cacheable=False
+        )
 
     def _skip_reason(self, request: adm.AdmissionRequest) -> _Decision | None:
         if request.operation not in ("CREATE", "UPDATE"):
@@ -381,9 +408,11 @@ class WebhookApp:
             self.metrics.internal_errors.labels(rule).inc()
             log.error("%s: %s", subject, escape_log(f.message))
 
-    # Both run on the lint thread pool.
-    def _validate(self, request: adm.AdmissionRequest, snapshot: ContextSnapshot | None) -> _Decision:
-        active = self.linter.lint(request.object or {}, snapshot, request.namespace).active
+    # Both run on a lane's thread pool.
+    def _validate(
+        self, request: adm.AdmissionRequest, snapshot: ContextSnapshot | None, stop: threading.Event | None = None
+    ) -> _Decision:
+        active = self.linter.lint(request.object or {}, snapshot, request.namespace, stop).active
         internal = [f for f in active if f.code == INTERNAL_ERROR_CODE]
         if internal:
             self._internal(internal, request.subject)
@@ -392,7 +421,7 @@ class WebhookApp:
         lower = [f for f in active if f.code != INTERNAL_ERROR_CODE and f.severity < threshold]
         notes: list[str] = []
         if blocking and request.operation == "UPDATE" and request.old_object and self.settings.ratchet:
-            blocking, preexisting = self._ratchet(blocking, request, snapshot)
+            blocking, preexisting = self._ratchet(blocking, request, snapshot, stop)
             notes += [f"pre-existing, not blocking this update: {adm.finding_line(f)}" for f in preexisting]
         closed = self.settings.fail_closed
         if internal and not closed:
@@ -424,18 +453,24 @@ class WebhookApp:
         return _Decision(adm.allow(warnings), "allowed", tuple(active), cacheable=not internal)
 
     def _ratchet(
-        self, blocking: list[Finding], request: adm.AdmissionRequest, snapshot: ContextSnapshot | None
+        self,
+        blocking: list[Finding],
+        request: adm.AdmissionRequest,
+        snapshot: ContextSnapshot | None,
+        stop: threading.Event | None = None,
     ) -> tuple[list[Finding], list[Finding]]:
         """(new, pre-existing): as CRD validation ratcheting does, an UPDATE is not refused for
         what the stored object already had (same rule, same path), or no controller could touch
         the metadata of an object admitted before the webhook (or a rule) existed."""
-        old = self.linter.lint(request.old_object or {}, snapshot, request.namespace)
+        old = self.linter.lint(request.old_object or {}, snapshot, request.namespace, stop)
         known = {(f.code, tuple(f.location.path)) for f in old.active}
         new = [f for f in blocking if (f.code, tuple(f.location.path)) not in known]
         return new, [f for f in blocking if (f.code, tuple(f.location.path)) in known]
 
-    def _mutate(self, request: adm.AdmissionRequest, snapshot: ContextSnapshot | None) -> _Decision:
-        m = self.linter.mutate(request.object or {}, snapshot, request.namespace)
+    def _mutate(
+        self, request: adm.AdmissionRequest, snapshot: ContextSnapshot | None, stop: threading.Event | None = None
+    ) -> _Decision:
+        m = self.linter.mutate(request.object or {}, snapshot, request.namespace, stop=stop)
         if m.internal_errors:
             self._internal(m.internal_errors, request.subject)
             if self.settings.fail_closed:
@@ -459,6 +494,31 @@ class WebhookApp:
             ", ".join(f.code for f in m.applied),
         )
         return _Decision(adm.allow(adm.warnings_for([], notes), m.patch), "patched", cacheable=not m.internal_errors)
+
+
+class _Lane:
+    """A thread pool whose queue is bounded: at most ``limit`` jobs waiting or running (a lint
+    abandoned at its time budget counts until it has stopped)."""
+
+    def __init__(self, name: str, threads: int, limit: int) -> None:
+        self.name = name
+        self.limit = limit
+        self.executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix=f"eksmllint-{name}")
+        self._jobs: set[Future] = set()
+
+    @property
+    def full(self) -> bool:
+        return len(self._jobs) >= self.limit
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> asyncio.Future:
+        job = self.executor.submit(fn, *args)
+        self._jobs.add(job)
+        job.add_done_callback(self._jobs.discard)
+        return asyncio.wrap_future(job)
+
+
+def _digest(judged: list) -> bytes:
+    return hashlib.sha256(json.dumps(judged, sort_keys=True, separators=(",", ":"), default=str).encode()).digest()
 
 
 async def _read_body(scope: Scope, receive: Receive, limit: int) -> bytes:

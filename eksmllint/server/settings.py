@@ -11,6 +11,8 @@ from eksmllint.core.finding import Severity
 #: review carries object and oldObject, plus the envelope.
 DEFAULT_MAX_BODY = 7 * 1024 * 1024
 DEFAULT_TIME_BUDGET = 3.0  # seconds; the manifests' webhook timeoutSeconds is 5
+#: Real training objects are a few KiB; 256 KiB is far above them and far below 1.5 MiB (etcd).
+DEFAULT_LARGE_BODY = 256 * 1024
 #: In-cluster, a 7 MiB body arrives in milliseconds; 2 s leaves room for a congested node while
 #: keeping a stalled body's hold on memory short.
 DEFAULT_BODY_TIMEOUT = 2.0
@@ -19,8 +21,15 @@ DEFAULT_BODY_TIMEOUT = 2.0
 @dataclass(frozen=True)
 class ServerSettings:
     deny_on: Severity = Severity.ERROR
-    failure_mode: str = "open"  # open: admit on internal errors; closed: deny
+    failure_mode: str = "open"  # open: admit on a rule crash (with a warning); closed: deny
+    #: An object whose judgement did not finish (time budget, full queue): deny (an admission
+    #: controller must not admit what it did not judge) or admit with a warning saying so.
+    on_timeout: str = "deny"
     time_budget: float = DEFAULT_TIME_BUDGET
+    #: Bodies of at least this many bytes are decoded off the event loop and judged on a lane of
+    #: their own (one thread, at most max_large_in_flight queued), so they cannot starve the rest.
+    large_body: int = DEFAULT_LARGE_BODY
+    max_large_in_flight: int = 8
     max_body: int = DEFAULT_MAX_BODY
     cache_size: int = 1024
     lint_threads: int = 2

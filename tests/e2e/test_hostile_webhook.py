@@ -62,3 +62,45 @@ def test_stalled_bodies_do_not_starve_reviews_or_hold_up_sigterm(tmp_path):
             assert time.monotonic() - signalled < 1.5  # --body-timeout is 2 s, the graceful timeout 20 s
     finally:
         srv.stop()
+
+
+def denied_job(name: str, volumes: int = 0) -> dict:
+    """A PyTorchJob the webhook denies (EML601: GPUs requested, no CPU/memory), padded with
+    ``volumes`` ConfigMap volumes and their mounts (rules read those: a lookup per mount was a
+    scan of the volumes, 8 s for a 1.4 MB object)."""
+    container = {"name": "pytorch", "image": "python:3.11.9-slim", "resources": {"requests": {"nvidia.com/gpu": 1}}}
+    spec: dict = {"restartPolicy": "Never", "containers": [container]}
+    if volumes:
+        spec["volumes"] = [{"name": f"config-{i}", "configMap": {"name": f"settings-{i}"}} for i in range(volumes)]
+        container["volumeMounts"] = [{"name": f"config-{i}", "mountPath": f"/etc/settings/{i}"} for i in range(volumes)]
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": {"name": name, "namespace": "ml"},
+        "spec": {"pytorchReplicaSpecs": {"Worker": {"replicas": 1, "template": {"spec": spec}}}},
+    }
+
+
+def test_large_objects_are_judged_and_do_not_starve_small_ones(tmp_path):
+    import concurrent.futures
+
+    big = review(denied_job("big", volumes=11_200))
+    body = json.dumps(big).encode()
+    assert 1_300_000 < len(body) < 1_500_000, len(body)  # ~1.4 MB: under the 1.5 MiB etcd limit
+    srv = Server(tmp_path, trustme.CA()).start()
+    try:
+
+        def send(payload: dict) -> dict:
+            with srv.client() as c:
+                return post(c, "/validate", payload)
+
+        with concurrent.futures.ThreadPoolExecutor(5) as pool:
+            bigs = [pool.submit(send, big) for _ in range(4)]
+            time.sleep(0.2)
+            small = pool.submit(send, review(denied_job("small"), uid="small")).result(timeout=60)
+            answers = [f.result(timeout=60) for f in bigs]
+        assert small["allowed"] is False and "EML601" in small["status"]["message"], small  # judged in time
+        for resp in answers:  # judged, or refused unjudged on a slow machine: never admitted
+            assert resp["allowed"] is False, resp
+    finally:
+        srv.stop()

@@ -704,7 +704,7 @@ def test_sigterm_drains_in_flight_requests_then_exits(tmp_path):
     raw = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
     sock = ctx.wrap_socket(raw, server_hostname="127.0.0.1")
     try:
-        sock.sendall(head + body[:100])  # a request in flight: headers and part of the body
+        sock.sendall(head + body[:100])  # a request on its way: headers and part of the body
         time.sleep(0.3)
         srv.proc.send_signal(signal.SIGTERM)
         signalled = time.monotonic()
@@ -712,15 +712,15 @@ def test_sigterm_drains_in_flight_requests_then_exits(tmp_path):
         with srv.client() as c:  # during the shutdown delay: still serving, but not ready
             assert c.get("/readyz").status_code == 503
             assert c.get("/healthz").status_code == 200
+        sock.sendall(body[100:])  # ...and the request that arrives meanwhile is answered
+        status, payload = _read_http(sock)
+        assert status == 200
+        assert json.loads(payload)["response"]["uid"] == "in-flight"
         assert time.monotonic() - signalled < delay, "too slow to observe the delay window"
         time.sleep(max(0.0, signalled + delay + 1.0 - time.monotonic()))  # the delay is over: no new connections
         with pytest.raises(httpx.ConnectError):
             with srv.client() as c:
                 c.get("/healthz")
-        sock.sendall(body[100:])  # ...but the in-flight request is answered
-        status, payload = _read_http(sock)
-        assert status == 200
-        assert json.loads(payload)["response"]["uid"] == "in-flight"
     finally:
         sock.close()
     assert srv.proc.wait(timeout=30) == 0

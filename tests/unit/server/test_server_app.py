@@ -52,14 +52,15 @@ def test_rule_crash_is_answered_per_failure_mode(mode, allowed, caplog):
     assert "rule EML998 (test-crash) crashed" in caplog.text
 
 
-@pytest.mark.parametrize("mode,allowed", [("open", True), ("closed", False)])
-def test_time_budget_is_enforced(mode, allowed):
-    app = app_with(Rule(_spec("EML997", "test-slow"), slow), failure_mode=mode, time_budget=0.2)
+@pytest.mark.parametrize("mode", ["open", "closed"])
+@pytest.mark.parametrize("on_timeout,allowed", [("admit", True), ("deny", False)])
+def test_time_budget_is_enforced(mode, on_timeout, allowed):
+    app = app_with(Rule(_spec("EML997", "test-slow"), slow), failure_mode=mode, on_timeout=on_timeout, time_budget=0.2)
     started = time.monotonic()
     status, data = call(app, "/validate", review(POD))
     assert time.monotonic() - started < 0.9  # answered before the rule finished
     assert status == 200 and data["response"]["allowed"] is allowed
-    assert "budget" in json.dumps(data["response"])
+    assert "not judged within the 0.2s budget" in json.dumps(data["response"])
     assert 'eksmllint_webhook_requests_total{endpoint="validate",result="timeout"} 1.0' in app.metrics.render().decode()
 
 

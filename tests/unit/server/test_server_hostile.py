@@ -141,3 +141,74 @@ def test_the_owner_table_is_valid_and_sourced():
     table = owners()
     assert {"Job", "PyTorchJob", "TrainJob", "JobSet", "RayCluster", "LeaderWorkerSet"} <= set(table)
     assert all(o.source.startswith("https://") for o in table.values())
+
+
+def _slow_rules(calls: list[str], *codes: str):
+    import time
+
+    from webhook_calls import _spec, registry_with
+
+    from eksmllint.core.rule import Rule
+
+    def make(code: str):
+        def check(ctx, resource):
+            calls.append(code)
+            time.sleep(0.5)
+            return []
+
+        return Rule(_spec(code, f"test-slow-{code.lower()}"), check)
+
+    return registry_with(*(make(c) for c in codes))
+
+
+def test_an_abandoned_lint_stops_before_its_next_rule():
+    import time
+
+    calls: list[str] = []
+    webhook = WebhookApp(
+        AdmissionLinter(Config(), _slow_rules(calls, "EML996", "EML997")), ServerSettings(time_budget=0.2)
+    )
+    webhook.warmed.set()  # the warm-up would run the slow rules too
+    webhook._warm_up = lambda: None  # type: ignore[method-assign]
+    _, data = call(webhook, "/validate", review(copy.deepcopy(BAD_JOB)))
+    assert data["response"]["allowed"] is False  # not judged in time: denied (--on-timeout deny)
+    assert "not judged within the 0.2s budget" in data["response"]["status"]["message"]
+    time.sleep(1.5)  # long enough for the second rule to have run, had the lint gone on
+    assert calls.count("EML997") + calls.count("EML996") == 1
+
+
+def test_a_full_lane_refuses_unjudged_objects_instead_of_admitting_them():
+    import asyncio
+
+    import httpx
+
+    calls: list[str] = []
+    webhook = WebhookApp(
+        AdmissionLinter(Config(), _slow_rules(calls, "EML996")),
+        ServerSettings(time_budget=5, large_body=1, max_large_in_flight=1, cache_size=0),
+    )
+    webhook._warm_up = lambda: webhook.warmed.set()  # type: ignore[method-assign]
+
+    async def go():
+        await webhook.startup()
+        try:
+            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=webhook), base_url="http://t") as c:
+                first = asyncio.create_task(c.post("/validate", json=review(copy.deepcopy(BAD_JOB), "a")))
+                await asyncio.sleep(0.2)  # the first holds the only place of the large lane
+                second = await c.post("/validate", json=review(copy.deepcopy(BAD_JOB), "b"))
+                return await first, second
+        finally:
+            await webhook.shutdown()
+
+    first, second = asyncio.run(go())
+    assert first.json()["response"]["allowed"] is False and "EML601" in first.text
+    resp = second.json()["response"]
+    assert resp["allowed"] is False and "already being judged" in resp["status"]["message"]
+    assert 'result="overloaded"} 1.0' in webhook.metrics.render().decode()
+
+
+def test_the_admitted_object_is_judged_as_decoded_not_copied():
+    obj = copy.deepcopy(BAD_JOB)
+    linted = AdmissionLinter(Config(), default_registry()).lint(obj, None, "ml")
+    assert linted.resource.data is obj  # no copy in proportion to the object's size
+    assert any(f.code == "EML601" for f in linted.active)
