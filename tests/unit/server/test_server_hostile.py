@@ -7,6 +7,7 @@ The HTTP path is the app object the real server runs; nothing here opens a socke
 from __future__ import annotations
 
 import copy
+import threading
 
 import pytest
 from webhook_calls import call
@@ -212,3 +213,78 @@ def test_the_admitted_object_is_judged_as_decoded_not_copied():
     linted = AdmissionLinter(Config(), default_registry()).lint(obj, None, "ml")
     assert linted.resource.data is obj  # no copy in proportion to the object's size
     assert any(f.code == "EML601" for f in linted.active)
+
+
+def _pair(ca, directory):
+    cert = ca.issue_cert("127.0.0.1")
+    cert.cert_chain_pems[0].write_to_path(str(directory / "c.pem"))
+    cert.private_key_pem.write_to_path(str(directory / "k.pem"))
+    return str(directory / "c.pem"), str(directory / "k.pem")
+
+
+@pytest.mark.parametrize("swap", ["fifo", "huge", "directory"])
+def test_the_certificate_poller_refuses_what_is_not_a_certificate_file_and_keeps_serving(tmp_path, swap):
+    import os
+
+    import trustme
+
+    from eksmllint.server.tls import MAX_TLS_FILE, ReloadingTLS
+
+    crt, key = _pair(trustme.CA(), tmp_path)
+    tls = ReloadingTLS(crt, key)
+    first = tls.current
+    os.unlink(crt)
+    if swap == "fifo":
+        os.mkfifo(crt)  # reading it would wait for a writer forever
+    elif swap == "huge":
+        with open(crt, "wb") as fh:
+            fh.truncate(MAX_TLS_FILE + 1)
+    else:
+        os.mkdir(crt)
+    done = []
+    poll = threading.Thread(target=lambda: done.append(tls.reload_if_changed()), daemon=True)
+    poll.start()
+    poll.join(timeout=5)  # bounded: a blocking read of the FIFO would never return
+    assert done, "the poll blocked"
+    outcome = done[0]
+    assert outcome.error and not outcome.changed
+    assert tls.current is first
+    if swap == "fifo":
+        with pytest.raises(OSError, match="not a regular file"):
+            ReloadingTLS(crt, key)  # at start-up too (after the bounded check above): an error, not a hang
+
+
+def test_the_certificate_poller_runs_off_the_event_loop(tmp_path):
+    import asyncio
+    import time
+
+    import trustme
+
+    from eksmllint.server.runner import tls_reloader
+    from eksmllint.server.tls import ReloadingTLS, ReloadResult
+
+    crt, key = _pair(trustme.CA(), tmp_path)
+    tls = ReloadingTLS(crt, key)
+    blocked = []
+
+    def slow_reload():  # a poll that blocks, as a read of a FIFO would
+        blocked.append(1)
+        time.sleep(1.0)
+        return ReloadResult(False)
+
+    tls.reload_if_changed = slow_reload  # type: ignore[method-assign]
+    webhook = app()
+
+    async def go():
+        task = asyncio.create_task(tls_reloader(tls, webhook, 0.05)())
+        await asyncio.sleep(0.2)  # the poll has started and is blocked
+        started = time.monotonic()
+        await asyncio.sleep(0.05)  # the loop still runs its own timers on time
+        late = time.monotonic() - started
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return late
+
+    late = asyncio.run(go())
+    assert blocked and late < 0.5
