@@ -9,7 +9,7 @@ from eksmllint.yamlpos import MAX_DOCUMENTS
 
 
 def _pod(i: int) -> str:
-    return "{apiVersion: v1, kind: Pod, metadata: {name: p%d}, spec: {containers: [{name: c, image: x}]}}" % i
+    return f"{{apiVersion: v1, kind: Pod, metadata: {{name: p{i}}}, spec: {{containers: [{{name: c, image: x}}]}}}}"
 
 
 def test_list_items_past_the_document_budget_are_reported_not_linted(tmp_path):
