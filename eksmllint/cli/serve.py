@@ -9,7 +9,13 @@ from pathlib import Path
 
 import click
 
-from eksmllint.cli.options import load_registry, make_config, platform_option, split_values
+from eksmllint.cli.options import (
+    allow_outside_context_option,
+    load_registry,
+    make_config,
+    platform_option,
+    split_values,
+)
 from eksmllint.core.finding import Severity
 
 
@@ -42,6 +48,7 @@ def _is_loopback(host: str) -> bool:
 @click.option("--ignore", multiple=True, help="Rules to skip.")
 @click.option("--kubernetes-version", "k8s_version", help="Target Kubernetes version.")
 @platform_option
+@allow_outside_context_option
 @click.option(
     "--deny-on",
     type=click.Choice(["error", "warning", "info"]),

@@ -14,7 +14,7 @@ from eksmllint.core import suppression
 from eksmllint.core.context import LintRun, RuleContext, RunSettings
 from eksmllint.core.finding import Finding, Location, Severity, in_order
 from eksmllint.core.registry import Registry, default_registry
-from eksmllint.core.rule import Rule
+from eksmllint.core.rule import Rule, option_problem
 from eksmllint.loader import LoadProblem, LoadResult, ProgressFactory, Skipped, gc_paused, load
 from eksmllint.resource import Resource, SourceFile
 from eksmllint.workload import Workload
@@ -78,6 +78,10 @@ def select_rules(registry: Registry, cfg: Config) -> list[Rule]:
             unknown = set(opts) - set(rule.spec.options)
             if unknown:
                 raise ConfigError(f"{cfg.source or 'config'}: rules.{rule.code}: unknown option(s) {sorted(unknown)}")
+            schema = rule.spec.option_schema
+            for name, value in opts.items():
+                if (why := option_problem(schema[name], value)) is not None:
+                    raise ConfigError(f"{cfg.source or 'config'}: rules.{rule.code}.{name}: {why}")
             rule = rule.with_options(opts)
         rules.append(rule)
     return rules
