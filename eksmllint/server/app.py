@@ -290,7 +290,8 @@ class WebhookApp:
         finally:
             self.metrics.in_flight.dec()
             self.metrics.requests.labels(endpoint, result).inc()
-            self.metrics.latency.labels(endpoint).observe(time.perf_counter() - started)
+            lane = "large" if large else "small"
+            self.metrics.latency.labels(endpoint, lane).observe(time.perf_counter() - started)
 
     async def _decide(self, endpoint: str, request: adm.AdmissionRequest, lane: _Lane, deadline: float) -> _Decision:
         skip = self._skip_reason(request)
@@ -304,11 +305,13 @@ class WebhookApp:
         loop = asyncio.get_running_loop()
         key = None
         try:
-            if self.settings.cache_size > 0:
+            # Large objects are not cached: hashing one holds the GIL for ~50 ms per MB (the C JSON
+            # encoder), which every other request would wait for; they are rare enough to judge twice.
+            if self.settings.cache_size > 0 and lane is not self._large:
                 judged = [request.object]
                 if endpoint == "validate" and request.operation == "UPDATE" and self.settings.ratchet:
                     judged.append(request.old_object)  # ratcheting: the decision depends on it too
-                digest = await self._parser.submit(_digest, judged) if lane is self._large else _digest(judged)
+                digest = _digest(judged)
                 key = (endpoint, request.namespace, digest, snapshot.generation if snapshot else 0)
                 hit = self._cache.get(key)
                 if hit is not None:

@@ -493,7 +493,7 @@ def test_metrics(client):
     text = client.get("/metrics").text
     assert metric(text, "eksmllint_webhook_requests_total", endpoint="validate", result="allowed") >= 1
     assert metric(text, "eksmllint_webhook_request_duration_seconds_count", endpoint="validate") >= 1
-    assert 'eksmllint_webhook_request_duration_seconds_bucket{endpoint="validate",le="0.005"}' in text
+    assert 'eksmllint_webhook_request_duration_seconds_bucket{endpoint="validate",lane="small",le="0.005"}' in text
     assert metric(text, "eksmllint_webhook_findings_total", code="EML301", slug="shm-missing") >= 1
     assert metric(text, "eksmllint_webhook_context_resources", kind="NodePool") >= 1
 
