@@ -15,7 +15,7 @@ import httpx
 import pytest
 import trustme
 from repository import ROOT
-from webhook_calls import POD, _spec, app_with, call, crash
+from webhook_calls import BAD_JOB, POD, _spec, app_with, call, crash
 
 from eksmllint.config import Config
 from eksmllint.core.registry import default_registry
@@ -217,27 +217,6 @@ def test_requests_beyond_max_in_flight_get_503_with_retry_after():
     assert (
         'eksmllint_webhook_requests_total{endpoint="validate",result="overloaded"} 1.0' in app.metrics.render().decode()
     )
-
-
-BAD_JOB = {
-    "apiVersion": "batch/v1",
-    "kind": "Job",
-    "metadata": {"name": "tokenize", "namespace": "ml"},
-    "spec": {
-        "template": {
-            "spec": {
-                "restartPolicy": "Never",
-                "containers": [
-                    {
-                        "name": "t",
-                        "image": "python:3.11.9-slim",
-                        "resources": {"requests": {"nvidia.com/gpu": 1}, "limits": {"cpu": "2", "memory": "4Gi"}},
-                    }
-                ],
-            }
-        }
-    },
-}
 
 
 @pytest.mark.parametrize("mode", ["open", "closed"])

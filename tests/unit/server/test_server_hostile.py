@@ -10,33 +10,13 @@ import copy
 import threading
 
 import pytest
-from webhook_calls import call
+from webhook_calls import BAD_JOB, call
 
 from eksmllint.config import Config
 from eksmllint.core.registry import default_registry
 from eksmllint.server.app import WebhookApp
 from eksmllint.server.linting import AdmissionLinter
 from eksmllint.server.settings import ServerSettings
-
-BAD_JOB = {
-    "apiVersion": "batch/v1",
-    "kind": "Job",
-    "metadata": {"name": "tokenize", "namespace": "ml"},
-    "spec": {
-        "template": {
-            "spec": {
-                "restartPolicy": "Never",
-                "containers": [
-                    {
-                        "name": "t",
-                        "image": "python:3.11.9-slim",
-                        "resources": {"requests": {"nvidia.com/gpu": 1}, "limits": {"cpu": "2", "memory": "4Gi"}},
-                    }
-                ],
-            }
-        }
-    },
-}
 
 
 def review(obj: dict, uid: str = "u-1", **request) -> dict:
