@@ -96,7 +96,7 @@ def _is_loopback(host: str) -> bool:
     "--judge-owned",
     is_flag=True,
     help="Also judge objects a controller creates from a judged owner (a PyTorchJob's Pods); "
-    "by default they pass, their owner was judged.",
+    "by default they pass when that controller sent them (--owner-controller), their owner was judged.",
 )
 @click.option(
     "--owner-controller",
