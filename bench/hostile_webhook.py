@@ -16,7 +16,8 @@ the client lean; the connection handling under test is the same as over TLS), th
   (``eksmllint_webhook_request_duration_seconds{lane="small"}``, bucket upper bounds).
 
 It also reports what the big objects and the ordinary ones were answered (judged and denied,
-denied unjudged, or admitted: admitted would be a bypass) and an unloaded baseline.
+denied unjudged, or admitted: admitted would be a bypass), an unloaded baseline, and five 1.4 MB
+objects sent one at a time with nothing else in flight.
 
 Memory: peak RSS of ``eksmllint lint`` (a child process) on 25,000 one-line Pods (~2.4 MB) as
 one ``kind: List``, as 25,000 documents, and on an empty file (the start-up floor); the ratio is
@@ -187,6 +188,8 @@ async def hostile(port: int, duration: float) -> None:
     report("unloaded ordinary reviews", await ordinary(port, 100, gap, "calm"))
     mid = small_lane_buckets(port)
     print(f"  server histogram (small lane) p99 <= {bucket_quantile(before, mid, 0.99) * 1000:g} ms")
+    alone = [await post(port, review_bytes(denied_job(f"alone-{i}", volumes=12_000), f"alone-{i}")) for i in range(5)]
+    report("1.4 MB objects one at a time, nothing else in flight", alone)
     stop = asyncio.Event()
     counts = {"stalled": 0}
     bigs: list = []
