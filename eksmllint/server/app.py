@@ -15,20 +15,19 @@ answered from a small decision cache keyed by the object's content and the conte
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from eksmllint.core.finding import Finding
 from eksmllint.server import admission as adm
 from eksmllint.server.context import ContextSnapshot, ContextStore
+from eksmllint.server.intake import BodyReaders, Lane, json_digest
 from eksmllint.server.linting import INTERNAL_ERROR_CODE, AdmissionLinter, is_exempt
 from eksmllint.server.logtext import escape_log
 from eksmllint.server.metrics import Metrics
@@ -96,16 +95,16 @@ class WebhookApp:
         self.store = store
         self.metrics = metrics or Metrics()
         # Two lanes, so large objects cannot starve small ones of threads; each queue is bounded.
-        self._small = _Lane("lint", max(1, self.settings.lint_threads), self.settings.max_in_flight)
-        self._large = _Lane("large", 1, self.settings.max_large_in_flight)
-        self._parser = _Lane("parse", 1, self.settings.max_in_flight)
+        self._small = Lane("lint", max(1, self.settings.lint_threads), self.settings.max_in_flight)
+        self._large = Lane("large", 1, self.settings.max_large_in_flight)
+        self._parser = Lane("parse", 1, self.settings.max_in_flight)
         self.draining = False
         self.started = False
         self._controllers = (
             default_controllers() if self.settings.owner_controllers is None else self.settings.owner_controllers
         )
         self._in_flight = 0  # event-loop only: no lock
-        self._readers: OrderedDict[object, asyncio.Event] = OrderedDict()  # bodies arriving, oldest first
+        self._bodies = BodyReaders(self.settings)
         self.warmed = threading.Event()
         self._background = background or []
         self._tasks: list[asyncio.Task] = []
@@ -222,7 +221,12 @@ class WebhookApp:
     async def _admission(self, endpoint: str, scope: Scope, receive: Receive, send: Send) -> None:
         # The body first: a request counts as in flight only once it has arrived, so clients that
         # send headers and stall cannot hold the slots real reviews need (issue 22).
-        body = await self._receive_body(endpoint, scope, receive)
+        try:
+            body = await self._bodies.receive(scope, receive)
+        except adm.AdmissionError as err:
+            self.metrics.requests.labels(endpoint, "bad_request").inc()
+            # After a 408 the rest of the body may still come: the connection is not reusable.
+            raise _Reply(err.status, err.message, [(b"connection", b"close")] if err.status == 408 else []) from None
         if self._in_flight >= self.settings.max_in_flight:
             self.metrics.requests.labels(endpoint, "overloaded").inc()
             raise _Reply(
@@ -235,36 +239,6 @@ class WebhookApp:
             await self._answer(endpoint, body, send)
         finally:
             self._in_flight -= 1
-
-    async def _receive_body(self, endpoint: str, scope: Scope, receive: Receive) -> bytes:
-        """The request body within ``body_timeout`` and ``max_body``; over ``max_body_readers``
-        bodies arriving at once, the one arriving the longest is abandoned (408) for the new one."""
-        evicted = asyncio.Event()
-        token = object()
-        self._readers[token] = evicted
-        if len(self._readers) > self.settings.max_body_readers:
-            _, oldest = self._readers.popitem(last=False)
-            oldest.set()
-        reading = asyncio.ensure_future(_read_body(scope, receive, self.settings.max_body))
-        waiting = asyncio.ensure_future(evicted.wait())
-        try:
-            await asyncio.wait({reading, waiting}, timeout=self.settings.body_timeout, return_when="FIRST_COMPLETED")
-            if reading.done():
-                return reading.result()
-        except adm.AdmissionError as err:
-            self.metrics.requests.labels(endpoint, "bad_request").inc()
-            raise _Reply(err.status, err.message) from None
-        finally:
-            reading.cancel()
-            waiting.cancel()
-            self._readers.pop(token, None)
-        self.metrics.requests.labels(endpoint, "bad_request").inc()
-        close = [(b"connection", b"close")]  # the rest of the body may still come: not reusable
-        if evicted.is_set():
-            raise _Reply(
-                408, f"the request body was still arriving while {self.settings.max_body_readers} others waited", close
-            )
-        raise _Reply(408, f"the request body did not arrive within {self.settings.body_timeout:g}s", close)
 
     async def _answer(self, endpoint: str, body: bytes, send: Send) -> None:
         started = time.perf_counter()  # from the body's arrival: the time eksmllint takes
@@ -293,7 +267,7 @@ class WebhookApp:
             lane = "large" if large else "small"
             self.metrics.latency.labels(endpoint, lane).observe(time.perf_counter() - started)
 
-    async def _decide(self, endpoint: str, request: adm.AdmissionRequest, lane: _Lane, deadline: float) -> _Decision:
+    async def _decide(self, endpoint: str, request: adm.AdmissionRequest, lane: Lane, deadline: float) -> _Decision:
         skip = self._skip_reason(request)
         if skip is not None:
             return skip
@@ -311,7 +285,7 @@ class WebhookApp:
                 judged = [request.object]
                 if endpoint == "validate" and request.operation == "UPDATE" and self.settings.ratchet:
                     judged.append(request.old_object)  # ratcheting: the decision depends on it too
-                digest = _digest(judged)
+                digest = json_digest(judged)
                 key = (endpoint, request.namespace, digest, snapshot.generation if snapshot else 0)
                 hit = self._cache.get(key)
                 if hit is not None:
@@ -497,59 +471,6 @@ class WebhookApp:
             ", ".join(f.code for f in m.applied),
         )
         return _Decision(adm.allow(adm.warnings_for([], notes), m.patch), "patched", cacheable=not m.internal_errors)
-
-
-class _Lane:
-    """A thread pool whose queue is bounded: at most ``limit`` jobs waiting or running (a lint
-    abandoned at its time budget counts until it has stopped)."""
-
-    def __init__(self, name: str, threads: int, limit: int) -> None:
-        self.name = name
-        self.limit = limit
-        self.executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix=f"eksmllint-{name}")
-        self._jobs: set[Future] = set()
-
-    @property
-    def full(self) -> bool:
-        return len(self._jobs) >= self.limit
-
-    def submit(self, fn: Callable[..., Any], *args: Any) -> asyncio.Future:
-        job = self.executor.submit(fn, *args)
-        self._jobs.add(job)
-        job.add_done_callback(self._jobs.discard)
-        return asyncio.wrap_future(job)
-
-
-def _digest(judged: list) -> bytes:
-    return hashlib.sha256(json.dumps(judged, sort_keys=True, separators=(",", ":"), default=str).encode()).digest()
-
-
-async def _read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
-    for name, value in scope.get("headers", ()):
-        if name == b"content-length":
-            try:
-                declared = int(value)
-            except ValueError:
-                raise adm.AdmissionError(400, "invalid Content-Length") from None
-            if declared > limit:
-                raise adm.AdmissionError(413, f"request body of {declared} bytes exceeds the {limit}-byte limit")
-        elif name == b"content-type":
-            ctype = value.split(b";", 1)[0].strip().lower()
-            if ctype and ctype != b"application/json" and not ctype.endswith(b"+json"):
-                raise adm.AdmissionError(415, f"expected Content-Type application/json, got {ctype.decode('latin-1')}")
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise adm.AdmissionError(400, "client disconnected before sending the whole body")
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            raise adm.AdmissionError(413, f"request body exceeds the {limit}-byte limit")
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
 
 
 async def _respond(
