@@ -12,11 +12,16 @@ import json
 import signal
 import socket
 import ssl
+import sys
 import time
 
 import pytest
 import trustme
+from repository import ROOT
 from test_server import Server, client_context, gpu_pod, post, review
+
+sys.path.insert(0, str(ROOT / "bench"))
+from hostile_webhook import denied_job  # the bench's padded job: one definition
 
 pytestmark = pytest.mark.slow  # real servers as subprocesses
 
@@ -62,23 +67,6 @@ def test_stalled_bodies_do_not_starve_reviews_or_hold_up_sigterm(tmp_path):
             assert time.monotonic() - signalled < 1.5  # --body-timeout is 2 s, the graceful timeout 20 s
     finally:
         srv.stop()
-
-
-def denied_job(name: str, volumes: int = 0) -> dict:
-    """A PyTorchJob the webhook denies (EML601: GPUs requested, no CPU/memory), padded with
-    ``volumes`` ConfigMap volumes and their mounts (rules read those: a lookup per mount was a
-    scan of the volumes, 8 s for a 1.4 MB object)."""
-    container = {"name": "pytorch", "image": "python:3.11.9-slim", "resources": {"requests": {"nvidia.com/gpu": 1}}}
-    spec: dict = {"restartPolicy": "Never", "containers": [container]}
-    if volumes:
-        spec["volumes"] = [{"name": f"config-{i}", "configMap": {"name": f"settings-{i}"}} for i in range(volumes)]
-        container["volumeMounts"] = [{"name": f"config-{i}", "mountPath": f"/etc/settings/{i}"} for i in range(volumes)]
-    return {
-        "apiVersion": "kubeflow.org/v1",
-        "kind": "PyTorchJob",
-        "metadata": {"name": name, "namespace": "ml"},
-        "spec": {"pytorchReplicaSpecs": {"Worker": {"replicas": 1, "template": {"spec": spec}}}},
-    }
 
 
 def test_large_objects_are_judged_and_do_not_starve_small_ones(tmp_path):
