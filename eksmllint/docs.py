@@ -122,7 +122,9 @@ def explain_text(rule: Rule, platform: Platform | None = None) -> str:
     if s.fix_description:
         out += ["", f"Fix ({s.fix})", textwrap.indent(s.fix_description.strip(), "  ")]
     if s.options:
-        out += ["", "Options"] + [f"  {k}: {v!r}" for k, v in s.options.items()]
+        schema = s.option_schema
+        out += ["", "Options (config rules.CODE.NAME)"]
+        out += [f"  {k}: {v!r}   ({schema[k]})" for k, v in s.options.items()]
     for title, name in (("Example (flagged)", "bad"), ("Use instead", "good")):
         text = _example(rule, name)
         if text:

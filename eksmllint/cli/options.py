@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from eksmllint.config import Config, ConfigError, resolve_config, with_overrides
+from eksmllint.config import Config, ConfigError, check_context_inside, resolve_config, with_overrides
 from eksmllint.core.finding import Finding, Severity
 
 if TYPE_CHECKING:
@@ -25,6 +25,9 @@ def split_values(values: Iterable[str]) -> tuple[str, ...] | None:
 def load_config(config: str | None, **overrides: Any) -> Config:
     try:
         cfg = resolve_config(config)
+        ctx = click.get_current_context(silent=True)
+        if overrides.get("context") is None and not (ctx and ctx.meta.get(ALLOW_OUTSIDE_CONTEXT)):
+            check_context_inside(cfg)  # a repository's config reads inside the repository
         return with_overrides(cfg, **overrides)
     except ConfigError as err:
         raise click.UsageError(str(err)) from None
@@ -56,6 +59,24 @@ platform_option = click.option(
     help="Release of a platform component rules assume, e.g. karpenter=1.8 (repeatable; see the config's platform:).",
 )
 
+ALLOW_OUTSIDE_CONTEXT = "eksmllint.allow_outside_context"
+
+
+def _allow_outside(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    ctx.meta[ALLOW_OUTSIDE_CONTEXT] = value
+    return value
+
+
+#: Kept in the click context (read by :func:`load_config`), not passed to the commands.
+allow_outside_context_option = click.option(
+    "--allow-outside-context",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_allow_outside,
+    help="Let the config file's context: paths lead outside its repository.",
+)
+
 _common = [
     click.option(
         "--config",
@@ -76,6 +97,7 @@ _common = [
         type=click.Path(),
         help="Extra paths loaded only as context for cross-file rules.",
     ),
+    allow_outside_context_option,
 ]
 
 

@@ -15,12 +15,14 @@ from eksmllint.core import suppression
 from eksmllint.core.context import LintRun, RuleContext, RunSettings
 from eksmllint.core.finding import Finding, Location, Severity, in_order
 from eksmllint.core.registry import Registry, default_registry
-from eksmllint.core.rule import Rule
+from eksmllint.core.rule import Rule, option_problem
 from eksmllint.loader import LoadProblem, LoadResult, ProgressFactory, Skipped, gc_paused, load
 from eksmllint.resource import Resource, SourceFile
 from eksmllint.workload import Workload
 
 if TYPE_CHECKING:
+    import threading
+
     from eksmllint.cache import ParseCache
 
 INTERNAL_ERROR = ("EML000", "internal-error")
@@ -93,6 +95,10 @@ def select_rules(registry: Registry, cfg: Config) -> list[Rule]:
             unknown = set(opts) - set(rule.spec.options)
             if unknown:
                 raise ConfigError(f"{cfg.source or 'config'}: rules.{rule.code}: unknown option(s) {sorted(unknown)}")
+            schema = rule.spec.option_schema
+            for name, value in opts.items():
+                if (why := option_problem(schema[name], value)) is not None:
+                    raise ConfigError(f"{cfg.source or 'config'}: rules.{rule.code}.{name}: {why}")
             rule = rule.with_options(opts)
         rules.append(rule)
     return rules
@@ -149,14 +155,24 @@ def subject_resource(target: object) -> Resource | None:
     return target if isinstance(target, Resource) else getattr(target, "resource", None)
 
 
-def run_rules(run: LintRun, rules: list[Rule], focus: Resource | None = None) -> list[Finding]:
+class Abandoned(Exception):
+    """The caller stopped waiting for this lint (the webhook's time budget ran out)."""
+
+
+def run_rules(
+    run: LintRun, rules: list[Rule], focus: Resource | None = None, stop: threading.Event | None = None
+) -> list[Finding]:
     """Every rule over its targets (:func:`target_items`; with ``focus``, one of the run's own
     resources, only its own targets when it is a workload); a rule that raises, on a target or
-    while its targets are gathered, becomes an EML000 finding and the others go on."""
+    while its targets are gathered, becomes an EML000 finding and the others go on. Once ``stop``
+    is set, :class:`Abandoned` is raised before the next rule (an answered request's lint does
+    not keep its thread)."""
     own = run.own_workload(focus) if focus is not None else None
     findings: list[Finding] = []
     extend = findings.extend  # the hot loop: rules x templates (hundreds of thousands of calls)
     for rule in rules:
+        if stop is not None and stop.is_set():
+            raise Abandoned
         ctx = RuleContext(rule, run)
         check = rule.check
         try:
@@ -197,8 +213,11 @@ class Linter:
     from a :class:`LintRun` to reported findings, for ``lint``, ``fix`` and the webhook (dispatch,
     EML000 for crashes, severity overrides, suppression, order)."""
 
-    def __init__(self, cfg: Config, registry: Registry | None = None, mode: str = "cli") -> None:
+    def __init__(
+        self, cfg: Config, registry: Registry | None = None, mode: str = "cli", single_rule_annotations: bool = False
+    ) -> None:
         self.cfg = cfg
+        self.single_rule_annotations = single_rule_annotations  # see suppression.collect
         self.registry = registry or default_registry()
         self.rules = select_rules(self.registry, cfg)
         self.enabled = frozenset(r.code for r in self.rules)
@@ -209,7 +228,13 @@ class Linter:
         self.settings = RunSettings(cfg.kubernetes_version, mode, cfg.reference_kinds, cfg.platform)
 
     def lint(
-        self, run: LintRun, *, found: Iterable[Finding] = (), focus: Resource | None = None, rule_jobs: int = 1
+        self,
+        run: LintRun,
+        *,
+        found: Iterable[Finding] = (),
+        focus: Resource | None = None,
+        rule_jobs: int = 1,
+        stop: threading.Event | None = None,
     ) -> list[Finding]:
         """The findings on ``run``'s files that are not context (``found``: what the loader
         reported), suppressed ones included, in :func:`finding_order`. ``focus``: only that
@@ -222,7 +247,7 @@ class Linter:
 
             findings += run_rules_forked(run, self.rules, rule_jobs, run_rules)
         else:
-            findings += run_rules(run, self.rules, focus)
+            findings += run_rules(run, self.rules, focus, stop)
         # Findings in context files (and in the shared views', which are context) are not reported,
         # nor those on a context object whose pods an object of the run defines (a context TrainJob
         # run from the run's runtime); but those on an object of the run's own are, wherever they
@@ -254,6 +279,7 @@ class Linter:
             [r for r in run.own_resources if not r.doc.file.context_only],
             [f for f in run.own_files if not f.context_only],
             {k: list(v) for k, v in self.cfg.per_path_ignores.items()},
+            self.single_rule_annotations,
         )
         findings = suppression.apply(findings, scope, self.mandatory)
         if suppression.UNUSED_CODE in self.enabled:

@@ -193,7 +193,8 @@ def identity(f: Finding, path: str | None) -> str:
     key = (f.code, *ident, "/".join(map(str, f.location.path)), "" if r else str(f.location.line))
     if path is not None:
         key = (path, *key)
-    return hashlib.sha256("|".join(key).encode()).hexdigest()[:32]
+    # surrogateescape: a non-UTF-8 file name hashes as its bytes instead of raising
+    return hashlib.sha256("|".join(key).encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
 def fingerprints(findings: Iterable[Finding], paths: ReportPaths, *, legacy: bool = False) -> list[str]:
