@@ -206,7 +206,7 @@ def read_cluster(
     Everything is listed across namespaces and unfiltered, so that what is not judged is still
     there as context (a judged Pod lands on NodePools no selector matches); with ``--selector`` the
     judged kinds are listed once more with it, to know which objects it selects."""
-    from eksmllint.server.linting import judged_owner
+    from eksmllint.server.owners import judged_owner
 
     snap = Snapshot()
     selecting = bool(namespace or selector)

@@ -24,6 +24,8 @@ from eksmllint.paths import relative_inside
 from eksmllint.platform import Platform, parse_assignments
 
 CONFIG_NAMES = (".eksmllint.yaml", ".eksmllint.yml")
+#: The largest max-file-size accepted: far above any manifest, and an int every read can take.
+MAX_FILE_SIZE_LIMIT = 1 << 32
 SCHEMA_PATH = Path(__file__).with_name("config.schema.json")
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _VERSION_RE = re.compile(r"1\.(\d{1,3})")
@@ -115,6 +117,7 @@ class Config(BaseModel):
         5 * 1024 * 1024,
         alias="max-file-size",
         gt=0,
+        le=MAX_FILE_SIZE_LIMIT,
         description="Files larger than this many bytes are reported (EML001), not parsed.",
     )
     unsafe_fixes: bool = Field(False, alias="unsafe-fixes", description="`eksmllint fix` also applies unsafe fixes.")
@@ -141,6 +144,19 @@ class Config(BaseModel):
         if m is None:
             raise ValueError(f'expected a Kubernetes version such as "1.33", got {v!r} ({_version_hint()})')
         return f"1.{int(m.group(1))}"
+
+    @field_validator("exclude")
+    @classmethod
+    def _patterns(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        if v:
+            import pathspec
+
+            for pattern in v:
+                try:
+                    pathspec.GitIgnoreSpec.from_lines([pattern])
+                except (ValueError, TypeError, re.error) as err:  # GitIgnorePatternError: a ValueError
+                    raise ValueError(f"invalid gitignore pattern {pattern!r}: {err}") from None
+        return v
 
     def path_filter(self) -> PathFilter:
         """The ``exclude`` patterns, relative to the config file's folder (else the working dir)."""
@@ -203,6 +219,10 @@ def load_config_file(path: Path) -> Config:
         text = path.read_text(encoding="utf-8")
     except OSError as err:
         raise ConfigError(f"{path}: cannot read config: {err.strerror}") from None
+    except UnicodeDecodeError as err:
+        raise ConfigError(
+            f"{path}: not UTF-8 text (byte 0x{err.object[err.start]:02x} at offset {err.start})"
+        ) from None
     if path.name == "pyproject.toml":
         import tomllib  # only when a pyproject.toml is read (~3 ms of start-up otherwise)
 
@@ -218,6 +238,31 @@ def load_config_file(path: Path) -> Config:
     return parse_config(data, str(path))
 
 
+def repository_of(config_file: str) -> Path:
+    """The repository a config file belongs to (symlinks resolved): the closest folder upwards
+    holding ``.git``, else the config file's own folder."""
+    folder = Path(config_file).resolve().parent
+    for directory in (folder, *folder.parents):
+        if (directory / ".git").exists():
+            return directory
+    return folder
+
+
+def check_context_inside(cfg: Config) -> None:
+    """Refuse ``context:`` paths of a config file that lead outside its repository (symlinks
+    resolved): a repository's config must not make CI read, and report names from, trees
+    outside the checkout. The command line opts out with ``--allow-outside-context``."""
+    if not cfg.context or not cfg.source:
+        return
+    root = repository_of(cfg.source)
+    for path in cfg.context:
+        if relative_inside(os.path.realpath(path), str(root)) is None:
+            raise ConfigError(
+                f"{cfg.source}: 'context': {path!r} is outside the repository {root} "
+                "(pass --allow-outside-context to read it)"
+            )
+
+
 def find_config(start: Path) -> Path | None:
     """The closest ``.eksmllint.yaml``, or ``pyproject.toml`` with ``[tool.eksmllint]``, upwards."""
     for directory in (start, *start.parents):
@@ -231,7 +276,7 @@ def find_config(start: Path) -> Path | None:
             try:
                 if "eksmllint" in tomllib.loads(pyproject.read_text(encoding="utf-8")).get("tool", {}):
                     return pyproject
-            except (OSError, tomllib.TOMLDecodeError):
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
                 continue
     return None
 

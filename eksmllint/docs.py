@@ -122,15 +122,15 @@ def explain_text(rule: Rule, platform: Platform | None = None) -> str:
     if s.fix_description:
         out += ["", f"Fix ({s.fix})", textwrap.indent(s.fix_description.strip(), "  ")]
     if s.options:
-        out += ["", "Options"] + [f"  {k}: {v!r}" for k, v in s.options.items()]
+        schema = s.option_schema
+        out += ["", "Options (config rules.CODE.NAME)"]
+        out += [f"  {k}: {v!r}   ({schema[k]})" for k, v in s.options.items()]
     for title, name in (("Example (flagged)", "bad"), ("Use instead", "good")):
         text = _example(rule, name)
         if text:
             out += ["", title, textwrap.indent(text.rstrip(), "  ")]
     if s.references:
         out += ["", "References"] + [f"  - {r}" for r in s.references]
-    if rule_doc_path(rule):
-        out += ["", f"Rule file: {rule_doc_path(rule)}"]
     return "\n".join(out) + "\n"
 
 
@@ -152,8 +152,5 @@ def rule_markdown(rule: Rule) -> str:
         out += ["", f"## Fix ({s.fix})", "", s.fix_description.strip()]
     if s.references:
         out += ["", "## References", ""] + [f"- {r}" for r in s.references]
-    more = f"`eksmllint explain {rule.code}`"
-    if rule_doc_path(rule):
-        more += f"; rule file `{rule_doc_path(rule)}` in the eksmllint repository"
-    out += ["", f"More: {more}."]
+    out += ["", f"More: `eksmllint explain {rule.code}`."]
     return "\n".join(out) + "\n"

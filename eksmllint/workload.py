@@ -225,10 +225,18 @@ class PodTemplate:
         return _named_entries(self.spec.get("volumes"))
 
     def volume(self, name: str) -> tuple[int, dict] | None:
+        return self._volumes_by_name.get(name)
+
+    @cached_property
+    def _volumes_by_name(self) -> dict[str, tuple[int, dict]]:
+        """The first volume of each name: one lookup per mount, not a scan (a pod of thousands
+        of volumes was quadratic)."""
+        out: dict[str, tuple[int, dict]] = {}
         for i, v in self.volumes:
-            if v.get("name") == name:
-                return i, v
-        return None
+            name = v.get("name")
+            if isinstance(name, str):
+                out.setdefault(name, (i, v))
+        return out
 
     def device_count(self, resource: str) -> int:
         """Pod-level device count: sum over containers (init containers run before, not beside)."""

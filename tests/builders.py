@@ -258,3 +258,9 @@ kind: Namespace
 metadata:
   name: train
 """
+
+
+def said(finding) -> str:
+    """What a finding says in full: its one-line message, then its detail (why and how), for
+    assertions that look for a phrase wherever the rule put it."""
+    return f"{finding.message} {finding.detail}" if finding.detail else finding.message

@@ -23,3 +23,43 @@ def find_shared() -> Path | None:
         if (folder / "shared" / "seed").is_dir():
             return folder / "shared"
     return None
+
+
+#: The examples' EFA NodePool and one of the jobs that land on it (paths inside the examples).
+EFA_POOL = "platform/karpenter/nodepool-h100-efa.yaml"
+EFA_JOB = "jobs/pytorchjob-llama3-pretrain.yaml"
+
+
+def examples_with_multi_zone_efa_pool(dest: Path) -> Path:
+    """A copy of fixtures/examples whose EFA NodePool spans three zones (an EML101 error that
+    needs the pool and its EFA jobs together), for the context and pre-commit tests."""
+    import shutil
+
+    shutil.copytree(ROOT / "fixtures" / "examples", dest)
+    pool = dest / EFA_POOL
+    text = pool.read_text(encoding="utf-8")
+    one_zone = 'values: ["us-west-2a"]'
+    assert one_zone in text, "the examples' EFA pool no longer pins us-west-2a: update this helper"
+    pool.write_text(text.replace(one_zone, 'values: ["us-west-2a", "us-west-2b", "us-west-2c"]'), encoding="utf-8")
+    return dest
+
+
+def registry_unreachable() -> str | None:
+    """Why pip cannot reach the package index (the last line of its error), None when it can:
+    tests that install with pip (pre-commit's hook environment, the GitHub Action) skip with it."""
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+
+    target = tempfile.mkdtemp(prefix="eksmllint-pip-probe-")
+    try:
+        probe = subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", target, "hatchling"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        shutil.rmtree(target, ignore_errors=True)
+    return None if probe.returncode == 0 else (probe.stderr.strip().splitlines() or ["pip failed"])[-1]

@@ -40,6 +40,28 @@ def registry_with(*extra: Rule) -> Registry:
     return Registry([*default_registry(), *extra])
 
 
+#: A Job the webhook denies: EML601 (a GPU requested, not in limits).
+BAD_JOB = {
+    "apiVersion": "batch/v1",
+    "kind": "Job",
+    "metadata": {"name": "tokenize", "namespace": "ml"},
+    "spec": {
+        "template": {
+            "spec": {
+                "restartPolicy": "Never",
+                "containers": [
+                    {
+                        "name": "t",
+                        "image": "python:3.11.9-slim",
+                        "resources": {"requests": {"nvidia.com/gpu": 1}, "limits": {"cpu": "2", "memory": "4Gi"}},
+                    }
+                ],
+            }
+        }
+    },
+}
+
+
 POD = b.pod("p", b.container("c", "python:3.11.9-slim", limits={"cpu": "1", "memory": "1Gi"}))
 
 

@@ -117,6 +117,17 @@ def unique_volume_name(template: PodTemplate, base: str) -> str:
     return f"{base}-{n}"
 
 
+def sentences(*parts: str | None) -> str:
+    """A finding's ``detail`` from clauses: the empty ones left out, each ended with a full stop.
+    Their case is kept as written (``torchrun``, ``kueue.x-k8s.io/...`` are names)."""
+    out = []
+    for part in parts:
+        part = (part or "").strip().strip(";,").strip()
+        if part:
+            out.append(part + ("" if part.endswith((".", "?", "!")) else "."))
+    return " ".join(out)
+
+
 def fmt_list(items: Iterable[str], limit: int = 4) -> str:
     items = list(items)
     shown = ", ".join(items[:limit])

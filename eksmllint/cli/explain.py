@@ -18,8 +18,13 @@ def explain(rule, config, platform):
     from eksmllint.docs import explain_text
 
     registry = load_registry()
-    found = registry.get(rule)
+    # `explain 301` and `explain eml301` are EML301, as the codes read aloud.
+    found = registry.get(f"EML{rule.zfill(3)}" if rule.isdigit() else rule)
     if found is None:
-        raise click.UsageError(f"no such rule {rule!r}; see `eksmllint rules`")
+        import difflib
+
+        close = difflib.get_close_matches(rule.lower(), [r.slug for r in registry], n=2)
+        hint = f"did you mean {' or '.join(close)}? " if close else ""
+        raise click.UsageError(f"no such rule {rule!r}; {hint}see `eksmllint rules`")
     cfg = make_config(config, (), (), None, (), platform)
     click.echo(explain_text(found, cfg.platform), nl=False)

@@ -5,7 +5,8 @@ Output contract: the fixed stream (``fix -``) and ``--diff`` output go to stdout
 eksmllint fix - | kubectl apply -f -`` and ``eksmllint fix --diff > fixes.patch`` both work.
 
 Exit codes: 0 done (or nothing to fix); 1 ``--check`` found pending fixes, or a file could not
-be fixed or written; 2 usage or configuration error, or a path that does not exist.
+be fixed or written; 2 usage or configuration error, a path that does not exist, or (``--check``)
+a file that could not be read or parsed.
 """
 
 from __future__ import annotations
@@ -32,7 +33,11 @@ from eksmllint.fix.writer import encode
 @click.argument("paths", nargs=-1)
 @common_options
 @click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff of the fixes to stdout; write nothing.")
-@click.option("--check", is_flag=True, help="Write nothing; exit 1 when fixes are pending (for CI).")
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Write nothing; exit 1 when fixes are pending, 2 when a file could not be read (for CI).",
+)
 @click.option(
     "--unsafe-fixes",
     "unsafe",
@@ -96,5 +101,7 @@ def fix_command(
         click.echo(line, err=True)
     if run.missing:
         sys.exit(EXIT_USAGE)
+    if check and (run.problems or run.invalid):
+        sys.exit(EXIT_USAGE)  # a check that could not read every file vouches for nothing
     pending = check and any(out.changed for out in run.report.files)
     sys.exit(EXIT_FINDINGS if pending or run.errors else EXIT_OK)

@@ -8,11 +8,19 @@ picture, not a gate); 2 usage error, unknown ``--focus``, or a path that does no
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 
-from eksmllint.cli.options import EXIT_OK, EXIT_USAGE, common_options, load_registry, make_config
+from eksmllint.cli.options import (
+    EXIT_OK,
+    EXIT_USAGE,
+    FormatTarget,
+    common_options,
+    load_registry,
+    make_config,
+    report_targets,
+    write_report,
+)
 from eksmllint.config import ConfigError
 from eksmllint.formatters.safe import one_line
 
@@ -25,10 +33,10 @@ FORMATS = ("dot", "mermaid", "json", "html")
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(FORMATS),
-    default="dot",
-    show_default=True,
-    help="dot (Graphviz), mermaid (Markdown), json (nodes and edges), html (a page with the drawing).",
+    multiple=True,
+    type=FormatTarget(FORMATS),
+    help="dot (Graphviz, the default), mermaid (Markdown), json (nodes and edges), html (a page with the "
+    "drawing); to stdout or to FILE, repeatable.",
 )
 @click.option(
     "--focus",
@@ -36,7 +44,9 @@ FORMATS = ("dot", "mermaid", "json", "html")
     metavar="KIND/NAME",
     help="Only this resource's neighbourhood (KIND/NAME or KIND/NAMESPACE/NAME), e.g. PyTorchJob/llama3-pretrain.",
 )
-@click.option("--output", "output", type=click.Path(dir_okay=False), help="Write to FILE instead of stdout.")
+@click.option(
+    "--output", "output", type=click.Path(dir_okay=False), help="The FILE of the one --format that names none."
+)
 @click.option(
     "--instance-types", is_flag=True, help="Also draw the instance types each device-plugin DaemonSet covers."
 )
@@ -49,6 +59,7 @@ def graph_command(paths, config, select, ignore, k8s_version, platform, context,
 
     if not paths:
         raise click.UsageError("give at least one path (or - for stdin)")
+    targets = report_targets(fmt, output, "dot")
     cfg = make_config(config, select, ignore, k8s_version, context, platform)
     registry = load_registry()
     try:
@@ -63,17 +74,17 @@ def graph_command(paths, config, select, ignore, k8s_version, platform, context,
             graph = focus(graph, focus_on)
         except FocusError as err:
             raise click.UsageError(str(err)) from None
-    if fmt == "html":
-        from eksmllint.render.html import render_graph_page
+    if result.missing:
+        sys.exit(EXIT_USAGE)
+    for graph_fmt, path in targets:
+        if graph_fmt == "html":
+            from eksmllint.render.html import render_graph_page
 
-        text = render_graph_page(graph, result, registry)
-    else:
-        text = {"dot": to_dot, "mermaid": to_mermaid, "json": to_json}[fmt](graph)
-    if output:
-        try:
-            Path(output).write_text(text, encoding="utf-8")
-        except OSError as err:
-            raise click.ClickException(f"cannot write {output}: {err.strerror or err}") from None
-    else:
-        click.echo(text, nl=False)
-    sys.exit(EXIT_USAGE if result.missing else EXIT_OK)
+            text = render_graph_page(graph, result, registry)
+        else:
+            text = {"dot": to_dot, "mermaid": to_mermaid, "json": to_json}[graph_fmt](graph)
+        if path is not None:
+            write_report(path, text)
+        else:
+            click.echo(text, nl=False)
+    sys.exit(EXIT_OK)

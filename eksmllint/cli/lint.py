@@ -6,9 +6,7 @@ unreadable-path error (see README "Exit codes").
 
 from __future__ import annotations
 
-import os
 import sys
-from pathlib import Path
 
 import click
 
@@ -16,14 +14,18 @@ from eksmllint.cli.options import (
     EXIT_FINDINGS,
     EXIT_OK,
     EXIT_USAGE,
+    FormatTarget,
     common_options,
     fails,
     follow_symlinks_option,
     load_registry,
     make_config,
+    report_targets,
+    write_report,
 )
 from eksmllint.config import ConfigError
 from eksmllint.core.finding import Severity
+from eksmllint.formatters import FORMATTERS
 from eksmllint.formatters.safe import one_line
 
 
@@ -33,15 +35,15 @@ from eksmllint.formatters.safe import one_line
 @click.option(
     "--format",
     "fmt",
-    default="text",
-    show_default=True,
-    help="Output format: text, json, sarif, junit, github, gitlab, html.",
+    multiple=True,
+    type=FormatTarget(FORMATTERS),
+    help="Report format, to stdout or to FILE; repeat it for several reports in one run (default: text).",
 )
 @click.option(
     "--output",
     "output",
     type=click.Path(dir_okay=False),
-    help="Write the --format report to FILE; the terminal still gets the text report.",
+    help="The FILE of the one --format that names none; the terminal still gets the text report.",
 )
 @click.option(
     "--fail-on",
@@ -80,7 +82,19 @@ from eksmllint.formatters.safe import one_line
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix: also apply unsafe fixes.")
 @follow_symlinks_option
 @click.option(
-    "-v", "--verbose", is_flag=True, help="Also list, on stderr, every file the run found but did not lint, and why."
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Also list, on stderr, every file the run found but did not lint, and why; and show each finding's detail.",
+)
+@click.option("--show-detail", is_flag=True, help="Under each finding, why it matters and what to do (also with -v).")
+@click.option("-q", "--quiet", is_flag=True, help="Print the findings and nothing else (no summary, no notes).")
+@click.option("--statistics", is_flag=True, help="Instead of the findings, print how many there are of each rule.")
+@click.option("--show-config", is_flag=True, help="Print the configuration in effect (file and flags merged) and exit.")
+@click.option(
+    "--fail-if-nothing-linted",
+    is_flag=True,
+    help="Exit 2 when no Kubernetes object and no batch script was linted (an empty or wrong path).",
 )
 def lint(
     paths,
@@ -105,19 +119,27 @@ def lint(
     unsafe_fixes,
     follow_symlinks,
     verbose,
+    show_detail,
+    quiet,
+    statistics,
+    show_config,
+    fail_if_nothing_linted,
 ):
     """Lint manifest files or directories (``-`` reads stdin)."""
     from eksmllint.core.engine import lint_paths
-    from eksmllint.formatters import FORMATTERS, RenderOptions, get_renderer, use_color
+    from eksmllint.formatters import RenderOptions, get_renderer, use_color
     from eksmllint.render.progress import progress_for
 
-    if fmt not in FORMATTERS:
-        raise click.UsageError(f"unknown format {fmt!r} (choose from {', '.join(sorted(FORMATTERS))})")
+    cfg = make_config(config, select, ignore, k8s_version, context, platform, fail_on=fail_on)
+    if show_config:
+        import yaml
+
+        click.echo(f"# {cfg.source or 'no config file: defaults'}, with the command line's flags")
+        click.echo(yaml.safe_dump(cfg.model_dump(mode="json", by_alias=True), sort_keys=False), nl=False)
+        sys.exit(EXIT_OK)
     if not paths:
         raise click.UsageError("give at least one path (or - for stdin)")
-    if output and not os.path.isdir(os.path.dirname(output) or "."):
-        raise click.UsageError(f"--output {output}: the directory {os.path.dirname(output)!r} does not exist")
-    cfg = make_config(config, select, ignore, k8s_version, context, platform, fail_on=fail_on)
+    targets = report_targets(fmt, output, "text")
     registry = load_registry()
     try:
         if apply_fixes:
@@ -145,9 +167,18 @@ def lint(
         raise click.UsageError(str(err)) from None
     for missing in result.missing:
         click.echo(f"eksmllint: error: path does not exist: {one_line(missing)}", err=True)
+    if result.missing:
+        sys.exit(EXIT_USAGE)  # a run over part of what was asked is not a result
     if verbose:
         for skipped in result.skipped:
             click.echo(f"eksmllint: skipped {one_line(skipped.file)}: {one_line(skipped.reason)}", err=True)
+    if result.nothing_linted and (fail_if_nothing_linted or not quiet):
+        level = "error" if fail_if_nothing_linted else "warning"
+        click.echo(
+            f"eksmllint: {level}: nothing was linted: no Kubernetes object or batch script in "
+            f"{one_line(', '.join(paths))} ({len(result.skipped)} file(s) skipped; -v lists them)",
+            err=True,
+        )
     if write_baseline:
         from eksmllint.baseline import write_baseline as write
         from eksmllint.formatters.places import ReportPaths
@@ -157,18 +188,23 @@ def lint(
     if baseline:
         result = _apply_baseline(result, baseline)
     tty = sys.stdout.isatty()
-    if output:
-        report = get_renderer(fmt)(result, registry, RenderOptions(show_suppressed=show_suppressed))
-        try:
-            Path(output).write_text(report, encoding="utf-8")
-        except OSError as err:
-            raise click.ClickException(f"cannot write --output {output}: {err.strerror or err}") from None
-        fmt = "text"
+    for report_fmt, path in targets:
+        if path is not None:
+            write_report(
+                path, get_renderer(report_fmt)(result, registry, RenderOptions(show_suppressed=show_suppressed))
+            )
+    stdout_fmt = next((report_fmt for report_fmt, path in targets if path is None), "text")
+    text = stdout_fmt == "text"
     options = RenderOptions(
-        color=use_color(sys.stdout), show_suppressed=show_suppressed, frames=tty and not no_frames and fmt == "text"
+        color=use_color(sys.stdout),
+        show_suppressed=show_suppressed,
+        frames=tty and not no_frames and text and not quiet,
+        quiet=quiet,
+        statistics=statistics and text,
+        detail=show_detail or verbose,
     )
-    click.echo(get_renderer(fmt)(result, registry, options), nl=False, color=options.color)
-    if result.missing:
+    click.echo(get_renderer(stdout_fmt)(result, registry, options), nl=False, color=options.color)
+    if result.nothing_linted and fail_if_nothing_linted:
         sys.exit(EXIT_USAGE)
     failed = fails(result.active, cfg.fail_on)
     if max_warnings is not None:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from eksmllint.config import Config, ConfigError, resolve_config, with_overrides
+from eksmllint.config import Config, ConfigError, check_context_inside, resolve_config, with_overrides
 from eksmllint.core.finding import Finding, Severity
 
 if TYPE_CHECKING:
@@ -25,6 +25,9 @@ def split_values(values: Iterable[str]) -> tuple[str, ...] | None:
 def load_config(config: str | None, **overrides: Any) -> Config:
     try:
         cfg = resolve_config(config)
+        ctx = click.get_current_context(silent=True)
+        if overrides.get("context") is None and not (ctx and ctx.meta.get(ALLOW_OUTSIDE_CONTEXT)):
+            check_context_inside(cfg)  # a repository's config reads inside the repository
         return with_overrides(cfg, **overrides)
     except ConfigError as err:
         raise click.UsageError(str(err)) from None
@@ -56,6 +59,24 @@ platform_option = click.option(
     help="Release of a platform component rules assume, e.g. karpenter=1.8 (repeatable; see the config's platform:).",
 )
 
+ALLOW_OUTSIDE_CONTEXT = "eksmllint.allow_outside_context"
+
+
+def _allow_outside(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    ctx.meta[ALLOW_OUTSIDE_CONTEXT] = value
+    return value
+
+
+#: Kept in the click context (read by :func:`load_config`), not passed to the commands.
+allow_outside_context_option = click.option(
+    "--allow-outside-context",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_allow_outside,
+    help="Let the config file's context: paths lead outside its repository.",
+)
+
 _common = [
     click.option(
         "--config",
@@ -76,6 +97,7 @@ _common = [
         type=click.Path(),
         help="Extra paths loaded only as context for cross-file rules.",
     ),
+    allow_outside_context_option,
 ]
 
 
@@ -110,3 +132,68 @@ def make_config(
         platform=tuple(platform) or None,
         **extra,
     )
+
+
+class FormatTarget(click.ParamType):
+    """``FORMAT`` or ``FORMAT:FILE`` (kube-linter's and Checkov's format/output pairs in one value),
+    the choices listed in ``--help``; shared by ``lint`` and ``graph`` so they read it alike."""
+
+    name = "format"
+
+    def __init__(self, choices: Iterable[str]) -> None:
+        self.choices = tuple(choices)
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        return f"[{'|'.join(self.choices)}][:FILE]"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> tuple[str, str | None]:
+        if isinstance(value, tuple):
+            return value
+        fmt, sep, path = str(value).partition(":")
+        if fmt not in self.choices:
+            self.fail(
+                f"unknown format {fmt!r} (choose from {', '.join(self.choices)}; FORMAT or FORMAT:FILE)", param, ctx
+            )
+        if sep and not path:
+            self.fail(f"{value!r}: no file after the colon", param, ctx)
+        return fmt, path or None
+
+
+def report_targets(
+    formats: Iterable[tuple[str, str | None]], output: str | None, default: str
+) -> list[tuple[str, str | None]]:
+    """The reports of one run as (format, file or None for stdout): each ``--format FORMAT[:FILE]``,
+    ``--output FILE`` being the file of the one ``--format`` that names none. At most one report
+    goes to stdout; every file's folder must exist (usage errors otherwise)."""
+    import os
+
+    targets = list(formats) or [(default, None)]
+    if output is not None:
+        open_ = [i for i, (_, path) in enumerate(targets) if path is None]
+        if len(open_) != 1:
+            raise click.UsageError(
+                f"--output {output}: give it with exactly one --format that names no file "
+                f"(or write --format FORMAT:FILE for each report)"
+            )
+        targets[open_[0]] = (targets[open_[0]][0], output)
+    to_stdout = [fmt for fmt, path in targets if path is None]
+    if len(to_stdout) > 1:
+        raise click.UsageError(
+            f"--format {' and '.join(to_stdout)}: only one report can go to stdout; write the others to files "
+            "(--format FORMAT:FILE)"
+        )
+    paths = [path for _, path in targets if path is not None]
+    for path in paths:
+        if not os.path.isdir(os.path.dirname(path) or "."):
+            raise click.UsageError(f"{path}: the directory {os.path.dirname(path)!r} does not exist")
+    if len(set(paths)) != len(paths):
+        raise click.UsageError("two reports name the same file")
+    return targets
+
+
+def write_report(path: str, text: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as err:
+        raise click.ClickException(f"cannot write {path}: {err.strerror or err}") from None

@@ -9,7 +9,13 @@ from pathlib import Path
 
 import click
 
-from eksmllint.cli.options import load_registry, make_config, platform_option, split_values
+from eksmllint.cli.options import (
+    allow_outside_context_option,
+    load_registry,
+    make_config,
+    platform_option,
+    split_values,
+)
 from eksmllint.core.finding import Severity
 
 
@@ -42,6 +48,7 @@ def _is_loopback(host: str) -> bool:
 @click.option("--ignore", multiple=True, help="Rules to skip.")
 @click.option("--kubernetes-version", "k8s_version", help="Target Kubernetes version.")
 @platform_option
+@allow_outside_context_option
 @click.option(
     "--deny-on",
     type=click.Choice(["error", "warning", "info"]),
@@ -57,7 +64,15 @@ def _is_loopback(host: str) -> bool:
     type=click.Choice(["open", "closed"]),
     default="open",
     show_default=True,
-    help="Answer to a rule crash or an overrun time budget: admit (open) or deny (closed).",
+    help="Answer to a rule crash: admit with the crash as a warning (open) or deny (closed).",
+)
+@click.option(
+    "--on-timeout",
+    type=click.Choice(["deny", "admit"]),
+    default="deny",
+    show_default=True,
+    help="Answer for an object whose judgement did not finish (time budget, full queue): deny, or "
+    "admit with a warning saying it was not judged.",
 )
 @click.option(
     "--audit",
@@ -81,7 +96,15 @@ def _is_loopback(host: str) -> bool:
     "--judge-owned",
     is_flag=True,
     help="Also judge objects a controller creates from a judged owner (a PyTorchJob's Pods); "
-    "by default they pass, their owner was judged.",
+    "by default they pass when that controller sent them (--owner-controller), their owner was judged.",
+)
+@click.option(
+    "--owner-controller",
+    "owner_controllers",
+    multiple=True,
+    metavar="USERNAME",
+    help="Username (request.userInfo) of a controller whose objects with a judged owner pass unjudged; "
+    "replaces the default installs' controllers (repeatable).",
 )
 @click.option(
     "--time-budget",
@@ -163,7 +186,21 @@ def _is_loopback(host: str) -> bool:
     default=64,
     show_default=True,
     type=click.IntRange(min=1),
-    help="Admission requests answered at once; more get 503 with Retry-After (bounds memory).",
+    help="Admission requests answered at once (counted once their body arrived); more get 503 with Retry-After.",
+)
+@click.option(
+    "--body-timeout",
+    default=2.0,
+    show_default=True,
+    type=click.FloatRange(min=0.05, max=29),
+    help="Seconds a request body may take to arrive after its headers (408 after).",
+)
+@click.option(
+    "--max-body-readers",
+    default=64,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Request bodies received at once; a new one evicts the longest-arriving (408).",
 )
 @click.option(
     "--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info", show_default=True
@@ -183,10 +220,12 @@ def serve_command(
     deny_on,
     mutate,
     failure_mode,
+    on_timeout,
     audit,
     exempt_annotation,
     ratchet,
     judge_owned,
+    owner_controllers,
     time_budget,
     max_body_bytes,
     context_dir,
@@ -201,6 +240,8 @@ def serve_command(
     idle_timeout,
     max_connections,
     max_in_flight,
+    body_timeout,
+    max_body_readers,
     log_level,
 ):
     """Run the validating and mutating admission webhook (HTTPS)."""
@@ -227,7 +268,9 @@ def serve_command(
     cfg = make_config(config, select, ignore, k8s_version, (), platform)
     registry = load_registry()
     try:
-        linter = AdmissionLinter(cfg, registry, split_values(mutate) or ())
+        linter = AdmissionLinter(
+            cfg, registry, split_values(mutate) or (), single_rule_annotations=not exempt_annotation
+        )
     except (ConfigError, ValueError) as err:
         raise click.UsageError(str(err)) from None
 
@@ -255,13 +298,17 @@ def serve_command(
     settings = ServerSettings(
         deny_on=Severity.parse(deny_on),
         failure_mode=failure_mode,
+        on_timeout=on_timeout,
         time_budget=time_budget,
         max_body=max_body_bytes or DEFAULT_MAX_BODY,
         cache_size=cache_size,
         lint_threads=lint_threads,
         ratchet=ratchet,
         judge_owned=judge_owned,
+        owner_controllers=frozenset(split_values(owner_controllers) or ()) or None,
         max_in_flight=max_in_flight,
+        body_timeout=body_timeout,
+        max_body_readers=max_body_readers,
         audit=audit,
         exempt_annotation=exempt_annotation,
     )

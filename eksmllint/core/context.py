@@ -294,6 +294,7 @@ class RuleContext:
         fix: Fix | None = None,
         related: Iterable[Location] = (),
         severity: Severity | None = None,
+        detail: str | None = None,
     ) -> Finding:
         workload = self.run.workload_for(resource)
         found = classify(workload) if workload is not None else None
@@ -311,6 +312,7 @@ class RuleContext:
             base_path=resource.base_path,
             workload_class=found.cls.value if found else None,
             workload_evidence=found.evidence if found else (),
+            detail=detail,
         )
 
     def report_file(
@@ -322,6 +324,7 @@ class RuleContext:
         *,
         fix: Fix | None = None,
         severity: Severity | None = None,
+        detail: str | None = None,
     ) -> Finding:
         path = file.path if isinstance(file, SourceFile) else file
         return Finding(
@@ -331,4 +334,5 @@ class RuleContext:
             message=message,
             location=Location(path, line, col),
             fix=fix,
+            detail=detail,
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import os
 import traceback
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -14,12 +15,14 @@ from eksmllint.core import suppression
 from eksmllint.core.context import LintRun, RuleContext, RunSettings
 from eksmllint.core.finding import Finding, Location, Severity, in_order
 from eksmllint.core.registry import Registry, default_registry
-from eksmllint.core.rule import Rule
+from eksmllint.core.rule import Rule, option_problem
 from eksmllint.loader import LoadProblem, LoadResult, ProgressFactory, Skipped, gc_paused, load
 from eksmllint.resource import Resource, SourceFile
 from eksmllint.workload import Workload
 
 if TYPE_CHECKING:
+    import threading
+
     from eksmllint.cache import ParseCache
 
 INTERNAL_ERROR = ("EML000", "internal-error")
@@ -49,6 +52,22 @@ class LintResult:
     def suppressed(self) -> list[Finding]:
         return [f for f in self.findings if f.suppressed_by is not None]
 
+    @property
+    def linted_files(self) -> list[SourceFile]:
+        """The files linted (context files left out)."""
+        return [f for f in self.run.files if not f.context_only]
+
+    @property
+    def linted_resources(self) -> list[Resource]:
+        """The Kubernetes objects linted (context objects left out)."""
+        return [r for r in self.run.resources if not r.doc.file.context_only]
+
+    @property
+    def nothing_linted(self) -> bool:
+        """No Kubernetes object and no batch script was linted: a wrong or empty path, or files
+        that are all skipped or not Kubernetes objects (a run that checked nothing)."""
+        return not self.linted_resources and not any(f.kind == "slurm" for f in self.linted_files)
+
 
 def select_rules(registry: Registry, cfg: Config) -> list[Rule]:
     """The enabled rules, with config options and severity overrides applied."""
@@ -76,6 +95,10 @@ def select_rules(registry: Registry, cfg: Config) -> list[Rule]:
             unknown = set(opts) - set(rule.spec.options)
             if unknown:
                 raise ConfigError(f"{cfg.source or 'config'}: rules.{rule.code}: unknown option(s) {sorted(unknown)}")
+            schema = rule.spec.option_schema
+            for name, value in opts.items():
+                if (why := option_problem(schema[name], value)) is not None:
+                    raise ConfigError(f"{cfg.source or 'config'}: rules.{rule.code}.{name}: {why}")
             rule = rule.with_options(opts)
         rules.append(rule)
     return rules
@@ -132,14 +155,24 @@ def subject_resource(target: object) -> Resource | None:
     return target if isinstance(target, Resource) else getattr(target, "resource", None)
 
 
-def run_rules(run: LintRun, rules: list[Rule], focus: Resource | None = None) -> list[Finding]:
+class Abandoned(Exception):
+    """The caller stopped waiting for this lint (the webhook's time budget ran out)."""
+
+
+def run_rules(
+    run: LintRun, rules: list[Rule], focus: Resource | None = None, stop: threading.Event | None = None
+) -> list[Finding]:
     """Every rule over its targets (:func:`target_items`; with ``focus``, one of the run's own
     resources, only its own targets when it is a workload); a rule that raises, on a target or
-    while its targets are gathered, becomes an EML000 finding and the others go on."""
+    while its targets are gathered, becomes an EML000 finding and the others go on. Once ``stop``
+    is set, :class:`Abandoned` is raised before the next rule (an answered request's lint does
+    not keep its thread)."""
     own = run.own_workload(focus) if focus is not None else None
     findings: list[Finding] = []
     extend = findings.extend  # the hot loop: rules x templates (hundreds of thousands of calls)
     for rule in rules:
+        if stop is not None and stop.is_set():
+            raise Abandoned
         ctx = RuleContext(rule, run)
         check = rule.check
         try:
@@ -180,8 +213,11 @@ class Linter:
     from a :class:`LintRun` to reported findings, for ``lint``, ``fix`` and the webhook (dispatch,
     EML000 for crashes, severity overrides, suppression, order)."""
 
-    def __init__(self, cfg: Config, registry: Registry | None = None, mode: str = "cli") -> None:
+    def __init__(
+        self, cfg: Config, registry: Registry | None = None, mode: str = "cli", single_rule_annotations: bool = False
+    ) -> None:
         self.cfg = cfg
+        self.single_rule_annotations = single_rule_annotations  # see suppression.collect
         self.registry = registry or default_registry()
         self.rules = select_rules(self.registry, cfg)
         self.enabled = frozenset(r.code for r in self.rules)
@@ -192,7 +228,13 @@ class Linter:
         self.settings = RunSettings(cfg.kubernetes_version, mode, cfg.reference_kinds, cfg.platform)
 
     def lint(
-        self, run: LintRun, *, found: Iterable[Finding] = (), focus: Resource | None = None, rule_jobs: int = 1
+        self,
+        run: LintRun,
+        *,
+        found: Iterable[Finding] = (),
+        focus: Resource | None = None,
+        rule_jobs: int = 1,
+        stop: threading.Event | None = None,
     ) -> list[Finding]:
         """The findings on ``run``'s files that are not context (``found``: what the loader
         reported), suppressed ones included, in :func:`finding_order`. ``focus``: only that
@@ -205,12 +247,16 @@ class Linter:
 
             findings += run_rules_forked(run, self.rules, rule_jobs, run_rules)
         else:
-            findings += run_rules(run, self.rules, focus)
+            findings += run_rules(run, self.rules, focus, stop)
         # Findings in context files (and in the shared views', which are context) are not reported,
         # nor those on a context object whose pods an object of the run defines (a context TrainJob
         # run from the run's runtime); but those on an object of the run's own are, wherever they
-        # point (a TrainJob's run from a runtime in the context: they point into the runtime).
-        context_paths = {f.path for f in run.own_files if f.context_only} | run.shared.paths
+        # point (a TrainJob's run from a runtime in the context: they point into the runtime). A
+        # finding in a context file that a linted file takes part in is moved to that file by lint
+        # and fix (see _caused_by); the webhook judges the admitted object alone, as it always has.
+        own_context = {f.path for f in run.own_files if f.context_only}
+        context_paths = own_context | run.shared.paths
+        moved = self._caused_by(run, findings, own_context) if own_context and self.settings.mode == "cli" else []
         if context_paths:
             own = {r.ref for r in run.own_resources if not r.doc.file.context_only}
             context: set | None = None  # refs of context objects: computed only when a finding asks
@@ -225,7 +271,7 @@ class Linter:
                     context = {r.ref for r in run.resources if r.doc.file.path in context_paths} - own
                 return f.resource not in context
 
-            findings = [f for f in findings if reported(f)]
+            findings = [f for f in findings if reported(f)] + moved
         if self.overrides:
             findings = [f.with_(severity=self.overrides[f.code]) if f.code in self.overrides else f for f in findings]
         scope = suppression.collect(
@@ -233,11 +279,36 @@ class Linter:
             [r for r in run.own_resources if not r.doc.file.context_only],
             [f for f in run.own_files if not f.context_only],
             {k: list(v) for k, v in self.cfg.per_path_ignores.items()},
+            self.single_rule_annotations,
         )
         findings = suppression.apply(findings, scope, self.mandatory)
         if suppression.UNUSED_CODE in self.enabled:
             findings += suppression.unused(scope)
         return in_order(set(findings))
+
+    def _caused_by(self, run: LintRun, findings: list[Finding], context_paths: set[str]) -> list[Finding]:
+        """Findings anchored in a context file whose related locations lie in a linted file, made
+        again on each such file (naming the anchor), so that a commit touching only a job still
+        sees the error its NodePool now has. A suppression in the context file still holds."""
+        anchored = [f for f in findings if f.location.file in context_paths and f.related]
+        if not anchored:
+            return []
+        scope = suppression.collect(
+            self.registry,
+            [r for r in run.own_resources if r.doc.file.context_only],
+            [f for f in run.own_files if f.context_only],
+            {k: list(v) for k, v in self.cfg.per_path_ignores.items()},
+        )
+        moved: list[Finding] = []
+        for f in suppression.apply(anchored, scope, self.mandatory):
+            if f.suppressed_by:
+                continue
+            anchor = f"{os.path.normpath(f.location.file)}:{f.location.line}"
+            for where in {r.file: r for r in reversed(f.related) if r.file not in context_paths}.values():
+                moved.append(
+                    f.with_(location=where, message=f"{f.message} [at {anchor}]", related=(f.location,), fix=None)
+                )
+        return moved
 
     def lint_loaded(self, loaded: LoadResult, context: LoadResult | None = None, rule_jobs: int = 1) -> LintResult:
         """Lint what the loader loaded; ``context`` files feed cross-file rules, their own
@@ -245,12 +316,14 @@ class Linter:
         files = list(loaded.files)
         resources = list(loaded.resources)
         if context is not None:
-            known = {f.path for f in files}
+            # One file, however the two path lists spell it (`--context .` with `jobs/a.yaml`).
+            known = {os.path.realpath(f.path) for f in files}
+            kept = {id(f) for f in context.files if os.path.realpath(f.path) not in known}
             for f in context.files:
-                if f.path not in known:
+                if id(f) in kept:
                     f.context_only = True
                     files.append(f)
-            resources += [r for r in context.resources if r.doc.file.context_only]
+            resources += [r for r in context.resources if id(r.doc.file) in kept]
         run = LintRun(resources, files, self.settings)
         problems = [_load_problem(p) for p in loaded.problems if p.code in self.enabled]
         findings = self.lint(run, found=problems, rule_jobs=rule_jobs)
@@ -259,7 +332,7 @@ class Linter:
 
 def _load_problem(p: LoadProblem) -> Finding:
     slug, severity = _LOADER_CODES.get(p.code, ("launch-file-invalid", Severity.ERROR))
-    return Finding(p.code, slug, severity, p.message, Location(p.file, p.line, p.col))
+    return Finding(p.code, slug, severity, p.message, Location(p.file, p.line, p.col), detail=p.detail)
 
 
 def lint_loaded(

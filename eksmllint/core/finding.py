@@ -134,7 +134,7 @@ class Finding:
     code: str
     slug: str
     severity: Severity
-    message: str
+    message: str  # one line: what is wrong (at most ~120 characters; docs/writing-rules.md)
     location: Location
     resource: ResourceRef | None = None
     fix: Fix | None = field(default=None, compare=False)
@@ -144,6 +144,9 @@ class Finding:
     #: What the reported workload was classified as, and why (eksmllint.analysis.workload_class).
     workload_class: str | None = field(default=None, compare=False)
     workload_evidence: tuple[str, ...] = field(default=(), compare=False)
+    #: Why it matters and what to do, and the premises it rests on (platform releases assumed):
+    #: shown with ``--show-detail``, in JSON and in HTML, never in the one-line reports.
+    detail: str | None = None
 
     def sort_key(self) -> tuple:
         loc = self.location
@@ -156,14 +159,18 @@ class Finding:
 def finding_order(f: Finding) -> tuple:
     """The order findings are reported in: :meth:`Finding.sort_key`, then the path and the rest,
     so that findings the key ties (an admitted object has no lines: every position is 1:1) do not
-    come out in the set's hash order, which differs from one process to the next."""
+    come out in the set's hash order, which differs from one process to the next; nor do findings
+    on two objects at one place (two TrainJobs run from one runtime)."""
+    ref = f.resource
+    names = (ref.kind, ref.namespace or "", ref.name or "") if ref is not None else ("", "", "")
     return (
         *f.sort_key(),
         format_path(f.location.path),
         f.slug,
         int(f.severity),
         f.suppressed_by or "",
-        f.resource.display() if f.resource is not None else "",  # two workloads judged at one place
+        f.detail or "",
+        *names,
     )
 
 

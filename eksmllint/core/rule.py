@@ -37,6 +37,46 @@ TARGETS = ("templates", "workloads", "resources", "files", "run")
 
 CheckFn = Callable[["RuleContext", Any], Iterable[Any]]
 
+#: The value types a rule option may have (its schema, as yamllint's ``CONF``): declared in the
+#: rule file's ``option-types`` or inferred from the option's default.
+OptionType = Literal["boolean", "integer", "number", "string", "strings", "string-or-strings"]
+_OPTION_TYPE_TEXT = {
+    "boolean": "true or false",
+    "integer": "an integer",
+    "number": "a number",
+    "string": "a string",
+    "strings": "a list of strings",
+    "string-or-strings": "a string or a list of strings",
+}
+
+
+def _is_strings(value: Any) -> bool:
+    return isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
+
+
+_OPTION_CHECKS: dict[str, Callable[[Any], bool]] = {
+    "boolean": lambda v: isinstance(v, bool),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "string": lambda v: isinstance(v, str),
+    "strings": _is_strings,
+    "string-or-strings": lambda v: isinstance(v, str) or _is_strings(v),
+}
+
+
+def infer_option_type(default: Any) -> OptionType | None:
+    for name in ("boolean", "integer", "number", "string", "strings"):
+        if _OPTION_CHECKS[name](default):
+            return name
+    return None
+
+
+def option_problem(kind: str, value: Any) -> str | None:
+    """Why ``value`` is not of option type ``kind`` (None: it is)."""
+    if _OPTION_CHECKS[kind](value):
+        return None
+    return f"expected {_OPTION_TYPE_TEXT[kind]}, got {value!r}"
+
 
 class RuleSpec(BaseModel):
     """The validated content of one rule file."""
@@ -58,6 +98,8 @@ class RuleSpec(BaseModel):
     fix_description: str | None = Field(default=None, alias="fix-description")
     references: tuple[str, ...] = ()
     options: dict[str, Any] = Field(default_factory=dict)
+    #: An option's type when its default does not say it (``kinds: auto`` also takes a list).
+    option_types: dict[str, OptionType] = Field(default_factory=dict, alias="option-types")
     #: Workload classes the rule judges (eksmllint.analysis.workload_class); empty = every workload.
     #: With target templates/workloads the check is only called on targets of these classes.
     workload_classes: tuple[str, ...] = Field(default=(), alias="workload-classes")
@@ -99,6 +141,29 @@ class RuleSpec(BaseModel):
         if unknown:
             raise ValueError(f"unknown platform component(s) {unknown}; known: {sorted(components())}")
         return v
+
+    @model_validator(mode="after")
+    def _option_schema(self) -> RuleSpec:
+        for name in self.option_types:
+            if name not in self.options:
+                raise ValueError(f"{self.code}: option-types names {name!r}, which is not an option")
+        for name, default in self.options.items():
+            kind = self.option_types.get(name) or infer_option_type(default)
+            if kind is None:
+                raise ValueError(f"{self.code}: option {name!r}: declare its type in option-types")
+            if (why := option_problem(kind, default)) is not None:
+                raise ValueError(f"{self.code}: option {name!r} default: {why}")
+        return self
+
+    @property
+    def option_schema(self) -> dict[str, OptionType]:
+        """Option name -> its type (declared, else inferred from the default)."""
+        out: dict[str, OptionType] = {}
+        for name, default in self.options.items():
+            kind = self.option_types.get(name) or infer_option_type(default)
+            assert kind is not None  # _option_schema checked it
+            out[name] = kind
+        return out
 
     @model_validator(mode="after")
     def _fix_text(self) -> RuleSpec:

@@ -30,6 +30,7 @@ class Suppression:
     codes: frozenset[str]
     location: Location
     unknown: tuple[str, ...] = ()
+    refused: tuple[str, ...] = ()  # whole-catalogue selectors where only single rules may be named
     hits: int = 0
     reportable: bool = True  # config ignores are not reported as unused (a subset run may miss them)
 
@@ -41,33 +42,47 @@ class _Scope:
     path_supps: list[tuple[str, Suppression]] = field(default_factory=list)
 
 
-def _codes(registry: Registry, text: str) -> tuple[frozenset[str], tuple[str, ...]]:
+def _codes(
+    registry: Registry, text: str, single: bool = False
+) -> tuple[frozenset[str], tuple[str, ...], tuple[str, ...]]:
+    """(codes, unknown selectors, refused selectors); with ``single`` only a code or slug counts
+    (``ALL``, families and prefixes are refused)."""
     codes: set[str] = set()
     unknown = []
+    refused = []
     for item in text.split(","):
         item = item.strip()
         if not item:
+            continue
+        if single and registry.get(item) is None and registry.select(item):
+            refused.append(item)
             continue
         rules = registry.select(item)
         if rules:
             codes.update(r.code for r in rules)
         else:
             unknown.append(item)
-    return frozenset(codes), tuple(unknown)
+    return frozenset(codes), tuple(unknown), tuple(refused)
 
 
 def collect(
-    registry: Registry, resources: Iterable[Resource], files: Iterable[SourceFile], per_path: dict[str, list[str]]
+    registry: Registry,
+    resources: Iterable[Resource],
+    files: Iterable[SourceFile],
+    per_path: dict[str, list[str]],
+    single_rule_annotations: bool = False,
 ) -> _Scope:
+    """``single_rule_annotations``: the annotation may only name single rules (the webhook under
+    ``--no-exempt-annotation``: a whole-catalogue selector would be the exemption it takes away)."""
     scope = _Scope()
     for res in resources:
         raw = res.annotations.get(ANNOTATION)
         if not isinstance(raw, str):
             continue
         written = raw.split("#", 1)[0]
-        codes, unknown = _codes(registry, written)
+        codes, unknown, refused = _codes(registry, written, single_rule_annotations)
         loc = res.location(("metadata", "annotations", ANNOTATION))
-        supp = Suppression(f"annotation {ANNOTATION}", codes, loc, unknown)
+        supp = Suppression(f"annotation {ANNOTATION}", codes, loc, unknown, refused)
         scope.resource_supps.setdefault((res.doc.file.path, res.doc.index, res.base_path), []).append(supp)
     for src in files:
         if src.text is None or "eksmllint:" not in src.text:
@@ -76,14 +91,14 @@ def collect(
             m = _INLINE.search(line)
             if not m:
                 continue
-            codes, unknown = _codes(registry, m.group(1))
+            codes, unknown, _ = _codes(registry, m.group(1))
             supp = Suppression("inline comment", codes, Location(src.path, no, m.start() + 1), unknown)
             scope.line_supps.setdefault((src.path, no), []).append(supp)
             own_line = line.lstrip().startswith("#")
             if own_line:  # a comment on its own line covers the next line
                 scope.line_supps.setdefault((src.path, no + 1), []).append(supp)
     for glob, selectors in per_path.items():
-        codes, unknown = _codes(registry, ",".join(selectors))
+        codes, unknown, _ = _codes(registry, ",".join(selectors))
         scope.path_supps.append(
             (
                 glob,
@@ -133,9 +148,11 @@ def unused(scope: _Scope) -> list[Finding]:
         if id(s) in seen or not s.reportable:
             continue
         seen.add(id(s))
+        if s.refused:
+            out.append(_finding(s, f"{s.description} may only name single rules here: {', '.join(s.refused)} ignored"))
         if s.unknown:
             out.append(_finding(s, f"{s.description} names unknown rule(s): {', '.join(s.unknown)}"))
-        elif s.hits == 0:
+        elif s.hits == 0 and not s.refused:
             names = ", ".join(sorted(s.codes)) or "nothing"
             out.append(_finding(s, f"{s.description} suppresses {names} but nothing matched: remove it"))
     return out

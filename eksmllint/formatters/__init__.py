@@ -21,6 +21,10 @@ class RenderOptions:
     color: bool = False
     show_suppressed: bool = False
     frames: bool = False
+    # text on stdout only: the findings alone / counts per rule instead / each finding's detail
+    quiet: bool = False
+    statistics: bool = False
+    detail: bool = False
 
 
 Renderer = Callable[["LintResult", "Registry", RenderOptions], str]

@@ -29,6 +29,7 @@ def render(result, registry, options) -> str:
                 "categories": ["Bug Risk"],
                 "severity": _SEVERITY[f.severity],
                 "fingerprint": fp,
+                **({"content": {"body": f.detail}} if f.detail else {}),
                 "location": {"path": place.path, "lines": {"begin": max(place.line, 1)}},
             }
         )

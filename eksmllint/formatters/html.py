@@ -9,6 +9,8 @@ from __future__ import annotations
 
 
 def render(result, registry, options) -> str:
+    from eksmllint.formatters.safe import without_surrogates
     from eksmllint.render.html import render_report
 
-    return render_report(result, registry, show_suppressed=options.show_suppressed)
+    # File names reach the page in many places (findings, the graph's tooltips): escaped once here.
+    return without_surrogates(render_report(result, registry, show_suppressed=options.show_suppressed))

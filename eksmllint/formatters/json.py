@@ -17,6 +17,7 @@ def finding_dict(f: Finding) -> dict:
         "slug": f.slug,
         "severity": str(f.severity),
         "message": f.message,
+        "detail": f.detail,
         "file": loc.file,
         "line": loc.line,
         "column": loc.col,

@@ -8,9 +8,10 @@ pretend otherwise.
 
 A Helm-rendered stream read from stdin (``helm template … | eksmllint lint -``) has no file: its
 findings point at the chart file named by the stream's ``# Source:`` comment, found in the
-repository when possible. The line is the template's own line when the flagged rendered line
-occurs exactly once in that template, else the finding is file-level and the message names the
-rendered line; never a rendered line number pinned on the template file.
+repository when possible. The line is the template's own line when exactly one template line
+rendered the flagged line (equal to it, or equal around its ``{{ }}`` actions), else the finding
+is file-level and the message names the rendered line; never a rendered line number pinned on the
+template file.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ class ReportPaths:
         self._paths: dict[str, str] = {}
         self._charts: dict[str, str | None] = {}
         self._chart_dirs: dict[str, tuple[str, ...]] = {}
-        self._template_lines: dict[str, tuple[str, ...]] = {}
+        self._template_lines: dict[str, tuple[tuple[str, re.Pattern[str] | None], ...]] = {}
 
     def path(self, file: str) -> str:
         found = self._paths.get(file)
@@ -118,22 +119,44 @@ class ReportPaths:
         return hits[0] if len(hits) == 1 else None
 
     def _unique_line(self, path: str, rendered: str) -> int:
-        """The 1-based line of ``path`` equal to ``rendered`` (ignoring surrounding blanks) when
-        exactly one line is; 0 otherwise (template logic changed it, or it is ambiguous)."""
+        """The 1-based line of ``path`` that rendered ``rendered`` (ignoring surrounding blanks):
+        the one line equal to it, else the one line whose literal text around its template
+        actions matches it (``gpu: {{ .Values.gpus }}`` rendered ``gpu: 8``); 0 when no line or
+        several do (template logic changed it, or it is ambiguous)."""
         wanted = rendered.strip()
         if not wanted:
             return 0
         if path not in self._template_lines:
-            self._template_lines[path] = _stripped_lines(path)
-        hits = [no for no, text in enumerate(self._template_lines[path], 1) if text == wanted]
+            self._template_lines[path] = _template_lines(path)
+        lines = self._template_lines[path]
+        hits = [no for no, (text, _) in enumerate(lines, 1) if text == wanted]
+        if not hits:
+            hits = [no for no, (_, pattern) in enumerate(lines, 1) if pattern and pattern.fullmatch(wanted)]
         return hits[0] if len(hits) == 1 else 0
 
 
-def _stripped_lines(path: str) -> tuple[str, ...]:
+_ACTION = re.compile(r"\{\{-?.*?-?\}\}")
+
+
+def _template_lines(path: str) -> tuple[tuple[str, re.Pattern[str] | None], ...]:
+    """Each line of a template, stripped, with a pattern for what it renders when it holds template
+    actions: its literal parts in order, anything between them. None for a line without actions,
+    and for one whose literal parts hold no word (``{{ toYaml . | nindent 4 }}``, ``- {{ x }}``),
+    which would match nearly any rendered line."""
     try:
-        return tuple(line.strip() for line in Path(path).read_text(encoding="utf-8").splitlines())
+        text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return ()
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        pattern = None
+        if "{{" in line:
+            literals = _ACTION.split(line)
+            if any(any(ch.isalnum() for ch in part) for part in literals):
+                pattern = re.compile(".*?".join(re.escape(part) for part in literals))
+        out.append((line, pattern))
+    return tuple(out)
 
 
 def _chart_dirs(root: str, chart: str) -> tuple[str, ...]:
@@ -170,7 +193,8 @@ def identity(f: Finding, path: str | None) -> str:
     key = (f.code, *ident, "/".join(map(str, f.location.path)), "" if r else str(f.location.line))
     if path is not None:
         key = (path, *key)
-    return hashlib.sha256("|".join(key).encode()).hexdigest()[:32]
+    # surrogateescape: a non-UTF-8 file name hashes as its bytes instead of raising
+    return hashlib.sha256("|".join(key).encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
 def fingerprints(findings: Iterable[Finding], paths: ReportPaths, *, legacy: bool = False) -> list[str]:

@@ -84,6 +84,8 @@ def render(result, registry, options) -> str:
             item["ruleIndex"] = index[f.code]
         if f.related:
             item["relatedLocations"] = [dict(_location(paths.place(loc)), id=i) for i, loc in enumerate(f.related)]
+        if f.detail:  # the one-line message stays short; why and how are the rule's help and this
+            item["properties"] = {"detail": f.detail}
         if f.suppressed_by:
             item["suppressions"] = [_suppression(f.suppressed_by)]
         results.append(item)

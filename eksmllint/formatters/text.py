@@ -30,6 +30,15 @@ def format_finding(f: Finding, color: bool = False, source: str | None = None) -
     return line
 
 
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def linted(result) -> str:
+    """``Linted 21 files, 27 objects.``: what the run read, so that one that read nothing shows."""
+    return f"Linted {_plural(len(result.linted_files), 'file')}, {_plural(len(result.linted_resources), 'object')}."
+
+
 def summary(findings: list[Finding], suppressed: int = 0) -> str:
     counts = Counter(f.severity for f in findings)
     fixable = sum(1 for f in findings if f.fix is not None)
@@ -56,14 +65,30 @@ def _chart_source(f: Finding, paths) -> str | None:
     return f"{place.path}:{place.line}" if place.line else place.path
 
 
+def statistics(findings: list[Finding]) -> list[str]:
+    """``  12  EML301  [warning]  shm-missing``: one line per rule, most frequent first (ruff's
+    ``--statistics``)."""
+    counts = Counter((f.code, f.slug, f.severity) for f in findings)
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0][0]))
+    width = len(str(ranked[0][1])) if ranked else 1
+    return [f"{n:>{width}}  {code}  [{sev}]  {slug}" for (code, slug, sev), n in ranked]
+
+
 def render(result, registry, options) -> str:
     shown = result.findings if options.show_suppressed else result.active
-    helm_stdin = any(f.location.file == STDIN_NAME and f.location.template for f in shown)
-    paths = ReportPaths(result.run.files) if helm_stdin else None
-    lines = [format_finding(f, options.color, _chart_source(f, paths)) for f in shown]
-    if options.frames:
-        from eksmllint.formatters.frames import with_frames
+    if options.statistics:
+        lines = statistics(shown)
+    else:
+        helm_stdin = any(f.location.file == STDIN_NAME and f.location.template for f in shown)
+        paths = ReportPaths(result.run.files) if helm_stdin else None
+        lines = [format_finding(f, options.color, _chart_source(f, paths)) for f in shown]
+        if options.detail:
+            lines = [line + (f"\n    {one_line(f.detail)}" if f.detail else "") for line, f in zip(lines, shown)]
+        if options.frames:
+            from eksmllint.formatters.frames import with_frames
 
-        lines = with_frames(shown, lines, result.run.files)
-    lines.append(summary(result.active, len(result.suppressed)))
-    return "\n".join(lines) + "\n"
+            lines = with_frames(shown, lines, result.run.files)
+    if not options.quiet:
+        lines.append(linted(result))
+        lines.append(summary(result.active, len(result.suppressed)))
+    return "".join(line + "\n" for line in lines)

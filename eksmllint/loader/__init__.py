@@ -26,6 +26,7 @@ from eksmllint.loader.files import (
     decode,
     gc_paused,
     load_file,
+    objects_in,
     parse_source,
     parse_text,
     read_bytes,
@@ -176,8 +177,9 @@ class _RunBudget:
     chars: int = 0
 
     def spend(self, src: SourceFile, parsed: ParsedText | None) -> str | None:
-        """Add one file; the budget it overdraws (None: within budget)."""
-        self.documents += len(parsed.docs) if parsed is not None else 0
+        """Add one file; the budget it overdraws (None: within budget). A List's items count
+        as documents (the objects are what costs memory)."""
+        self.documents += objects_in(parsed) if parsed is not None else 0
         self.chars += len(src.text or "")
         if self.documents > MAX_RUN_DOCUMENTS:
             return f"more than {MAX_RUN_DOCUMENTS:,} documents in this run (run budget)"
@@ -241,7 +243,14 @@ def load(
                 result.resources.extend(resources)
                 result.problems.extend(problems)
     result.problems.extend(  # one "render first" per chart, not one error per template file
-        LoadProblem(templates.chart_file(chart), templates.chart_message(chart, count), 1, 1, templates.TEMPLATE_CODE)
+        LoadProblem(
+            templates.chart_file(chart),
+            templates.chart_message(count),
+            1,
+            1,
+            templates.TEMPLATE_CODE,
+            detail=f"Render it, then lint the output: helm template {chart} | eksmllint lint -",
+        )
         for chart, count in charts.items()
     )
     return result

@@ -21,6 +21,7 @@ from eksmllint.loader import templates
 from eksmllint.resource import Document, Resource, SourceFile
 from eksmllint.yamlpos import (
     MAX_DEPTH,
+    MAX_DOCUMENTS,
     DuplicateJSONKey,
     RawDocument,
     YAMLLoadError,
@@ -51,6 +52,7 @@ class LoadProblem:
     line: int = 0
     col: int = 0
     code: str = "EML001"
+    detail: str | None = None  # the finding's detail (why, what to do)
 
 
 def read_bytes(path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[bytes | None, LoadProblem | None]:
@@ -151,14 +153,42 @@ def parse_text(text: str, kind: str) -> ParsedText:
 
 
 def attach(src: SourceFile, parsed: ParsedText) -> tuple[list[Resource], list[LoadProblem]]:
-    """Turn parsed text into the file's documents (kept on ``src``) and Kubernetes resources."""
+    """Turn parsed text into the file's documents (kept on ``src``) and Kubernetes resources.
+
+    The items of a ``kind: List`` count like documents against the file's document budget
+    (:data:`~eksmllint.yamlpos.MAX_DOCUMENTS`): the objects past it are reported, not linted."""
     resources: list[Resource] = []
+    problems = [LoadProblem(src.path, message, line, col, code) for message, line, col, code in parsed.problems]
     for index, (data, start_line, _end, template) in enumerate(parsed.docs):
         doc = Document(src, index, data, start_line, template)
         src.documents.append(doc)
-        resources.extend(_resources_of(doc))
-    problems = [LoadProblem(src.path, message, line, col, code) for message, line, col, code in parsed.problems]
+        found = _resources_of(doc)
+        room = MAX_DOCUMENTS - len(resources)
+        if len(found) > room:
+            resources.extend(found[:room])
+            where = found[room].location(())
+            problems.append(
+                LoadProblem(
+                    src.path,
+                    f"more than {MAX_DOCUMENTS:,} objects in one file (document budget; the items of a List "
+                    f"count as documents); the first {MAX_DOCUMENTS:,} are linted",
+                    where.line,
+                    where.col,
+                )
+            )
+            break
+        resources.extend(found)
     return resources, problems
+
+
+def objects_in(parsed: ParsedText) -> int:
+    """Objects the documents hold: a ``kind: List`` counts its items, any other document one
+    (what the run's document budget counts)."""
+    count = 0
+    for data, *_ in parsed.docs:
+        items = data.get("items") if isinstance(data, dict) and data.get("kind") == "List" else None
+        count += len(items) if isinstance(items, list) else 1
+    return count
 
 
 def parse_source(src: SourceFile) -> tuple[list[Resource], list[LoadProblem]]:

@@ -104,20 +104,14 @@ def chart_skip_reason(chart: str) -> str:
     return f"Helm chart template of {chart}: not YAML until rendered (see {TEMPLATE_CODE})"
 
 
-def chart_message(chart: str, count: int) -> str:
-    return (
-        f"Helm chart: {count} template file(s) under {os.path.join(chart, CHART_TEMPLATES_DIR)} hold "
-        f"{{{{ }}}} expressions and were not linted; render first: "
-        f"helm template {chart} | eksmllint lint -"
-    )
+def chart_message(count: int) -> str:
+    """On the chart's Chart.yaml; the command to run is the finding's detail."""
+    return f"Helm chart: {count} template file(s) with {{{{ }}}} were not linted; render the chart first"
 
 
 def template_parse_message(error: str, line: int) -> str:
-    where = f"the YAML parser stops at line {line}: {error}" if line else f"the YAML parser stops: {error}"
-    return (
-        "template source, not YAML until rendered: it holds {{ }} / {% %} template expressions "
-        f"({where}); render it, then lint the output (e.g. helm template CHART | eksmllint lint -)"
-    )
+    """One line (the finding is on the line where the YAML parser stopped, ``error`` says why)."""
+    return "template source with {{ }} / {% %}, not YAML until rendered: render it, then lint the output"
 
 
 def script_template_line(name: str, text: str) -> int | None:
@@ -131,10 +125,7 @@ def script_template_line(name: str, text: str) -> int | None:
 
 
 def script_template_message() -> str:
-    return (
-        "batch script template: it holds {{ }} / {% %} template expressions, so it is judged once "
-        "rendered; render it, then lint the output"
-    )
+    return "batch script template with {{ }} / {% %}: it is judged once rendered; render it, then lint the output"
 
 
 def skip_reason(lower_name: str) -> str:

@@ -3,9 +3,9 @@ each template makes, and what the kind is.
 
 Everything that used to be a kind set or a per-kind ``if`` chain reads this table:
 :func:`eksmllint.workload.workload_of` builds pod templates from :attr:`KindRow.templates`, rules ask
-:func:`has_trait`, the deadline readers take :attr:`KindRow.deadline`, the webhook derives its
-resources and the kinds it judges through their owner. A kind with a row is judged by every template
-rule; a kind without one is reported once (EML004 / "not judged").
+``Workload.has(trait)``, the deadline readers take :attr:`KindRow.deadline`, the webhook derives
+its resources. A kind with a row is judged by every template rule; an object carrying pod
+templates without one is reported (EML004, "not judged").
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ Trait = Literal[
     "per-node",
     "independent-pods",
     "no-nnodes",
-    "owner",
     "kai-gang",
     "runtime",
 ]
@@ -219,11 +218,6 @@ def row_for(group: str, kind: str) -> KindRow | None:
     batch Job unless its group says Volcano). None: not a workload kind."""
     exact, first = _index()
     return exact.get((group, kind)) or first.get(kind)
-
-
-def kinds_with(trait: Trait) -> frozenset[str]:
-    """Names of the kinds that have ``trait`` (for messages and coarse filters)."""
-    return frozenset(r.kind for r in rows() if r.has(trait))
 
 
 def webhook_resources() -> tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]:

@@ -372,10 +372,19 @@ def _dot_string(text: str) -> str:
 
 def to_dot(graph: ExportGraph) -> str:
     """Graphviz DOT; ``eksmllint graph --format dot PATH | dot -Tsvg > graph.svg``."""
+    from eksmllint.render.legend import dot_title
+
+    types = {e.type for e in graph.edges}
+    legend = [
+        (t, EDGE_COLORS.get(t, "#6b7280"), t in DASHED_EDGES)
+        for t in [*EDGE_TYPES, *sorted(types - EDGE_TYPES.keys())]
+        if t in types
+    ]
+    title = "eksmllint resource graph" + (f" (focus {graph.focus})" if graph.focus else "")
     lines = [
         "digraph eksmllint {",
         '  graph [rankdir=LR, fontname="Helvetica", nodesep=0.3, ranksep=1.1, label='
-        + _dot_string("eksmllint resource graph" + (f" (focus {graph.focus})" if graph.focus else ""))
+        + dot_title(title, legend)
         + ", labelloc=t];",
         '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10, penwidth=1.2];',
         '  edge [fontname="Helvetica", fontsize=8, arrowsize=0.7];',
@@ -401,10 +410,9 @@ def to_dot(graph: ExportGraph) -> str:
         lines.append(f"  {_dot_string(n.id)} [{', '.join(attrs)}];")
     for e in graph.edges:
         color = EDGE_COLORS.get(e.type, "#6b7280")
-        label = e.type + (f" ({e.detail})" if e.detail else "")
-        attrs = [f"label={_dot_string(label)}", f"color={_dot_string(color)}", f"fontcolor={_dot_string(color)}"]
-        if e.type in DASHED_EDGES:
-            attrs.append("style=dashed")
+        tip = e.type + (f" ({e.detail})" if e.detail else "")
+        attrs = [f"color={_dot_string(color)}", f"tooltip={_dot_string(tip)}", f"class={_dot_string('edge-' + e.type)}"]
+        attrs += ["style=dashed"] if e.type in DASHED_EDGES else []
         lines.append(f"  {_dot_string(e.source)} -> {_dot_string(e.target)} [{', '.join(attrs)}];")
     lines.append("}")
     return "\n".join(lines) + "\n"

@@ -248,6 +248,8 @@ def _finding_html(f: Finding, sources: dict, registry: Registry | None) -> str:
         )
     parts.append("</div>")
     parts.append(f'<div class="msg">{escape(f.message)}</div>')
+    if f.detail:
+        parts.append(f'<div class="detail">{escape(f.detail)}</div>')
     parts.append(f'<div class="loc">{escape(where)}</div>')
     parts.append(code_frame(sources.get(loc.file), loc.line, loc.col))
     for rel in f.related[:5]:
@@ -367,8 +369,8 @@ def render_report(
 ) -> str:
     """The full report for ``eksmllint lint --format html``."""
     shown = result.findings if show_suppressed else result.active
-    files = [f for f in result.run.files if not f.context_only]
-    resources = [r for r in result.run.resources if not r.doc.file.context_only]
+    files = result.linted_files
+    resources = result.linted_resources
     sources = {f.path: f for f in result.run.files}
     graph = export_graph(result, show_suppressed=show_suppressed)
     linked = {rid for f in shown if (rid := _resource_id(f)) is not None}

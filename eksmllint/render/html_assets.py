@@ -55,6 +55,7 @@ a.code{font-weight:700;color:var(--fg);font-family:ui-monospace,"DejaVu Sans Mon
 a.code:hover{text-decoration:underline}
 .slug{color:var(--muted);font-family:ui-monospace,"DejaVu Sans Mono",Menlo,monospace;font-size:12.5px}
 .msg{margin:3px 0 4px}
+.detail{margin:0 0 4px;color:var(--muted);font-size:.92em}
 .loc{color:var(--muted);font-size:12.5px;font-family:ui-monospace,"DejaVu Sans Mono",Menlo,monospace}
 .why{color:var(--muted);font-size:13px;margin-top:4px}
 .fixable{display:inline-block;font-size:11.5px;color:var(--ok);border:1px solid #a5d6a7;border-radius:10px;padding:0 7px}

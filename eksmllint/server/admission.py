@@ -47,17 +47,23 @@ class AdmissionRequest:
     sub_resource: str | None
     dry_run: bool
     api_version: str  # echoed back: the response uses the request's AdmissionReview version
+    username: str | None = None  # request.userInfo.username: who sent the object
 
     @property
     def subject(self) -> str:
         obj = self.object or self.old_object or {}
         raw_meta = obj.get("metadata")
         meta = raw_meta if isinstance(raw_meta, dict) else {}
-        name = meta.get("name") or meta.get("generateName") or "<unnamed>"
-        ns = meta.get("namespace") or self.namespace
-        kind = obj.get("kind") or self.kind.get("kind") or "<kind>"
+        # Any field may hold any JSON type in a hostile review: only strings name the object.
+        name = _text(meta.get("name")) or _text(meta.get("generateName")) or "<unnamed>"
+        ns = _text(meta.get("namespace")) or self.namespace
+        kind = _text(obj.get("kind")) or _text(self.kind.get("kind")) or "<kind>"
         # In log lines and denial messages: escaped, so a name cannot forge a line of its own.
         return escape_log(f"{kind} {ns + '/' if ns else ''}{name}")
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def _loads(body: bytes) -> Any:
@@ -114,6 +120,8 @@ def parse_review(body: bytes) -> AdmissionRequest:
     dry = req.get("dryRun")
     if dry is not None and not isinstance(dry, bool):
         raise AdmissionError(400, "request.dryRun must be a boolean")
+    raw_user = req.get("userInfo")
+    user = raw_user.get("username") if isinstance(raw_user, dict) else None
     return AdmissionRequest(
         uid,
         op,
@@ -124,6 +132,7 @@ def parse_review(body: bytes) -> AdmissionRequest:
         sub if isinstance(sub, str) and sub else None,
         bool(dry),
         api,
+        user if isinstance(user, str) and user else None,
     )
 
 

@@ -15,30 +15,26 @@ answered from a small decision cache keyed by the object's content and the conte
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from eksmllint.core.finding import Finding
 from eksmllint.server import admission as adm
 from eksmllint.server.context import ContextSnapshot, ContextStore
-from eksmllint.server.linting import INTERNAL_ERROR_CODE, AdmissionLinter, is_exempt, judged_owner
+from eksmllint.server.intake import BodyReaders, Lane, json_digest
+from eksmllint.server.linting import INTERNAL_ERROR_CODE, AdmissionLinter, is_exempt
 from eksmllint.server.logtext import escape_log
 from eksmllint.server.metrics import Metrics
+from eksmllint.server.owners import default_controllers, made_by_its_controller
 from eksmllint.server.settings import ServerSettings
 
 log = logging.getLogger("eksmllint.server")
-
-#: A body that trickles in for longer than this is abandoned (408): the API server sends the whole
-#: review at once and gives up after its 30 s maximum webhook timeout anyway.
-BODY_TIMEOUT = 10.0
 
 _POD_SPEC = {
     "restartPolicy": "Never",
@@ -98,12 +94,17 @@ class WebhookApp:
         self.settings = settings or ServerSettings()
         self.store = store
         self.metrics = metrics or Metrics()
-        self.executor = ThreadPoolExecutor(
-            max_workers=max(1, self.settings.lint_threads), thread_name_prefix="eksmllint-lint"
-        )
+        # Two lanes, so large objects cannot starve small ones of threads; each queue is bounded.
+        self._small = Lane("lint", max(1, self.settings.lint_threads), self.settings.max_in_flight)
+        self._large = Lane("large", 1, self.settings.max_large_in_flight)
+        self._parser = Lane("parse", 1, self.settings.max_in_flight)
         self.draining = False
         self.started = False
+        self._controllers = (
+            default_controllers() if self.settings.owner_controllers is None else self.settings.owner_controllers
+        )
         self._in_flight = 0  # event-loop only: no lock
+        self._bodies = BodyReaders(self.settings)
         self.warmed = threading.Event()
         self._background = background or []
         self._tasks: list[asyncio.Task] = []
@@ -200,7 +201,8 @@ class WebhookApp:
                 pass
         if self.store is not None:
             await asyncio.get_running_loop().run_in_executor(None, self.store.stop)
-        self.executor.shutdown(wait=False, cancel_futures=True)
+        for lane in (self._small, self._large, self._parser):
+            lane.executor.shutdown(wait=False, cancel_futures=True)
 
     def _warm_up(self) -> None:
         """Lint one object of each common kind before reporting ready: the lazily built schema
@@ -217,6 +219,14 @@ class WebhookApp:
 
     # -- admission ---------------------------------------------------------------------------
     async def _admission(self, endpoint: str, scope: Scope, receive: Receive, send: Send) -> None:
+        # The body first: a request counts as in flight only once it has arrived, so clients that
+        # send headers and stall cannot hold the slots real reviews need (issue 22).
+        try:
+            body = await self._bodies.receive(scope, receive)
+        except adm.AdmissionError as err:
+            self.metrics.requests.labels(endpoint, "bad_request").inc()
+            # After a 408 the rest of the body may still come: the connection is not reusable.
+            raise _Reply(err.status, err.message, [(b"connection", b"close")] if err.status == 408 else []) from None
         if self._in_flight >= self.settings.max_in_flight:
             self.metrics.requests.labels(endpoint, "overloaded").inc()
             raise _Reply(
@@ -226,25 +236,25 @@ class WebhookApp:
             )
         self._in_flight += 1
         try:
-            await self._answer(endpoint, scope, receive, send)
+            await self._answer(endpoint, body, send)
         finally:
             self._in_flight -= 1
 
-    async def _answer(self, endpoint: str, scope: Scope, receive: Receive, send: Send) -> None:
-        started = time.perf_counter()
+    async def _answer(self, endpoint: str, body: bytes, send: Send) -> None:
+        started = time.perf_counter()  # from the body's arrival: the time eksmllint takes
+        deadline = asyncio.get_running_loop().time() + self.settings.time_budget
         self.metrics.in_flight.inc()
         result = "error"
+        large = len(body) >= self.settings.large_body
         try:
             try:
-                body = await asyncio.wait_for(_read_body(scope, receive, self.settings.max_body), BODY_TIMEOUT)
-                request = adm.parse_review(body)
-            except TimeoutError:
-                result = "bad_request"
-                raise _Reply(408, f"the request body did not arrive within {BODY_TIMEOUT:g}s") from None
+                # A large body is decoded off the event loop (~0.1 s per MB), on a thread of its
+                # own: it must always be decoded to be answered, and must not delay the others.
+                request = await self._parser.submit(adm.parse_review, body) if large else adm.parse_review(body)
             except adm.AdmissionError as err:
                 result = "bad_request"
                 raise _Reply(err.status, err.message) from None
-            decision = await self._decide(endpoint, request)
+            decision = await self._decide(endpoint, request, self._large if large else self._small, deadline)
             result = decision.result
             if decision.findings and not request.dry_run:
                 for f in decision.findings:
@@ -254,9 +264,10 @@ class WebhookApp:
         finally:
             self.metrics.in_flight.dec()
             self.metrics.requests.labels(endpoint, result).inc()
-            self.metrics.latency.labels(endpoint).observe(time.perf_counter() - started)
+            lane = "large" if large else "small"
+            self.metrics.latency.labels(endpoint, lane).observe(time.perf_counter() - started)
 
-    async def _decide(self, endpoint: str, request: adm.AdmissionRequest) -> _Decision:
+    async def _decide(self, endpoint: str, request: adm.AdmissionRequest, lane: Lane, deadline: float) -> _Decision:
         skip = self._skip_reason(request)
         if skip is not None:
             return skip
@@ -265,38 +276,46 @@ class WebhookApp:
             # template) is immutable after creation, so a patch on UPDATE would be refused.
             return _Decision(adm.allow(), "allowed" if request.operation == "CREATE" else "skipped", cacheable=False)
         snapshot = self.store.snapshot if self.store is not None else None
-        key = None
-        if self.settings.cache_size > 0:
-            judged = [request.object]
-            if endpoint == "validate" and request.operation == "UPDATE" and self.settings.ratchet:
-                judged.append(request.old_object)  # ratcheting: the decision depends on it too
-            digest = hashlib.sha256(
-                json.dumps(judged, sort_keys=True, separators=(",", ":"), default=str).encode()
-            ).digest()
-            key = (endpoint, request.namespace, digest, snapshot.generation if snapshot else 0)
-            hit = self._cache.get(key)
-            if hit is not None:
-                self._cache.move_to_end(key)
-                self.metrics.cache.labels("hit").inc()
-                return hit
-            self.metrics.cache.labels("miss").inc()
-        work = self._validate if endpoint == "validate" else self._mutate
         loop = asyncio.get_running_loop()
+        key = None
         try:
-            future = loop.run_in_executor(self.executor, work, request, snapshot)
-            decision = await asyncio.wait_for(future, self.settings.time_budget)
+            # Large objects are not cached: hashing one holds the GIL for ~50 ms per MB (the C JSON
+            # encoder), which every other request would wait for; they are rare enough to judge twice.
+            if self.settings.cache_size > 0 and lane is not self._large:
+                judged = [request.object]
+                if endpoint == "validate" and request.operation == "UPDATE" and self.settings.ratchet:
+                    judged.append(request.old_object)  # ratcheting: the decision depends on it too
+                digest = json_digest(judged)
+                key = (endpoint, request.namespace, digest, snapshot.generation if snapshot else 0)
+                hit = self._cache.get(key)
+                if hit is not None:
+                    self._cache.move_to_end(key)
+                    self.metrics.cache.labels("hit").inc()
+                    return hit
+                self.metrics.cache.labels("miss").inc()
+            if lane.full:
+                log.error("%s %s: %d %s objects already being judged", endpoint, request.subject, lane.limit, lane.name)
+                return self._unjudged(
+                    request, f"{lane.limit} {lane.name} objects are already being judged", "overloaded"
+                )
+            work = self._validate if endpoint == "validate" else self._mutate
+            stop = threading.Event()
+            future = lane.submit(work, request, snapshot, stop)
+            try:
+                decision = await asyncio.wait_for(future, max(0.0, deadline - loop.time()))
+            except TimeoutError:
+                stop.set()  # the stray lint ends before its next rule
+                raise
         except TimeoutError:
             self.metrics.internal_errors.labels("<timeout>").inc()
             log.error(
-                "%s %s: no answer within the %.1fs time budget (failure-mode %s)",
+                "%s %s: no answer within the %.1fs time budget (on-timeout %s)",
                 endpoint,
                 request.subject,
                 self.settings.time_budget,
-                self.settings.failure_mode,
+                self.settings.on_timeout,
             )
-            return self._failure(
-                f"eksmllint did not finish within its {self.settings.time_budget:g}s budget", "timeout"
-            )
+            return self._unjudged(request, f"not judged within the {self.settings.time_budget:g}s budget", "timeout")
         except Exception as err:  # a bug outside the rules: still an answer, never a 500
             self.metrics.internal_errors.labels("<server>").inc()
             log.exception("%s %s: internal error", endpoint, request.subject)
@@ -306,6 +325,21 @@ class WebhookApp:
             if len(self._cache) > self.settings.cache_size:
                 self._cache.popitem(last=False)
         return decision
+
+    def _unjudged(self, request: adm.AdmissionRequest, why: str, result: str) -> _Decision:
+        """The answer for an object whose judgement did not finish: denied (``--on-timeout
+        deny``, the default: an admission controller must not admit what it did not judge) or
+        admitted with a warning saying so (``--on-timeout admit``, or ``--audit``)."""
+        message = f"eksmllint: {request.subject} {why}"
+        if self.settings.on_timeout == "deny" and not self.settings.audit:
+            return _Decision(
+                adm.deny(f"{message}; not admitted unjudged (retry later)", code=504, reason="Timeout"),
+                result,
+                cacheable=False,
+            )
+        return _Decision(
+            adm.allow([adm.truncate(f"{message}; admitted unjudged", adm.WARNING_MAX)]), result, cacheable=False
+        )
 
     def _skip_reason(self, request: adm.AdmissionRequest) -> _Decision | None:
         if request.operation not in ("CREATE", "UPDATE"):
@@ -318,8 +352,8 @@ class WebhookApp:
             meta = {}
         if meta.get("deletionTimestamp"):  # finalizers being removed: never block a deletion
             return _Decision(adm.allow(), "skipped", cacheable=False)
-        if not self.settings.judge_owned and judged_owner(obj):  # judged with its owner
-            return _Decision(adm.allow(), "skipped", cacheable=False)
+        if not self.settings.judge_owned and made_by_its_controller(obj, request.username, self._controllers):
+            return _Decision(adm.allow(), "skipped", cacheable=False)  # judged with its owner
         reason = is_exempt(obj) if self.settings.exempt_annotation else None
         if reason is not None:
             log.info("%s exempt from eksmllint (%s)", request.subject, escape_log(reason))
@@ -351,9 +385,11 @@ class WebhookApp:
             self.metrics.internal_errors.labels(rule).inc()
             log.error("%s: %s", subject, escape_log(f.message))
 
-    # Both run on the lint thread pool.
-    def _validate(self, request: adm.AdmissionRequest, snapshot: ContextSnapshot | None) -> _Decision:
-        active = self.linter.lint(request.object or {}, snapshot, request.namespace).active
+    # Both run on a lane's thread pool.
+    def _validate(
+        self, request: adm.AdmissionRequest, snapshot: ContextSnapshot | None, stop: threading.Event | None = None
+    ) -> _Decision:
+        active = self.linter.lint(request.object or {}, snapshot, request.namespace, stop).active
         internal = [f for f in active if f.code == INTERNAL_ERROR_CODE]
         if internal:
             self._internal(internal, request.subject)
@@ -362,7 +398,7 @@ class WebhookApp:
         lower = [f for f in active if f.code != INTERNAL_ERROR_CODE and f.severity < threshold]
         notes: list[str] = []
         if blocking and request.operation == "UPDATE" and request.old_object and self.settings.ratchet:
-            blocking, preexisting = self._ratchet(blocking, request, snapshot)
+            blocking, preexisting = self._ratchet(blocking, request, snapshot, stop)
             notes += [f"pre-existing, not blocking this update: {adm.finding_line(f)}" for f in preexisting]
         closed = self.settings.fail_closed
         if internal and not closed:
@@ -394,18 +430,24 @@ class WebhookApp:
         return _Decision(adm.allow(warnings), "allowed", tuple(active), cacheable=not internal)
 
     def _ratchet(
-        self, blocking: list[Finding], request: adm.AdmissionRequest, snapshot: ContextSnapshot | None
+        self,
+        blocking: list[Finding],
+        request: adm.AdmissionRequest,
+        snapshot: ContextSnapshot | None,
+        stop: threading.Event | None = None,
     ) -> tuple[list[Finding], list[Finding]]:
         """(new, pre-existing): as CRD validation ratcheting does, an UPDATE is not refused for
         what the stored object already had (same rule, same path), or no controller could touch
         the metadata of an object admitted before the webhook (or a rule) existed."""
-        old = self.linter.lint(request.old_object or {}, snapshot, request.namespace)
+        old = self.linter.lint(request.old_object or {}, snapshot, request.namespace, stop)
         known = {(f.code, tuple(f.location.path)) for f in old.active}
         new = [f for f in blocking if (f.code, tuple(f.location.path)) not in known]
         return new, [f for f in blocking if (f.code, tuple(f.location.path)) in known]
 
-    def _mutate(self, request: adm.AdmissionRequest, snapshot: ContextSnapshot | None) -> _Decision:
-        m = self.linter.mutate(request.object or {}, snapshot, request.namespace)
+    def _mutate(
+        self, request: adm.AdmissionRequest, snapshot: ContextSnapshot | None, stop: threading.Event | None = None
+    ) -> _Decision:
+        m = self.linter.mutate(request.object or {}, snapshot, request.namespace, stop=stop)
         if m.internal_errors:
             self._internal(m.internal_errors, request.subject)
             if self.settings.fail_closed:
@@ -429,34 +471,6 @@ class WebhookApp:
             ", ".join(f.code for f in m.applied),
         )
         return _Decision(adm.allow(adm.warnings_for([], notes), m.patch), "patched", cacheable=not m.internal_errors)
-
-
-async def _read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
-    for name, value in scope.get("headers", ()):
-        if name == b"content-length":
-            try:
-                declared = int(value)
-            except ValueError:
-                raise adm.AdmissionError(400, "invalid Content-Length") from None
-            if declared > limit:
-                raise adm.AdmissionError(413, f"request body of {declared} bytes exceeds the {limit}-byte limit")
-        elif name == b"content-type":
-            ctype = value.split(b";", 1)[0].strip().lower()
-            if ctype and ctype != b"application/json" and not ctype.endswith(b"+json"):
-                raise adm.AdmissionError(415, f"expected Content-Type application/json, got {ctype.decode('latin-1')}")
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise adm.AdmissionError(400, "client disconnected before sending the whole body")
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            raise adm.AdmissionError(413, f"request body exceeds the {limit}-byte limit")
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
 
 
 async def _respond(

@@ -24,6 +24,9 @@ CONTEXT_CONFIGMAP = f"{NAME}-context"
 WEBHOOK_TIMEOUT_S = 5
 #: Namespaces labelled with this (value "disabled") are not sent to the webhook at all.
 NAMESPACE_OPT_OUT_LABEL = "eksmllint.io/webhook"
+#: Never sent to the webhook (with its own namespace): with failurePolicy Fail, the control plane
+#: and cert-manager (which issues the webhook's certificate) must recover without it.
+SYSTEM_NAMESPACES = ("kube-system", "cert-manager")
 
 #: The workload kinds the kinds table sends to the webhook, plus the Karpenter objects rules
 #: judge. (group, versions, resources)
@@ -246,7 +249,7 @@ def _rules(operations: list[str]) -> list[dict]:
 def _namespace_selector(ns: str) -> dict:
     return {
         "matchExpressions": [
-            {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": [ns, "kube-system"]},
+            {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": [ns, *SYSTEM_NAMESPACES]},
             {"key": NAMESPACE_OPT_OUT_LABEL, "operator": "NotIn", "values": ["disabled"]},
         ]
     }
@@ -263,9 +266,11 @@ def webhook_docs(ns: str, mutate: tuple[str, ...] = ()) -> list[dict]:
             "admissionReviewVersions": ["v1"],
             "sideEffects": "None",
             "timeoutSeconds": WEBHOOK_TIMEOUT_S,
-            # Ignore: a linter must not take the cluster down with it; the server itself answers
-            # internal errors per --failure-mode.
-            "failurePolicy": "Ignore",
+            # Fail: what the API server could not get judged is refused (an admission controller is
+            # a security boundary; Ignore would admit whatever made the webhook slow or unreachable).
+            # SYSTEM_NAMESPACES and the webhook's own stay out of the path, as with Kyverno's
+            # default, so the cluster and the webhook's certificate can always recover.
+            "failurePolicy": "Fail",
             "matchPolicy": "Equivalent",
             "namespaceSelector": _namespace_selector(ns),
             "clientConfig": {"service": {"namespace": ns, "name": NAME, "path": path, "port": 443}},

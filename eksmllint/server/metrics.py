@@ -44,8 +44,9 @@ class Metrics:
         )
         self.latency = Histogram(
             "eksmllint_webhook_request_duration_seconds",
-            "Time to answer an admission request.",
-            ["endpoint"],
+            "Time to answer an admission request, from its body's arrival; lane: small, or large "
+            "(bodies of 256 KiB or more, judged on a lane of their own).",
+            ["endpoint", "lane"],
             buckets=LATENCY_BUCKETS,
             registry=r,
         )

@@ -9,7 +9,8 @@ keep-alive connection held SIGTERM for the whole graceful timeout. Here:
 - a request's headers must arrive within ``header_timeout`` seconds of the connection (or of the
   request's first byte on a kept-alive connection), else the connection is dropped;
 - idle connections (no request in progress) are dropped at once, without the TLS goodbye, when
-  their keep-alive time is up and on shutdown; requests in flight still finish;
+  their keep-alive time is up and on shutdown, as are those whose request body is still
+  arriving on shutdown; requests in flight still finish;
 - beyond ``max_connections`` open connections the longest-idle ones are dropped to make room,
   so idle clients cannot starve new ones; no connection count ever turns into a 503.
 
@@ -29,6 +30,7 @@ log = logging.getLogger("eksmllint.server")
 
 DEFAULT_HEADER_TIMEOUT = 10.0  # seconds from connect (or a request's first byte) to complete headers
 DEFAULT_MAX_CONNECTIONS = 4096
+CLOSE_GRACE = 1.0  # seconds a connection closed after its answer has to read it before it is dropped
 FD_RESERVE = 64  # descriptors kept for files, the context directory, logs
 
 
@@ -71,7 +73,7 @@ class WebhookProtocol(HttpToolsProtocol):
     def _drop(self) -> None:
         """Close without the TLS close_notify exchange: an idle peer may never answer it."""
         self._cancel_header_timer()
-        if self.transport is not None and not self.transport.is_closing():
+        if self.transport is not None:  # also when closing: a graceful TLS close may wait forever
             self.transport.abort()
 
     def _arm_header_timer(self) -> None:
@@ -124,12 +126,15 @@ class WebhookProtocol(HttpToolsProtocol):
     def on_response_complete(self) -> None:
         self.idle_since = self.loop.time()
         super().on_response_complete()
+        if self.transport.is_closing():  # closed after its answer (a 408): the peer's goodbye is not awaited long
+            self.loop.call_later(CLOSE_GRACE, self._drop)
 
     def timeout_keep_alive_handler(self) -> None:
         self._drop()
 
     def shutdown(self) -> None:
-        if self.idle:
+        # A request whose body is still arriving has not started: SIGTERM does not wait for it.
+        if self.idle or (self.cycle.more_body and not self.cycle.response_started):
             self._drop()
         else:
             self.cycle.keep_alive = False

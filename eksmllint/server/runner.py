@@ -15,6 +15,7 @@ import importlib.util
 import logging
 import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from types import FrameType
@@ -59,18 +60,31 @@ class DrainingServer(uvicorn.Server):
 
 
 def tls_reloader(tls: ReloadingTLS, app: WebhookApp, interval: float):
-    """A background task factory: poll the certificate files every ``interval`` seconds."""
+    """A background task factory: poll the certificate files every ``interval`` seconds, on a
+    daemon thread of its own (reading files on the event loop let a FIFO at the certificate path
+    hang every request, the probes and SIGTERM); the task only starts and stops it."""
 
-    async def loop() -> None:
-        while True:
-            await asyncio.sleep(interval)
-            outcome = tls.reload_if_changed()
+    def poll(stop: threading.Event) -> None:
+        while not stop.wait(interval):
+            try:
+                outcome = tls.reload_if_changed()
+            except Exception:  # never let the poller die: the current certificate keeps serving
+                log.exception("TLS certificate poll failed")
+                continue
             if outcome.changed:
                 app.metrics.tls_reloads.labels("ok").inc()
             elif outcome.error:
                 app.metrics.tls_reloads.labels("failed").inc()
 
-    return loop
+    async def task() -> None:
+        stop = threading.Event()
+        threading.Thread(target=poll, args=(stop,), name="eksmllint-tls-poll", daemon=True).start()
+        try:
+            await asyncio.Event().wait()  # until shutdown cancels the task
+        finally:
+            stop.set()
+
+    return task
 
 
 class _Config(uvicorn.Config):

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import ssl
+import stat
 import threading
 from dataclasses import dataclass
 
@@ -31,11 +33,30 @@ def make_context(certfile: str, keyfile: str) -> ssl.SSLContext:
     return ctx
 
 
+#: A certificate chain and its key are a few KiB; anything far larger is not one.
+MAX_TLS_FILE = 1024 * 1024
+
+
+def _read_regular(path: str) -> bytes:
+    """The file's bytes; a FIFO, device or directory (which could block or never end) or a file
+    over :data:`MAX_TLS_FILE` raises ``OSError`` instead."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # opening a FIFO does not wait for a writer
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(f"{path}: not a regular file")
+        if st.st_size > MAX_TLS_FILE:
+            raise OSError(f"{path}: {st.st_size} bytes, more than a certificate ({MAX_TLS_FILE})")
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            return fh.read(MAX_TLS_FILE + 1)
+    finally:
+        os.close(fd)
+
+
 def _digest(*paths: str) -> str:
     h = hashlib.sha256()
     for p in paths:
-        with open(p, "rb") as fh:
-            h.update(fh.read())
+        h.update(_read_regular(p))
         h.update(b"\0")
     return h.hexdigest()
 
@@ -53,8 +74,8 @@ class ReloadingTLS:
         self.certfile = certfile
         self.keyfile = keyfile
         self._lock = threading.Lock()
+        self._digest = _digest(certfile, keyfile)  # refuses a FIFO or device before ssl opens it
         self._current = make_context(certfile, keyfile)  # fails loudly at startup: no silent default
-        self._digest = _digest(certfile, keyfile)
         self._failed_digest: str | None = None
         self.reloads = 0
         self.failures = 0
@@ -72,7 +93,8 @@ class ReloadingTLS:
         return self._current
 
     def reload_if_changed(self) -> ReloadResult:
-        """Re-read the files; swap in a new context when their content changed and loads."""
+        """Re-read the files (at most :data:`MAX_TLS_FILE` each); swap in a new context when their
+        content changed and loads. Blocking file I/O: the runner calls it on a thread of its own."""
         try:
             digest = _digest(self.certfile, self.keyfile)
         except OSError as err:

@@ -50,3 +50,14 @@ def test_pre_commit_example_names_real_hooks_and_says_to_set_the_repo():
     (repo,) = example["repos"]
     assert {h["id"] for h in repo["hooks"]} <= hooks
     assert "OWNER" in repo["repo"]  # a visible placeholder, never a made-up real URL
+
+
+def test_readme_pre_commit_block_is_the_example_and_the_hook_sees_the_repository():
+    """What the README shows is what examples/ci ships and what test_precommit.py runs: the hook's
+    own default, whose entry loads the whole repository as context."""
+    block = _section("CI gate and pre-commit").split("### pre-commit", 1)[1].split("```yaml\n", 1)[1].split("```")[0]
+    example = yaml.safe_load((ROOT / "examples" / "ci" / "pre-commit-config.yaml").read_text(encoding="utf-8"))
+    assert yaml.safe_load(block) == example
+    hooks = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))}
+    assert all("args" not in h for h in example["repos"][0]["hooks"])
+    assert hooks["eksmllint"]["entry"] == "eksmllint lint --context ."

@@ -410,7 +410,12 @@ def test_objects_made_by_a_judged_controller_pass(client):
     owned["metadata"]["ownerReferences"] = [
         {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "name": "llm", "uid": "1", "controller": True}
     ]
-    assert post(client, "/validate", review(owned)) == {"uid": "4f3c1b1e-1111-2222-3333-444455556666", "allowed": True}
+    operator = {"username": "system:serviceaccount:kubeflow:training-operator"}
+    assert post(client, "/validate", review(owned, userInfo=operator)) == {
+        "uid": "4f3c1b1e-1111-2222-3333-444455556666",
+        "allowed": True,
+    }
+    assert post(client, "/validate", review(owned))["allowed"] is False  # a forged reference (issue 22)
     by_replicaset = copy.deepcopy(bad)  # Deployments are not judged themselves: their Pods are
     by_replicaset["metadata"]["ownerReferences"] = [
         {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "2", "controller": True}
@@ -488,7 +493,7 @@ def test_metrics(client):
     text = client.get("/metrics").text
     assert metric(text, "eksmllint_webhook_requests_total", endpoint="validate", result="allowed") >= 1
     assert metric(text, "eksmllint_webhook_request_duration_seconds_count", endpoint="validate") >= 1
-    assert 'eksmllint_webhook_request_duration_seconds_bucket{endpoint="validate",le="0.005"}' in text
+    assert 'eksmllint_webhook_request_duration_seconds_bucket{endpoint="validate",lane="small",le="0.005"}' in text
     assert metric(text, "eksmllint_webhook_findings_total", code="EML301", slug="shm-missing") >= 1
     assert metric(text, "eksmllint_webhook_context_resources", kind="NodePool") >= 1
 
@@ -699,7 +704,7 @@ def test_sigterm_drains_in_flight_requests_then_exits(tmp_path):
     raw = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
     sock = ctx.wrap_socket(raw, server_hostname="127.0.0.1")
     try:
-        sock.sendall(head + body[:100])  # a request in flight: headers and part of the body
+        sock.sendall(head + body[:100])  # a request on its way: headers and part of the body
         time.sleep(0.3)
         srv.proc.send_signal(signal.SIGTERM)
         signalled = time.monotonic()
@@ -707,15 +712,15 @@ def test_sigterm_drains_in_flight_requests_then_exits(tmp_path):
         with srv.client() as c:  # during the shutdown delay: still serving, but not ready
             assert c.get("/readyz").status_code == 503
             assert c.get("/healthz").status_code == 200
+        sock.sendall(body[100:])  # ...and the request that arrives meanwhile is answered
+        status, payload = _read_http(sock)
+        assert status == 200
+        assert json.loads(payload)["response"]["uid"] == "in-flight"
         assert time.monotonic() - signalled < delay, "too slow to observe the delay window"
         time.sleep(max(0.0, signalled + delay + 1.0 - time.monotonic()))  # the delay is over: no new connections
         with pytest.raises(httpx.ConnectError):
             with srv.client() as c:
                 c.get("/healthz")
-        sock.sendall(body[100:])  # ...but the in-flight request is answered
-        status, payload = _read_http(sock)
-        assert status == 200
-        assert json.loads(payload)["response"]["uid"] == "in-flight"
     finally:
         sock.close()
     assert srv.proc.wait(timeout=30) == 0

@@ -38,13 +38,15 @@ CASES = {
         "priorityClassName": "system-cluster-critical",
         "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "platform", "effect": "NoSchedule"}],
         "nodeSelector": {"kubernetes.io/os": "linux"},
-        "webhook": {"failurePolicy": "Fail", "timeoutSeconds": 10, "excludeNamespaces": ["monitoring"]},
+        "webhook": {"failurePolicy": "Ignore", "timeoutSeconds": 10, "excludeNamespaces": ["monitoring"]},
         "server": {
             "mutate": ["EML301", "EML305"],
             "audit": True,
             "exemptAnnotation": False,
             "timeBudget": 8,
             "failureMode": "closed",
+            "onTimeout": "admit",
+            "ownerControllers": ["system:serviceaccount:training:my-operator"],
             "maxConnections": 1000,
             "platform": {"karpenter": "1.8", "neuron-sdk": "2.24"},
         },
@@ -107,7 +109,7 @@ def test_defaults_match_webhook_manifests():
     (theirs,) = ours["ValidatingWebhookConfiguration"][0]["webhooks"]
     assert hook["rules"] == theirs["rules"] and hook["namespaceSelector"] == theirs["namespaceSelector"]
     assert (
-        hook["failurePolicy"] == "Ignore"
+        hook["failurePolicy"] == theirs["failurePolicy"] == "Fail"  # issue 22: see values.yaml
         and vwc["metadata"]["annotations"]["cert-manager.io/inject-ca-from"] == f"{NAMESPACE}/eksmllint-serving"
     )
     assert {c["spec"]["secretName"] for c in kinds["Certificate"] if not c["spec"].get("isCA")} == {"eksmllint-tls"}
@@ -126,18 +128,25 @@ def test_values_land_where_they_should():
         "--no-exempt-annotation",
         "--mutate=EML301,EML305",
         "--failure-mode=closed",
+        "--on-timeout=admit",
+        "--owner-controller=system:serviceaccount:training:my-operator",
         "--time-budget=8",
         "--max-connections=1000",
     } <= set(args)
     for kind, path in (("ValidatingWebhookConfiguration", "/validate"), ("MutatingWebhookConfiguration", "/mutate")):
         (cfg,) = kinds[kind]
         (hook,) = cfg["webhooks"]
-        assert hook["failurePolicy"] == "Fail" and hook["timeoutSeconds"] == 10
+        assert hook["failurePolicy"] == "Ignore" and hook["timeoutSeconds"] == 10
         assert hook["clientConfig"]["service"]["path"] == path
         (names,) = [
             e for e in hook["namespaceSelector"]["matchExpressions"] if e["key"] == "kubernetes.io/metadata.name"
         ]
-        assert names["operator"] == "NotIn" and set(names["values"]) == {NAMESPACE, "kube-system", "monitoring"}
+        assert names["operator"] == "NotIn" and set(names["values"]) == {
+            NAMESPACE,
+            "kube-system",
+            "cert-manager",
+            "monitoring",
+        }
     assert all(r["operations"] == ["CREATE"] for r in kinds["MutatingWebhookConfiguration"][0]["webhooks"][0]["rules"])
     (sm,) = kinds["ServiceMonitor"]
     assert sm["metadata"]["labels"]["release"] == "prometheus"

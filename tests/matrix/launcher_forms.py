@@ -298,6 +298,7 @@ NOT_IN_MATRIX = {
     "EML805": "not transplanted yet: srun tasks per node vs a per-node launcher (needs per-case #SBATCH lines)",
     "EML806": "not transplanted yet: #SBATCH GPUs/tasks vs the launcher (needs per-case #SBATCH lines)",
     "EML808": "not transplanted yet: restart policy vs a collective launcher",
+    "EML811": "not transplanted yet: where the batch shell or srun's per-node shell expands a word (Slurm rows)",
     "EML809": "not transplanted yet: launcher options vs a DeepSpeed config (the config-file forms)",
 }
 

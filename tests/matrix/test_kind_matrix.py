@@ -120,12 +120,18 @@ def _lift(path: Path, cfg, code: str | None, classes: tuple = ()) -> list[Base]:
     ]
 
 
+#: Run rules that judge every pod template as a template rule would (and, besides, what is not a
+#: template: EML401/EML402 also judge Slurm batch scripts on their partition's hardware).
+TEMPLATE_RULES_OF_THE_RUN = frozenset({"EML401", "EML402"})
+
+
 def _rules() -> list:
     registry = default_registry()
     cases = {c.code: c for c in discover_cases(ROOT / "fixtures" / "rules")}
     out = []
     for rule in registry:
-        if rule.spec.target in ("templates", "workloads") and rule.code in cases and cases[rule.code].bad:
+        per_template = rule.spec.target in ("templates", "workloads") or rule.code in TEMPLATE_RULES_OF_THE_RUN
+        if per_template and rule.code in cases and cases[rule.code].bad:
             out.append((rule, cases[rule.code]))
     return out
 

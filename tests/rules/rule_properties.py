@@ -8,6 +8,7 @@ import copy
 from functools import cache
 
 import yaml
+from builders import said
 from hypothesis import strategies as st
 
 from eksmllint.config import Config
@@ -82,5 +83,5 @@ def assert_never_crashes(data: st.DataObject, pattern: str, codes: tuple[str, ..
         _set(doc, data.draw(st.sampled_from(paths)), data.draw(_ODD))
     text = yaml.safe_dump_all(docs)
     result = lint_text(text, Config(select=codes), name="m.yaml")
-    crashes = [f.message for f in result.findings if f.code == "EML000"]
+    crashes = [said(f) for f in result.findings if f.code == "EML000"]
     assert not crashes, crashes

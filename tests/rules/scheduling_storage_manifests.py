@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from builders import said
+
 from eksmllint.config import Config
 from eksmllint.core.engine import lint_text
 
@@ -102,7 +104,7 @@ def docs(*parts: str) -> str:
 def findings(text: str, code: str, cfg: Config | None = None):
     cfg = (cfg or Config()).model_copy(update={"select": (code,)})
     result = lint_text(text, cfg, name="test.yaml")
-    assert not [f for f in result.active if f.code == "EML000"], [f.message for f in result.active]
+    assert not [f for f in result.active if f.code == "EML000"], [said(f) for f in result.active]
     return [f for f in result.active if f.code == code]
 
 

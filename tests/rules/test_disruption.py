@@ -7,6 +7,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from builders import said
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rule_properties import assert_fixes_remove_findings, assert_never_crashes
@@ -221,8 +222,8 @@ def test_eml501_termination_grace_period_overrides_do_not_disrupt_for_drift():
     consolidating = "{consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 1m}"
     pool = nodepool("a10g", ["g5.2xlarge"], consolidating, extra="terminationGracePeriod: 24h") + NODECLASS
     [finding] = lint(pool + job("train", annotations=PROTECTED), "EML501")
-    assert "replace drifted nodes" in finding.message and "consolidate" not in finding.message
-    assert "terminationGracePeriod" in finding.message
+    assert "replace drifted nodes" in said(finding) and "consolidate" not in said(finding)
+    assert "terminationGracePeriod" in said(finding)
     assert finding.fix is not None
     [drift] = [op.value for op in finding.fix.ops if getattr(op, "value", {}) and "reasons" in op.value]
     assert drift["reasons"] == ["Drifted"] and "schedule" in drift  # a window, never a permanent zero
@@ -295,7 +296,7 @@ def test_eml503_grace_period_and_never():
     found = lint(
         short + never + NODECLASS + job("a", deadline="172800", annotations=protected, selector=sel_daily), "EML503"
     )
-    assert codes(found) == ["EML503"] and "terminationGracePeriod 1h" in found[0].message
+    assert codes(found) == ["EML503"] and "terminationGracePeriod 1h" in said(found[0])
     # within expireAfter + grace: silent
     assert (
         lint(short + NODECLASS + job("b", deadline="90000", annotations=protected, selector=sel_daily), "EML503") == []
@@ -333,7 +334,7 @@ KUEUE_LIMIT = "kueue.x-k8s.io/max-exec-time-seconds"
 
 def test_eml503_kueue_maximum_execution_time_is_a_run_length():
     (found,) = lint(_daily_pool() + _with_kueue_limit(job("a"), "259200"), "EML503")
-    assert found.message.startswith(f"{KUEUE_LIMIT} 259200 (3 days) lets the job run longer than NodePool 'daily'")
+    assert said(found).startswith(f"{KUEUE_LIMIT} 259200 (3 days) outlasts NodePool 'daily''s node lifetime")
     assert lint(_daily_pool() + _with_kueue_limit(job("a"), "72000"), "EML503") == []
     assert lint(_daily_pool() + _with_kueue_limit(job("a"), "${LIMIT}"), "EML503") == []
 
@@ -351,13 +352,13 @@ def test_eml502_duration_against_the_shortest_bound():
     pool = nodepool("a10g", ["g5.2xlarge"], "{consolidateAfter: 1m}") + NODECLASS
     thirty_minutes = job("a", deadline="172800", annotations="{karpenter.sh/do-not-disrupt: '30m'}")
     (found,) = lint(pool + thirty_minutes, "EML502")
-    assert "only for their first 30m of a run allowed 2 days" in found.message
+    assert "only for their first 30m of a run allowed 2 days" in said(found)
     # pods that live at most 20 minutes are protected for their whole life
     assert lint(pool + _with_pod_deadline(thirty_minutes, 1200), "EML502") == []
     (found,) = lint(
         pool + _with_kueue_limit(job("a", annotations="{karpenter.sh/do-not-disrupt: '30m'}"), "7200"), "EML502"
     )
-    assert "of a run allowed 2h" in found.message
+    assert "of a run allowed 2h" in said(found)
 
 
 def test_eml502_duration_values_need_karpenter_1_12():
@@ -366,8 +367,8 @@ def test_eml502_duration_values_need_karpenter_1_12():
     assert lint(pool + thirty_minutes, "EML502") == []  # run length unknown: taken as chosen
     (found,) = lint(pool + thirty_minutes, "EML502", platform={"karpenter": "1.11"})
     assert (
-        "(karpenter.sh/do-not-disrupt is '30m', a duration Karpenter 1.11 (from the config) does not read: "
-        'only "true" protects before Karpenter 1.12)' in found.message
+        "karpenter.sh/do-not-disrupt is '30m', a duration Karpenter 1.11 (from the config) does not read: "
+        'only "true" protects before Karpenter 1.12' in said(found)
     )
     assert found.fix is not None  # the fix writes "true", which every release reads
     assert (
@@ -390,10 +391,10 @@ def test_eml503_duration_protects_only_while_it_lasts():
 
     # a duration covering the whole run blocks the expired node's drain like "true" (up to the grace period)
     (protected,) = found("72h")
-    assert "+ terminationGracePeriod 1h" in protected.message
+    assert "+ terminationGracePeriod 1h" in said(protected)
     # a shorter one has lapsed when the node expires late in the run; before Karpenter 1.12 none counts
     for unprotected in (found("1h"), found("72h", karpenter="1.11")):
-        assert len(unprotected) == 1 and "terminationGracePeriod" not in unprotected[0].message
+        assert len(unprotected) == 1 and "terminationGracePeriod" not in said(unprotected[0])
     # without a grace period the drain waits for a protected pod: silent
     no_grace = _daily_pool() + job("b", deadline=two_days, annotations="{karpenter.sh/do-not-disrupt: '72h'}")
     assert lint(no_grace, "EML503") == []

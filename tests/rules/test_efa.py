@@ -6,7 +6,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from builders import ec2nodeclass, manifest
+from builders import ec2nodeclass, manifest, said
 
 from eksmllint.checks.efa.eml104_efa_env_conflict import transport_conflict
 from eksmllint.checks.efa.eml106_spot_for_collective import allowed_capacity
@@ -119,7 +119,7 @@ def test_efa_multi_az_silent_without_efa_pods_or_with_pod_zone_pin():
 def test_efa_multi_az_no_fix_when_no_zone_listed():
     found = lint(pool(zones=()) + pytorchjob(efa=4), "EML101")
     assert len(found) == 1 and found[0].fix is None
-    assert "does not pin a zone" in found[0].message
+    assert "does not pin a zone" in said(found[0])
 
 
 def test_efa_multi_az_ignores_pool_without_the_pods_accelerators():
@@ -151,7 +151,7 @@ def test_efa_over_request_sets_min_instance_maximum_in_limits_and_requests():
                   nvidia.com/gpu: 8
                   vpc.amazonaws.com/efa: 32"""
     found = lint(pool(types=("p4d.24xlarge", "p5.48xlarge")) + pytorchjob(efa=40, requests=requests), "EML102")
-    assert len(found) == 1 and "at most 32" in found[0].message
+    assert len(found) == 1 and "at most 32" in said(found[0])
     c = ("spec", "pytorchReplicaSpecs", "Worker", "template", "spec", "containers", 0, "resources")
     assert set(_ops(found[0])) == {
         SetValue(c + ("limits", "vpc.amazonaws.com/efa"), 4),
@@ -166,9 +166,9 @@ def test_efa_over_request_silent_when_it_fits_or_types_unknown():
 
 def test_efa_over_request_on_types_without_efa_has_no_fix():
     found = lint(pool(types=("g5.12xlarge",)) + pytorchjob(gpus=4, efa=2), "EML102")
-    assert len(found) == 1 and "at most 1" in found[0].message and [op.value for op in _ops(found[0])] == [1]
+    assert len(found) == 1 and "at most 1" in said(found[0]) and [op.value for op in _ops(found[0])] == [1]
     found = lint(pool(types=("g5.4xlarge",)) + pytorchjob(gpus=1, efa=1), "EML102")
-    assert len(found) == 1 and found[0].fix is None and "none of the instance types" in found[0].message
+    assert len(found) == 1 and found[0].fix is None and "no instance type it lands on has EFA" in said(found[0])
 
 
 def node_class(name="gpu", efa_only_cards=None):
@@ -203,10 +203,8 @@ def test_efa_over_request_counts_the_node_class_efa_only_interfaces():
     # 8 efa-only interfaces on a p5.48xlarge (32 network cards): a node has 8 EFA devices.
     found = lint(pool(types=P5) + node_class(efa_only_cards=range(8)) + pytorchjob(efa=32), "EML102")
     assert len(found) == 1
-    assert (
-        "at most 8" in found[0].message and "EC2NodeClass 'gpu' lists 8 efa-only networkInterfaces" in found[0].message
-    )
-    assert "Karpenter 1." in found[0].message  # the release assumed is named
+    assert "at most 8" in said(found[0]) and "EC2NodeClass 'gpu' lists 8 efa-only networkInterfaces" in said(found[0])
+    assert "Karpenter 1." in said(found[0])  # the release assumed is named
     assert [op.value for op in _ops(found[0])] == [8]
     assert not lint(pool(types=P5) + node_class(efa_only_cards=range(8)) + pytorchjob(efa=8), "EML102")
     # Before Karpenter 1.11 the EC2NodeClass has no networkInterfaces: the instance maximum applies.
@@ -220,7 +218,7 @@ def test_efa_over_request_counts_the_node_class_efa_only_interfaces():
 
 def test_efa_over_request_node_class_without_efa_only_interfaces():
     found = lint(pool(types=P5) + node_class(efa_only_cards=()) + pytorchjob(efa=32), "EML102")
-    assert len(found) == 1 and "lists no efa-only networkInterfaces" in found[0].message and found[0].fix is None
+    assert len(found) == 1 and "lists no efa-only networkInterfaces" in said(found[0]) and found[0].fix is None
 
 
 # --- EML103 ---------------------------------------------------------------------------------
@@ -326,7 +324,7 @@ def test_efa_env_conflict_reads_genv_and_value_from_is_ignored():
                     configMapKeyRef: {name: nccl, key: net}""",
     )
     found = lint(text, "EML104")
-    assert len(found) == 1 and "FI_PROVIDER=sockets" in found[0].message
+    assert len(found) == 1 and "FI_PROVIDER=sockets" in said(found[0])
     assert found[0].location.path[-2:] == ("command", 3)
 
 
@@ -364,7 +362,7 @@ def test_device_plugin_coverage_without_nodepools_compares_pinned_types():
         node.kubernetes.io/instance-type: p4d.24xlarge"""
     )
     found = lint(ds + pytorchjob(efa=4, selector=selector), "EML105")
-    assert len(found) == 1 and "p4de.24xlarge" in found[0].message
+    assert len(found) == 1 and "p4de.24xlarge" in said(found[0])
     assert not lint(plugin() + pytorchjob(efa=4, selector=selector), "EML105")  # plugin runs everywhere
 
 
@@ -380,7 +378,7 @@ def test_device_plugin_coverage_needs_a_plugin_and_checks_taints():
     job = pytorchjob(efa=4, selector=tol)
     assert not lint(pool(taints=taints) + job, "EML105")  # no plugin DaemonSet in the run
     found = lint(pool(taints=taints) + job + plugin(), "EML105")
-    assert len(found) == 1 and "dedicated=ml:NoSchedule" in found[0].message
+    assert len(found) == 1 and "dedicated=ml:NoSchedule" in said(found[0])
     ok = plugin(
         tolerations="""
       tolerations:
@@ -414,7 +412,7 @@ def test_spot_for_collective_cases():
     assert [op.value for op in _ops(exists[0])] == ["In", ["reserved", "on-demand"]]
     # no capacity-type requirement: Karpenter v1 has no on-demand default, spot is allowed and preferred
     (bare,) = lint(pool(capacity=None) + pytorchjob(efa=4), "EML106")
-    assert "no karpenter.sh/capacity-type requirement" in bare.message
+    assert "no karpenter.sh/capacity-type requirement" in said(bare)
     assert [(type(op).__name__, op.value) for op in _ops(bare)] == [
         ("AppendItem", {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]})
     ]
@@ -446,10 +444,10 @@ def _env(**values: str) -> str:
 
 def test_efa_not_requested_reads_the_aws_ofi_nccl_plugin_settings():
     forced = lint(pytorchjob(env=_env(NCCL_NET="AWS Libfabric")), "EML103")
-    assert len(forced) == 1 and "aws-ofi-nccl plugin" in forced[0].message
-    assert "fails to initialise" in forced[0].message and forced[0].fix is None
+    assert len(forced) == 1 and "aws-ofi-nccl plugin" in said(forced[0])
+    assert "fails to initialise" in said(forced[0]) and forced[0].fix is None
     plugin = lint(pytorchjob(env=_env(NCCL_NET_PLUGIN="/opt/amazon/ofi-nccl/lib/libnccl-net-ofi.so")), "EML103")
-    assert len(plugin) == 1 and "falls back to TCP sockets" in plugin[0].message
+    assert len(plugin) == 1 and "falls back to TCP sockets" in said(plugin[0])
     # one finding per pod, however many settings say EFA
     assert len(lint(pytorchjob(env=_env(FI_PROVIDER="efa", NCCL_NET="AWS Libfabric")), "EML103")) == 1
 
@@ -493,7 +491,7 @@ spec:
 
 def test_efa_not_requested_reads_what_the_mpi_launcher_passes_to_the_workers():
     found = lint(MPIJOB.format(setting="FI_PROVIDER=efa", efa=""), "EML103")
-    assert len(found) == 1 and found[0].message.startswith("launcher container 'launcher' selects")
+    assert len(found) == 1 and said(found[0]).startswith("launcher sets FI_PROVIDER=efa for the workers")
     assert found[0].location.path[:3] == ("spec", "mpiReplicaSpecs", "Launcher")
     assert not lint(
         MPIJOB.format(setting="FI_PROVIDER=efa", efa="\n                  vpc.amazonaws.com/efa: 4"), "EML103"
@@ -514,13 +512,13 @@ TWO_ZONES = ("us-west-2a", "us-west-2b")
 def test_efa_multi_az_judges_a_training_pool_without_workloads():
     found = lint(pool(types=P5, zones=TWO_ZONES, taints=TRAINING_TAINT), "EML101")
     assert len(found) == 1
-    message = found[0].message
+    message = said(found[0])
     assert "by its own definition" in message and "no pod of this run that requests accelerators" in message
     assert "workload=training:NoSchedule" in message and "allows 2 zones" in message
     assert _ops(found[0]) == (SetValue(("spec", "template", "spec", "requirements", 2, "values"), ["us-west-2a"]),)
     # an EC2NodeClass that attaches efa-only interfaces says the same
     by_class = lint(pool(types=P5, zones=TWO_ZONES) + node_class(efa_only_cards=range(4)), "EML101")
-    assert len(by_class) == 1 and "attaches 4 efa-only interfaces" in by_class[0].message
+    assert len(by_class) == 1 and "attaches 4 efa-only interfaces" in said(by_class[0])
     # a device-plugin DaemonSet is no workload: it says nothing about what the pool is for
     assert lint(pool(types=P5, zones=TWO_ZONES, taints=TRAINING_TAINT) + plugin(), "EML101")
 
@@ -549,13 +547,13 @@ def test_efa_multi_az_by_definition_only_without_accelerator_workloads():
     found = lint(
         pool(types=P5, zones=TWO_ZONES, taints=TRAINING_TAINT) + pytorchjob(efa=32, selector=tolerate), "EML101"
     )
-    assert len(found) == 1 and "launches EFA nodes for" in found[0].message
+    assert len(found) == 1 and "EFA pods land on it" in said(found[0])
 
 
 def test_spot_for_collective_judges_a_training_pool_without_workloads():
     found = lint(pool(types=P5, capacity=None, taints=TRAINING_TAINT), "EML106")
-    assert len(found) == 1 and "has no karpenter.sh/capacity-type requirement" in found[0].message
-    assert "by its own definition" in found[0].message
+    assert len(found) == 1 and "no karpenter.sh/capacity-type requirement" in said(found[0])
+    assert "by its own definition" in said(found[0])
     assert [type(op).__name__ for op in _ops(found[0])] == ["AppendItem"]
     spot = 'operator: In\n          values: ["spot", "on-demand"]'
     assert lint(pool(types=P5, capacity=spot, taints=TRAINING_TAINT), "EML106")
@@ -647,7 +645,7 @@ def test_efa_hugepages_boundaries_and_fixes():
     # requests without limits
     only_req = "\n            requests: {hugepages-2Mi: 2Gi}"
     [mismatch] = lint(_job("p5.48xlarge", "{vpc.amazonaws.com/efa: 32}", requests=only_req), "EML109")
-    assert "limits none" in mismatch.message
+    assert "limits none" in said(mismatch)
     assert [op.value for op in _ops(mismatch)] == ["2Gi", "2Gi"]
 
 
@@ -714,11 +712,11 @@ def test_spot_for_collective_reports_a_collective_that_selects_spot_on_a_mixed_p
             karpenter.sh/capacity-type: spot"""
     [finding] = lint(pool(capacity=mixed) + pytorchjob(efa=4, selector=spot_selector), "EML106")
     assert finding.fix is None  # dropping spot from the pool would strand the pod
-    assert "selects spot itself although it offers on-demand" in finding.message
+    assert "selects spot itself although it offers on-demand" in said(finding)
     # without the pod's own selector, the pool's fix drops spot
     [plain] = lint(pool(capacity=mixed) + pytorchjob(efa=4), "EML106")
-    assert plain.fix is not None and "itself" not in plain.message
+    assert plain.fix is not None and "itself" not in said(plain)
     # a spot-only pool: the pool is the defect, the pod's selector merely agrees with it
     spot_only = 'operator: In\n          values: ["spot"]'
     [only] = lint(pool(capacity=spot_only) + pytorchjob(efa=4, selector=spot_selector), "EML106")
-    assert "itself" not in only.message
+    assert "itself" not in said(only)

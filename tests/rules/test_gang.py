@@ -6,6 +6,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from builders import said
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rule_properties import assert_fixes_remove_findings, assert_never_crashes
@@ -112,7 +113,7 @@ spec:
             - {name: c, image: nvcr.io/nvidia/pytorch:24.05-py3, resources: {limits: {nvidia.com/gpu: 1}}}
 """
     found = lint(vcjob, "EML202")
-    assert codes(found) == ["EML202"] and "gangs only 1 of the 4" in found[0].message
+    assert codes(found) == ["EML202"] and "gangs only 1 of the 4" in said(found[0])
     assert lint(vcjob.replace("minAvailable: 1", "minAvailable: 4"), "EML202") == []
 
 
@@ -249,15 +250,15 @@ def coverage(groups=GPU_CPU_MEMORY, master="{requests: {cpu: '2'}}", worker=P5_W
 
 def test_eml204_resource_the_cluster_queue_does_not_cover():
     (found,) = coverage()
-    assert found.message.startswith("the job's worker pods request vpc.amazonaws.com/efa, which ClusterQueue 'cq'")
-    assert "cover cpu, memory, nvidia.com/gpu" in found.message  # a cohort does not add resources
+    assert "The job's worker pods request vpc.amazonaws.com/efa, which ClusterQueue 'cq'" in said(found)
+    assert "cover cpu, memory, nvidia.com/gpu" in said(found)  # a cohort does not add resources
     # the master requests memory (from its limits) too: grouped by the templates requesting them
     gpu_cpu = "[{coveredResources: [cpu, nvidia.com/gpu], flavors: [{name: f, resources: [{name: cpu}]}]}]"
     (found,) = coverage(master="{limits: {memory: 8Gi}}", groups=gpu_cpu)
-    assert "the job's pods request memory; the job's worker pods request vpc.amazonaws.com/efa" in found.message
+    assert "The job's pods request memory; the job's worker pods request vpc.amazonaws.com/efa" in said(found)
     # an init container's request counts; flavor resources count as covered
     (found,) = coverage(worker="{limits: {nvidia.com/gpu: 8}}", init="{requests: {ephemeral-storage: 1Gi}}")
-    assert "request ephemeral-storage" in found.message
+    assert "request ephemeral-storage" in said(found)
 
 
 @pytest.mark.parametrize(
@@ -309,12 +310,14 @@ def lws(groups=2, metadata="", spec="", pod=""):
 
 def test_eml201_leaderworkerset_groups_are_collectives():
     (found,) = lws()
-    assert found.message.startswith(
-        "LeaderWorkerSet runs 2 groups of 4 pods, each one collective (leader 1 + worker 3) without gang "
-        "scheduling; pods that start first hold their share of the group's 32 accelerators"
+    assert said(found).startswith(
+        "LeaderWorkerSet runs 2 groups of 4 pods, each one collective without gang scheduling Pods: leader 1 + "
+        "worker 3. Pods that start first hold their share of the group's 32 accelerators"
     )
     (found,) = lws(groups=1)
-    assert found.message.startswith("LeaderWorkerSet runs one group of 4 pods (leader 1 + worker 3)")
+    assert said(found).startswith(
+        "LeaderWorkerSet runs one group of 4 pods without gang scheduling Pods: leader 1 + worker 3"
+    )
 
 
 def test_eml201_leaderworkerset_gang_mechanisms():
@@ -323,24 +326,24 @@ def test_eml201_leaderworkerset_gang_mechanisms():
     assert lws(metadata="  labels: {kueue.x-k8s.io/queue-name: lq}") == []
     # ... but with startupPolicy LeaderReady its PodGroup has minMember 1
     (found,) = lws(spec="  startupPolicy: LeaderReady", pod="        schedulerName: volcano")
-    assert "LeaderReady the Volcano PodGroup gangs only the leader" in found.message
+    assert "LeaderReady the Volcano PodGroup gangs only the leader" in said(found)
     # exclusive placement is no gang (issue 14), and the message says so
     (found,) = lws(
         metadata="  annotations: {leaderworkerset.sigs.k8s.io/exclusive-topology: topology.kubernetes.io/zone}"
     )
-    assert "exclusive-topology places one group per topology domain but gangs nothing;" in found.message
+    assert "exclusive-topology places one group per topology domain but gangs nothing;" in said(found)
 
 
 def test_eml201_names_the_kueue_release_and_its_waitforpodsready_default():
     text = LWS.format(groups=1, metadata="", spec="", pod="")
     (found,) = lint(text, "EML201")
-    assert found.message.endswith(
-        "requeued: Kueue 0.19 (assumed; set platform.kueue) enables waitForPodsReady by default"
+    assert said(found).endswith(
+        "requeued: Kueue 0.19 (assumed; set platform.kueue) enables waitForPodsReady by default."
     )
     (found,) = lint(text, "EML201", platform={"kueue": "0.18"})
-    assert found.message.endswith(
+    assert said(found).endswith(
         "a Kueue queue also needs waitForPodsReady for all pods to start together: Kueue 0.18 (from the config) "
-        "leaves it off by default (on from 0.19)"
+        "leaves it off by default (on from 0.19)."
     )
     # the release changes the advice, never whether a Kueue-queued job is reported
     queued = LWS.format(groups=1, metadata="  labels: {kueue.x-k8s.io/queue-name: lq}", spec="", pod="")

@@ -3,6 +3,8 @@ beyond their fixtures: severities, fixes, option handling, and one verdict per o
 
 from __future__ import annotations
 
+from builders import said
+
 from eksmllint.config import parse_config
 from eksmllint.core.engine import lint_text
 from eksmllint.core.finding import SetValue, Severity
@@ -41,18 +43,18 @@ def test_schema_rules_give_one_verdict_per_object():
     removed = lint("apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: a}\n", *codes)
     assert [f.code for f in removed] == ["EML003"]
     invented = lint("apiVersion: slinky.slurm.net/v1alpha1\nkind: SlurmCluster\nmetadata: {name: a}\n", *codes)
-    assert [f.code for f in invented] == ["EML004"] and "deprecated" in invented[0].message
+    assert [f.code for f in invented] == ["EML004"] and "deprecated" in said(invented[0])
     typo = lint("apiVersion: v1\nkind: ConfigMapp\nmetadata: {name: a}\n", *codes)
-    assert [f.code for f in typo] == ["EML002"] and "did you mean ConfigMap" in typo[0].message
+    assert [f.code for f in typo] == ["EML002"] and "did you mean ConfigMap" in said(typo[0])
 
 
 def test_schema_invalid_missing_api_version_and_out_of_range_version():
     found = lint("kind: ConfigMap\nmetadata: {name: a}\n", "EML002")
-    assert len(found) == 1 and "no apiVersion" in found[0].message
+    assert len(found) == 1 and "no apiVersion" in said(found[0])
     old = lint(
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\nbogus: 1\n", "EML002", **{"kubernetes-version": "1.20"}
     )
-    assert len(old) == 1 and "bogus" in old[0].message  # validated against the nearest bundled schema
+    assert len(old) == 1 and "bogus" in said(old[0])  # validated against the nearest bundled schema
 
 
 def test_unknown_kind_ignore_groups_option():
@@ -71,14 +73,14 @@ def test_kueue_v1beta1_follows_the_platform_kueue_release():
     codes = ("EML002", "EML003", "EML004")
     default = lint(CLUSTER_QUEUE, *codes)
     assert [f.code for f in default] == ["EML003"] and default[0].severity is Severity.WARNING
-    assert f"Kueue {components()['kueue'].newest} (assumed; set platform.kueue)" in default[0].message
+    assert f"Kueue {components()['kueue'].newest} (assumed; set platform.kueue)" in said(default[0])
     # before v0.15 v1beta2 is not served: v1beta1 is the current API, nothing to say
     assert not lint(CLUSTER_QUEUE, *codes, platform={"kueue": "0.14"})
     deprecated = lint(CLUSTER_QUEUE, *codes, platform={"kueue": "0.15"})
-    assert deprecated[0].severity is Severity.WARNING and "Kueue 0.15 (from the config)" in deprecated[0].message
+    assert deprecated[0].severity is Severity.WARNING and "Kueue 0.15 (from the config)" in said(deprecated[0])
     removed = lint(CLUSTER_QUEUE, *codes, platform={"kueue": "v0.20.1"})
     assert [f.code for f in removed] == ["EML003"] and removed[0].severity is Severity.ERROR
-    assert "no longer served (removed in Kueue v0.20)" in removed[0].message
+    assert "no longer served (removed in Kueue v0.20)" in said(removed[0])
 
 
 # --- EML008 dra-devices-not-counted ---------------------------------------------------------
@@ -127,7 +129,7 @@ spec:
 def test_dra_claims_for_devices_are_said_to_be_uncounted():
     found = lint(claim_template("gpu.nvidia.com") + claiming_job(), "EML008", **{"kubernetes-version": "1.34"})
     assert len(found) == 1 and found[0].severity is Severity.INFO
-    assert "'devs': template devices, gpu.nvidia.com" in found[0].message and "requests (none)" in found[0].message
+    assert "'devs': template devices, gpu.nvidia.com" in said(found[0]) and "requests (none)" in said(found[0])
     assert found[0].location.path == ("spec", "template", "spec", "resourceClaims", 0)
     # resource.k8s.io/v1beta1 names the class on the request itself
     beta = claim_template("neuron.aws.com", "resource.k8s.io/v1beta1") + claiming_job()

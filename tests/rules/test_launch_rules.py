@@ -13,6 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from builders import said
 
 from eksmllint.checks.launch.eml805_srun_launcher_multiplied import text_edits_805
 from eksmllint.checks.launch.eml807_mutable_image import image_mutability
@@ -85,8 +86,8 @@ def test_seed_deepspeed_config_beside_the_script_is_matched(tmp_path: Path) -> N
     assert len(found) == 1
     f = found[0]
     assert f.location.file == str(cfg) and f.location.line == 8  # "gradient_accumulation_steps": 32
-    assert "32" in f.message and "--gradient_accumulation_steps 8" in f.message and "line 19" in f.message
-    assert "the only DeepSpeed config beside the script" in f.message
+    assert "32" in said(f) and "--gradient_accumulation_steps 8" in said(f) and "line 19" in said(f)
+    assert "the only DeepSpeed config beside the script" in said(f)
     assert f.fix is not None and f.fix.ops == (SetValue(("gradient_accumulation_steps",), "auto"),)
     fixed = json.loads(apply_fix(cfg.read_text(), f.fix, json_file=True))
     assert fixed["gradient_accumulation_steps"] == "auto" and fixed["bf16"] == {"enabled": True}
@@ -98,7 +99,7 @@ def test_exact_relative_path_wins_over_other_configs(tmp_path: Path) -> None:
     exact = write(tmp_path / "configs" / "ds_config_zero3.json", DS_ZERO3)
     write(tmp_path / "other_deepspeed.json", DS_ZERO3.replace("32", "8"))
     found = lint([tmp_path], "EML809")
-    assert [(f.location.file, "matched" in f.message) for f in found] == [(str(exact), False)]
+    assert [(f.location.file, "matched" in said(f)) for f in found] == [(str(exact), False)]
 
 
 def test_basename_match_names_how_it_matched(tmp_path: Path) -> None:
@@ -106,7 +107,7 @@ def test_basename_match_names_how_it_matched(tmp_path: Path) -> None:
     cfg = write(tmp_path / "jobs" / "ds" / "ds_config_zero3.json", DS_ZERO3)
     found = lint([tmp_path], "EML809")
     assert len(found) == 1 and found[0].location.file == str(cfg)
-    assert "matched by file name" in found[0].message
+    assert "matched by file name" in said(found[0])
 
 
 def test_two_candidate_configs_and_no_name_match_stay_silent(tmp_path: Path) -> None:
@@ -139,7 +140,7 @@ def test_train_batch_size_against_world_size(tmp_path: Path) -> None:
     )
     write(tmp_path / "configs" / "ds_config_zero3.json", cfg)
     found = lint([tmp_path], "EML809")
-    assert len(found) == 1 and "= 256" in found[0].message and "refuses to start" in found[0].message
+    assert len(found) == 1 and "= 256" in said(found[0]) and "refuses to start" in said(found[0])
     write(tmp_path / "configs" / "ds_config_zero3.json", cfg.replace("512", "256"))
     assert lint([tmp_path], "EML809") == []
 
@@ -160,7 +161,7 @@ def test_precision_mismatch_in_a_json_file(tmp_path: Path) -> None:
     cfg = write(tmp_path / "configs" / "ds_config_zero3.json", DS_ZERO3)
     found = lint([tmp_path], "EML809")
     assert len(found) == 1 and found[0].location.line == 3  # "enabled": true of the bf16 block
-    assert "bf16.enabled is true" in found[0].message and "fp16" in found[0].message
+    assert "bf16.enabled is true" in said(found[0]) and "fp16" in said(found[0])
     fixed = json.loads(apply_fix(cfg.read_text(), found[0].fix, json_file=True))
     assert fixed["bf16"] == {"enabled": "auto"} and fixed["fp16"] == {"enabled": "auto"}
 
@@ -179,14 +180,14 @@ def test_deepspeed_value_errors_in_a_json_file(tmp_path: Path) -> None:
     cfg = write(tmp_path / "zero.json", '{\n  "zero_optimization": {\n    "stage": "three"\n  }\n}\n')
     found = lint([tmp_path], "EML005")
     assert [(f.location.file, f.location.line) for f in found] == [(str(cfg), 3)]
-    assert "zero_optimization.stage" in found[0].message
+    assert "zero_optimization.stage" in said(found[0])
 
 
 def test_json_named_by_a_launcher_counts_even_without_a_deepspeed_name(tmp_path: Path) -> None:
     write(tmp_path / "run.sbatch", SEED_SLURM.replace("configs/ds_config_zero3.json", "train.json"))
     write(tmp_path / "train.json", '{"train_batch_size": "lots"}\n')
     found = lint([tmp_path], "EML005")
-    assert len(found) == 1 and "named by --deepspeed train.json" in found[0].message
+    assert len(found) == 1 and "Named by --deepspeed train.json" in said(found[0])
     # an unrelated JSON file with the same content is not a DeepSpeed config
     write(tmp_path / "run.sbatch", SEED_SLURM)
     assert lint([tmp_path], "EML005") == []
@@ -300,7 +301,7 @@ def test_seed_trainium_job_findings() -> None:
     fix = found["EML801"].fix
     assert fix is not None and fix.ops == (SetValue(("spec", "completionMode"), "Indexed"),)
     assert "1 more use" in found["EML801"].message
-    assert "aws-cli:latest" in found["EML807"].message and "init container" in found["EML807"].message
+    assert "aws-cli:latest" in said(found["EML807"]) and "init container" in found["EML807"].message
 
 
 def test_eml801_fix_applies_and_cronjob_path() -> None:
@@ -350,7 +351,7 @@ def test_eml803_fix_removes_the_env_entry() -> None:
     )
     (f,) = _codes(text, "EML803")
     assert f.fix.ops == (RemovePath(("spec", "containers", 0, "env", 0)),)
-    assert "hides 1 of the 2" in f.message
+    assert "hides 1 of the 2" in said(f)
     assert "KEEP" in apply_fix(text, f.fix) and "CUDA_VISIBLE_DEVICES" not in apply_fix(text, f.fix)
 
 
@@ -432,7 +433,7 @@ def test_eml810_bash_script_points_at_its_list_element() -> None:
     )
     (f,) = _codes(text, "EML810")
     assert f.location.path == ("spec", "containers", 0, "command", 2)
-    assert "/work/out/ckpt" in f.message and "line 2 of the command[2] script" in f.message
+    assert "/work/out/ckpt" in said(f) and "line 2 of the command[2] script" in said(f)
 
 
 def test_rules_never_raise_on_odd_shapes(tmp_path: Path) -> None:
@@ -467,7 +468,7 @@ def test_rules_never_raise_on_odd_shapes(tmp_path: Path) -> None:
     write(tmp_path / "ds_config.json", "[1, 2]\n")
     write(tmp_path / "x.sbatch", "#SBATCH --nodes=\x00\nsrun 'unterminated\n")
     result = lint_paths([str(tmp_path)], Config(select=("EML005", "EML8")))
-    assert not [f for f in result.active if f.code == "EML000"], [f.message for f in result.active]
+    assert not [f for f in result.active if f.code == "EML000"], [said(f) for f in result.active]
 
 
 def _checkpoint_pod(args: str, mounts: str = "", volumes: str = "", working_dir: str = "") -> str:
@@ -521,7 +522,7 @@ def _checkpoint_pod(args: str, mounts: str = "", volumes: str = "", working_dir:
 )
 def test_eml810_relative_checkpoint_dir_without_a_writable_volume_is_the_container_filesystem(args: str) -> None:
     (f,) = _codes(_checkpoint_pod(args), "EML810")
-    assert "image's working directory" in f.message and "container's own filesystem" in f.message
+    assert "image's working directory" in said(f) and "container's own filesystem" in said(f)
 
 
 def test_eml810_relative_checkpoint_dir_stays_silent_when_a_volume_may_hold_the_working_directory() -> None:
@@ -547,17 +548,17 @@ def test_eml810_relative_checkpoint_dir_on_scratch_volumes_only_is_lost_either_w
         volumes="  - {name: scratch, emptyDir: {}}",
     )
     (f,) = _codes(scratch, "EML810")
-    assert "'scratch'" in f.message and "deleted with the pod" in f.message
+    assert "'scratch'" in said(f) and "deleted with the pod" in said(f)
 
 
 def test_eml810_checkpoint_file_on_no_volume() -> None:
     (f,) = _codes(_checkpoint_pod("--checkpoint-file=/workspace/checkpoint.pth.tar"), "EML810")
-    assert "--checkpoint-file /workspace/checkpoint.pth.tar" in f.message and "on no volume" in f.message
+    assert "--checkpoint-file /workspace/checkpoint.pth.tar" in said(f) and "on no volume" in said(f)
 
 
 def test_eml810_tmp_is_the_container_filesystem_unless_a_volume_is_mounted_there() -> None:
     (f,) = _codes(_checkpoint_pod("--checkpoint_dir=/tmp/ckpt"), "EML810")
-    assert "/tmp" in f.message and "container's own filesystem" in f.message
+    assert "/tmp" in said(f) and "container's own filesystem" in said(f)
     on_pvc = _checkpoint_pod(
         "--checkpoint_dir=/tmp/ckpt",
         mounts="  - {name: ckpt, mountPath: /tmp}",
@@ -613,20 +614,20 @@ def test_eml808_jobset_failure_policy_restarts_the_group_only_after_a_child_job_
     assert _codes(_jobset(policy), "EML808") == []  # the documented pattern: backoffLimit 0
     (f,) = _codes(_jobset(policy, job_spec="backoffLimit: 6"), "EML808")
     assert f.location.path[-1] == "backoffLimit"
-    assert "failurePolicy acts on the whole JobSet only after a child Job fails" in f.message
-    assert "backoffLimit: 0" in f.message
+    assert "failurePolicy acts on the whole JobSet only after a child Job fails" in said(f)
+    assert "backoffLimit: 0" in said(f)
     (unset,) = _codes(_jobset(policy, job_spec="completionMode: Indexed"), "EML808")
-    assert "default 6" in unset.message
+    assert "default 6" in said(unset)
     # OnFailure restarts the container in place; the Job fails (and the JobSet restarts) once the
     # restarts pass backoffLimit, so a small backoffLimit is the same fast failure
     (on_failure,) = _codes(_jobset(policy, job_spec="backoffLimit: 6", restart="OnFailure"), "EML808")
-    assert "OnFailure" in on_failure.message
+    assert "OnFailure" in said(on_failure)
     assert _codes(_jobset(policy, restart="OnFailure"), "EML808") == []
 
 
 def test_eml808_jobset_without_failure_policy_still_reports_pod_retries() -> None:
     (f,) = _codes(_jobset(job_spec="backoffLimit: 6"), "EML808")
-    assert "set spec.failurePolicy" in f.message
+    assert "set spec.failurePolicy" in said(f)
     assert _codes(_jobset(), "EML808") == []  # backoffLimit 0 and no failurePolicy: the JobSet fails fast
 
 
@@ -645,7 +646,7 @@ def test_eml808_jobset_rule_that_ignores_max_restarts_on_every_failure_loops_for
         """
     (f,) = _codes(_jobset(unbounded), "EML808")
     assert f.location.path == ("spec", "failurePolicy", "rules", 0, "action")
-    assert "forever" in f.message and "onJobFailureReasons" in f.message
+    assert "forever" in said(f) and "onJobFailureReasons" in said(f)
     scoped = """\
         failurePolicy:
           maxRestarts: 3
@@ -691,7 +692,7 @@ def _lws(restart_policy: str) -> str:
 def test_eml808_leaderworkerset_group_restart_policy() -> None:
     (f,) = _codes(_lws("restartPolicy: None"), "EML808")
     assert f.location.path == ("spec", "leaderWorkerTemplate", "restartPolicy")
-    assert "4-pod group" in f.message and "RecreateGroupOnPodRestart" in f.message
+    assert "4-pod group" in said(f) and "RecreateGroupOnPodRestart" in said(f)
     assert len(_codes(_lws("restartPolicy: Default"), "EML808")) == 1  # the deprecated name of None
     assert _codes(_lws(""), "EML808") == []  # the default recreates the whole group
     assert _codes(_lws("restartPolicy: RecreateGroupAfterStart"), "EML808") == []
@@ -710,7 +711,7 @@ def test_eml806_srun_native_one_task_per_gpu_is_judged_right(tmp_path: Path) -> 
     assert lint([ok], "EML806", "EML805") == []
     over = _sbatch(tmp_path, "--nodes=2;--ntasks-per-node=8;--gpus-per-node=4", "srun python train.py", "over.sbatch")
     (f,) = lint([over], "EML806")
-    assert "8 Python processes per node" in f.message and "4 GPUs per node" in f.message
+    assert "8 Python processes per node" in said(f) and "4 GPUs per node" in said(f)
 
 
 def test_eml806_gpus_per_task_counts_the_gpus_of_a_per_node_launcher(tmp_path: Path) -> None:
@@ -721,9 +722,9 @@ def test_eml806_gpus_per_task_counts_the_gpus_of_a_per_node_launcher(tmp_path: P
         "--rdzv_backend=c10d --rdzv_endpoint=$HEAD:29500 train.py",
     )
     (f,) = lint([script], "EML806")
-    assert (
-        "--nproc_per_node=8" in f.message and "4 GPUs per node (srun --gpus-per-task=4 x 1 task per node)" in f.message
-    )
+    assert "--nproc_per_node=8" in said(
+        f
+    ) and "4 GPUs per node GPUs per node: srun --gpus-per-task=4 x 1 task per node" in said(f)
     ok = _sbatch(
         tmp_path,
         "--nodes=2;--ntasks-per-node=1;--gpus-per-task=8",
@@ -752,13 +753,13 @@ def test_eml806_gpus_per_task_beyond_the_partition_nodes(tmp_path: Path) -> None
     )
     script = _sbatch(tmp_path, "--partition=gpu;--nodes=2;--ntasks-per-node=8;--gpus-per-task=2", "srun python t.py")
     (f,) = lint([script, nodeset], "EML806")
-    assert "16 GPUs per node" in f.message and "have 8" in f.message
+    assert "16 GPUs per node" in said(f) and "have 8" in said(f)
 
 
 def test_eml806_torchrun_without_nnodes_on_several_nodes_runs_one_world_per_node(tmp_path: Path) -> None:
     step = "srun torchrun --nproc_per_node=8 --rdzv_backend=c10d --rdzv_endpoint=$HEAD:29500 train.py"
     (f,) = lint([_sbatch(tmp_path, "--nodes=4;--ntasks-per-node=1;--gpus-per-node=8", step)], "EML806")
-    assert "no --nnodes" in f.message and "4 nodes" in f.message
+    assert "no --nnodes" in said(f) and "4 nodes" in said(f)
     one_node = step.replace("srun torchrun", "srun --nodes=1 torchrun")
     assert lint([_sbatch(tmp_path, "--nodes=4;--gpus-per-node=8", one_node, "one.sbatch")], "EML806") == []
     exported = "export PET_NNODES=4\n" + step
@@ -776,8 +777,8 @@ def test_eml809_world_size_from_sbatch_nodes_and_gpus_when_torchrun_uses_every_g
     )
     script = _sbatch(tmp_path, "--nodes=4;--ntasks-per-node=1;--gpus-per-node=8", step)
     (f,) = lint([script, tmp_path / "ds_config.json"], "EML809")
-    assert "micro batch 2 x gradient accumulation 2 x 32 processes" in f.message
-    assert "--nproc_per_node=gpu: 8 GPUs per node" in f.message
+    assert "micro batch 2 x gradient accumulation 2 x 32 processes" in said(f)
+    assert "--nproc_per_node=gpu: 8 GPUs per node" in said(f)
     unknown_gpus = _sbatch(tmp_path, "--nodes=4;--ntasks-per-node=1", step, "unknown.sbatch")
     assert lint([unknown_gpus, tmp_path / "ds_config.json"], "EML809") == []
 
@@ -792,7 +793,7 @@ def test_eml809_names_the_sbatch_nodes_and_srun_tasks_behind_the_world_size(tmp_
         "--rdzv_endpoint=$HEAD:29500 train.py --deepspeed ds_config.json"
     )
     (f,) = lint([_sbatch(tmp_path, "--nodes=4;--ntasks-per-node=1;--gpus-per-node=8", torchrun), config], "EML809")
-    assert "x 32 processes (--nnodes=$SLURM_NNODES is 4 from #SBATCH --nodes=4, line 2)" in f.message
+    assert "x 32 processes (--nnodes=$SLURM_NNODES is 4 from #SBATCH --nodes=4, line 2)" in said(f)
     native = _sbatch(
         tmp_path,
         "--nodes=4;--ntasks-per-node=8;--gpus-per-task=1",
@@ -800,7 +801,7 @@ def test_eml809_names_the_sbatch_nodes_and_srun_tasks_behind_the_world_size(tmp_
         "native.sbatch",
     )
     (g,) = lint([native, config], "EML809")
-    assert "x 32 processes (srun starts 8 tasks per node on 4 nodes)" in g.message
+    assert "x 32 processes (srun starts 8 tasks per node on 4 nodes)" in said(g)
     right = _sbatch(
         tmp_path,
         "--nodes=1;--ntasks-per-node=8;--gpus-per-task=1",
@@ -816,8 +817,8 @@ def test_eml806_accelerate_num_processes_is_a_total_over_the_machines(tmp_path: 
         "--main_process_ip=$HEAD --main_process_port=29500 train.py"
     )
     (f,) = lint([_sbatch(tmp_path, "--nodes=2;--ntasks-per-node=1;--gpus-per-node=8", step)], "EML806")
-    assert "accelerate --num_processes=8 over 2 machines starts 4 processes per node" in f.message
-    assert "4 allocated GPUs per node stay idle" in f.message
+    assert "accelerate --num_processes=8 over 2 machines starts 4 processes per node" in said(f)
+    assert "4 allocated GPUs per node stay idle" in said(f)
     total = step.replace("--num_processes=8", "--num_processes=16")
     assert (
         lint([_sbatch(tmp_path, "--nodes=2;--ntasks-per-node=1;--gpus-per-node=8", total, "ok.sbatch")], "EML806") == []

@@ -6,6 +6,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from builders import said
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from shm_precision_pods import gpu4, job, lint
@@ -106,7 +107,7 @@ def test_eml401_value_from_env_reference_is_reported_without_fix():
         "ENV", "[{name: MP, value: fp16}]"
     )
     (f,) = lint(job(neuron), "EML401")
-    assert f.fix is None and "--mixed_precision=fp16" in f.message
+    assert f.fix is None and "--mixed_precision=fp16" in said(f)
 
 
 def test_mpijob_launcher_flags_use_worker_accelerators():
@@ -183,7 +184,7 @@ def test_eml404_xla_bf16_env_is_dead_from_neuron_sdk_2_25(image, dead):
     found = lint(job(neuron), "EML404")
     assert bool(found) == dead
     if dead:
-        assert "2.25" in found[0].message and ("assumed" in found[0].message) == (image == "repo/neuron:1.0")
+        assert "2.25" in said(found[0]) and ("assumed" in said(found[0])) == (image == "repo/neuron:1.0")
 
 
 def test_deepspeed_config_found_without_reference_when_unique():
@@ -230,7 +231,7 @@ def test_malformed_input_never_crashes():
     data: ["not", "a", "map"]
     """
     found = lint(weird)
-    assert all(f.code != "EML000" for f in found), [f.message for f in found]
+    assert all(f.code != "EML000" for f in found), [said(f) for f in found]
 
 
 @settings(max_examples=200, deadline=None)
@@ -258,7 +259,7 @@ def test_accelerate_config_file_in_configmap_conflicts_with_flag():
         + "  volumeMounts: [{name: acc, mountPath: /etc/acc, readOnly: true}]\n"
     )
     found = lint(cm + job(container, "- name: acc\n  configMap: {name: acc}\n"), "EML403")
-    assert len(found) == 1 and "accelerate mixed_precision: fp16" in found[0].message
+    assert len(found) == 1 and "accelerate mixed_precision: fp16" in said(found[0])
 
 
 def test_eml402_on_t4_g4dn_and_silent_on_a10g():
@@ -273,7 +274,7 @@ def test_eml402_on_t4_g4dn_and_silent_on_a10g():
         ),
         "EML402",
     )
-    assert len(found) == 1 and "T4" in found[0].message and "g4dn.12xlarge" in found[0].message
+    assert len(found) == 1 and "T4" in said(found[0]) and "g4dn.12xlarge" in said(found[0])
     a10g = "nodeSelector: {node.kubernetes.io/instance-type: g5.12xlarge}\n"
     assert not lint(
         job(container, "- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 8Gi}\n", spec_extra=a10g), "EML402"
@@ -289,7 +290,7 @@ def test_eml403_deepspeed_json_file_on_its_own():
     result = lint_text(DS_BOTH, Config(select=("EML403",)), name="configs/zero2.json")
     (f,) = [f for f in result.active if f.code == "EML403"]
     assert (f.location.file, f.location.line) == ("configs/zero2.json", 5)  # bf16.enabled, the later one
-    assert "fp16.enabled at line 3, bf16.enabled at line 5" in f.message and "cannot be simultaneously" in f.message
+    assert "fp16.enabled at line 3, bf16.enabled at line 5" in said(f) and "cannot be simultaneously" in said(f)
 
 
 @pytest.mark.parametrize(
@@ -318,7 +319,7 @@ def test_eml403_configmap_named_by_a_launcher_is_reported_once():
         + "  volumeMounts: [{name: ds, mountPath: /ds}]\n"
     )
     found = lint(configmap("ds") + job(container, "- name: ds\n  configMap: {name: ds}\n"), "EML403")
-    assert len(found) == 1 and "container 'c'" in found[0].message
+    assert len(found) == 1 and "container 'c'" in said(found[0])
 
 
 def test_eml403_configmap_no_launcher_names_is_judged_on_its_own():
@@ -331,7 +332,7 @@ def test_eml403_configmap_no_launcher_names_is_judged_on_its_own():
     cm = configmap("ds").replace("---\n", f"  other.json: |\n{textwrap.indent(other, '    ')}---\n")
     found = lint(cm + job(container, "- name: ds\n  configMap: {name: ds}\n"), "EML403")
     assert len(found) == 1 and found[0].location.path == ("data", "ds.json")
-    assert "ConfigMap ds key 'ds.json'" in found[0].message
+    assert "ConfigMap ds key 'ds.json'" in said(found[0])
 
 
 def test_eml403_configmap_mounted_only_by_a_serving_pod_is_not_judged():
@@ -374,18 +375,18 @@ def neuron_lint(flag: str, image: str = "repo/neuron:1.0", **platform: str):
 
 def test_eml404_names_the_platform_neuron_sdk_it_assumed():
     (f,) = neuron_lint("--bf16")
-    assert "Neuron SDK 2.26 (assumed; set platform.neuron-sdk)" in f.message and "ignore" in f.message
+    assert "Neuron SDK 2.26 (assumed; set platform.neuron-sdk)" in said(f) and "ignore" in said(f)
     (f,) = neuron_lint("--bf16", neuron_sdk="2.25")
-    assert "Neuron SDK 2.25 (from the config)" in f.message
+    assert "Neuron SDK 2.25 (from the config)" in said(f)
 
 
 def test_eml404_platform_sdk_before_2_25_judges_the_cast():
     assert not neuron_lint("--bf16", neuron_sdk="2.24")  # the cast agrees with --bf16
     (f,) = neuron_lint("--fp16", neuron_sdk="2.24")
-    assert "cast fp32 tensors to bf16" in f.message and "Neuron SDK 2.24 (from the config)" in f.message
+    assert "casts fp32 tensors to bf16" in said(f) and "Neuron SDK 2.24 (from the config)" in said(f)
 
 
 def test_eml404_the_image_tag_wins_over_the_platform():
     assert not neuron_lint("--bf16", SDK_218)  # default platform 2.26, but the image runs 2.18
     (f,) = neuron_lint("--bf16", SDK_218.replace("sdk2.18.0", "sdk2.25.0"), neuron_sdk="2.24")
-    assert "the image names Neuron SDK 2.25" in f.message
+    assert "the image names Neuron SDK 2.25" in said(f)

@@ -12,6 +12,7 @@ from decimal import Decimal
 
 import pytest
 import yaml
+from builders import said
 
 from eksmllint.checks.resources._shared import pod_request, replace_flag_value
 from eksmllint.config import Config
@@ -142,7 +143,7 @@ def test_eml602_reports_only_beyond_the_largest_type():
     """
     assert lint(pytorchjob("resources: {limits: {nvidia.com/gpu: 8}}", pod_extra=pin), "EML602") == []
     found = lint(pytorchjob("resources: {limits: {nvidia.com/gpu: 9}}", pod_extra=pin), "EML602")
-    assert len(found) == 1 and "g5.48xlarge" in found[0].message and "has 8" in found[0].message
+    assert len(found) == 1 and "g5.48xlarge" in said(found[0]) and "has 8" in said(found[0])
 
 
 def test_eml603_boundary_is_karpenter_allocatable():
@@ -241,7 +242,7 @@ def test_eml604_accelerate_num_processes_is_a_total_over_machines():
     # 2 machines x 8 GPUs: 16 in total, 8 would be the per-node count
     assert lint(job('"--num_machines=2", "--num_processes=16"'), "EML604") == []
     (f,) = lint(job('"--num_machines=2", "--num_processes=8"'), "EML604")
-    assert "2 machines x 8 nvidia.com/gpu make 16" in f.message
+    assert "2 machines x 8 nvidia.com/gpu make 16" in said(f)
     out = fix_text(job('"--num_machines=2", "--num_processes=8"'), Config(select=("EML604",)))
     assert "--num_processes=16" in out.fixed
     # one pod is one machine, unless a config file may say otherwise
@@ -257,7 +258,7 @@ def test_eml605_accelerate_num_machines_counts_pods():
     cmd = 'command: ["accelerate", "launch", "--num_machines=2", "t.py"]'
     assert lint(pytorchjob(cmd, worker_replicas=2), "EML605") == []
     (f,) = lint(pytorchjob(cmd, worker_replicas=4), "EML605")
-    assert f.message.startswith("--num_machines=2") and f.fix is not None
+    assert said(f).startswith("--num_machines=2") and f.fix is not None
 
 
 # --- EML605 -----------------------------------------------------------------------------------
@@ -272,7 +273,7 @@ def test_eml605_elastic_pytorchjob_accepts_values_in_range():
     outside = pytorchjob('command: ["torchrun", "--nnodes=9", "t.py"]', worker_replicas=4, spec_extra=elastic)
     assert lint(inside, "EML605") == []
     (f,) = lint(outside, "EML605")
-    assert "2:8" in f.message and f.fix is None
+    assert "2:8" in said(f) and f.fix is None
 
 
 def test_eml605_leaderworkerset_counts_one_group():
@@ -336,13 +337,13 @@ def both(*docs: str) -> str:
 
 def test_trainjob_nproc_against_the_runtime_container_gpus():
     (f,) = lint(both(runtime("{torch: {}}"), trainjob("numProcPerNode: 4")), "EML604")
-    assert "node container of ClusterTrainingRuntime rt gives each node 8" in f.message
+    assert "node container of ClusterTrainingRuntime rt gives each node 8" in said(f)
     assert f.fix is not None and f.location.path == ("spec", "trainer", "numProcPerNode")
     assert lint(both(runtime("{torch: {}}"), trainjob("numProcPerNode: 8")), "EML604") == []
     # resourcesPerNode replaces the runtime container's resources
     override = trainjob("numProcPerNode: 8\nresourcesPerNode: {limits: {nvidia.com/gpu: 4}}")
     (f,) = lint(both(runtime("{torch: {}}"), override), "EML604")
-    assert "resourcesPerNode gives each node 4" in f.message
+    assert "resourcesPerNode gives each node 4" in said(f)
 
 
 def test_trainjob_without_its_runtime_knows_no_devices():
@@ -360,7 +361,7 @@ def test_trainjob_command_flag_wins_over_numprocpernode():
     )
     assert lint(text, "EML604") == []
     (f,) = lint(text.replace("--nproc_per_node=8", "--nproc_per_node=2"), "EML604")
-    assert f.location.path == ("spec", "trainer", "command", 1) and "trainer command" in f.message
+    assert f.location.path == ("spec", "trainer", "command", 1) and "trainer command" in said(f)
     out = fix_text(text.replace("--nproc_per_node=8", "--nproc_per_node=2"), Config(select=("EML604",)))
     assert "--nproc_per_node=8" in out.fixed
 
@@ -369,7 +370,7 @@ def test_trainjob_mpi_slots_and_other_policies():
     mpi_default = runtime("{mpi: {numProcPerNode: 1}}")
     assert lint(both(mpi_default, trainjob("numNodes: 2")), "EML604") == []  # the plugin raises 1 to 8
     (f,) = lint(both(mpi_default, trainjob("numProcPerNode: 4")), "EML604")
-    assert "MPI hostfile" in f.message
+    assert "MPI hostfile" in said(f)
     # both values in the runtime: the runtime's own business, not every TrainJob's
     (f,) = lint(both(runtime("{mpi: {numProcPerNode: 4}}"), trainjob("numNodes: 2")), "EML604")
     assert f.resource.kind == "ClusterTrainingRuntime"  # reported once, on the runtime
@@ -379,11 +380,11 @@ def test_trainjob_mpi_slots_and_other_policies():
 def test_trainjob_nnodes_against_numnodes():
     cmd = 'command: ["torchrun", "--nnodes=4", "t.py"]'
     (f,) = lint(both(runtime("{numNodes: 1, torch: {}}"), trainjob("numNodes: 2\n" + cmd)), "EML605")
-    assert "runs 2 nodes (spec.trainer.numNodes)" in f.message
+    assert "runs 2 nodes (spec.trainer.numNodes)" in said(f)
     (f,) = lint(both(runtime("{numNodes: 3, torch: {}}"), trainjob(cmd)), "EML605")
-    assert "mlPolicy.numNodes of ClusterTrainingRuntime rt" in f.message
+    assert "mlPolicy.numNodes of ClusterTrainingRuntime rt" in said(f)
     (f,) = lint(both(runtime("{torch: {}}"), trainjob(cmd)), "EML605")  # numNodes defaults to 1
-    assert "runs 1 nodes" in f.message
+    assert "runs 1 nodes" in said(f)
     out = fix_text(
         both(runtime("{numNodes: 4, torch: {}}"), trainjob("numNodes: 2\n" + cmd)), Config(select=("EML605",))
     )
@@ -432,7 +433,7 @@ def test_eml606_seed_style_mpijob_is_consistent():
     text = mpijob('[mpirun, -np, "32", python, t.py]', workers=4)
     assert lint(text, "EML606") == []
     (f,) = lint(text.replace("slotsPerWorker: 8", ""), "EML606")  # default 1 slot, 8 GPUs
-    assert "default 1" in f.message
+    assert "default 1" in said(f)
 
 
 def test_eml606_per_node_launcher_under_mpirun_runs_one_rank_per_node():
@@ -440,7 +441,7 @@ def test_eml606_per_node_launcher_under_mpirun_runs_one_rank_per_node():
     # -N 1: one torchrun per worker, 8 processes each: -np 2 is right, 16 would start 16 torchruns
     assert lint(mpijob(f'[mpirun, -np, "2", -N, "1", {torchrun}'), "EML606") == []
     (f,) = lint(mpijob(f'[mpirun, -np, "4", -N, "1", {torchrun}'), "EML606")
-    assert "places 1 rank on each of 2 nodes (2)" in f.message and "Set mpirun -np to 2" in f.fix.title
+    assert "places 1 rank on each of 2 nodes (2)" in said(f) and "Set mpirun -np to 2" in f.fix.title
     # without -N, mpirun fills each worker's 8 slots first: where the torchruns land is unclear
     assert lint(mpijob(f'[mpirun, -np, "2", {torchrun}'), "EML606") == []
 
@@ -448,7 +449,7 @@ def test_eml606_per_node_launcher_under_mpirun_runs_one_rank_per_node():
 def test_eml606_npernode_sets_the_ranks_per_node():
     assert lint(mpijob('[mpirun, -np, "16", -N, "8", python, t.py]'), "EML606") == []
     (f,) = lint(mpijob('[mpirun, -np, "8", --npernode, "8", python, t.py]'), "EML606")
-    assert "8 slots stay idle" in f.message
+    assert "8 slots stay idle" in said(f)
 
 
 def test_eml606_run_launcher_as_worker():
@@ -457,18 +458,18 @@ def test_eml606_run_launcher_as_worker():
     ok = mpijob('[mpirun, -np, "24", python, t.py]', extra=as_worker, launcher_gpus=8)
     assert lint(ok, "EML606") == []
     (f,) = lint(ok.replace('"24"', '"16"'), "EML606")
-    assert "+ 8 on the launcher" in f.message
+    assert "+ 8 on the launcher" in said(f)
     (f,) = lint(mpijob('[mpirun, -np, "24", python, t.py]', extra=as_worker), "EML606")
-    assert f.location.path == ("spec", "runLauncherAsWorker") and "no nvidia.com/gpu" in f.message
-    assert "MPI Operator 0.6 (assumed" in f.message
+    assert f.location.path == ("spec", "runLauncherAsWorker") and "no nvidia.com/gpu" in said(f)
+    assert "MPI Operator 0.6 (assumed" in said(f)
     # before mpi-operator 0.5 the field does not exist: the hostfile holds the workers only
     old = Config(select=("EML606",), platform={"mpi-operator": "0.4"})
     (f,) = lint_text(ok, old).active
-    assert "ignored before mpi-operator 0.5" in f.message and "Set mpirun -np to 16" in f.fix.title
+    assert "ignored before mpi-operator 0.5" in said(f) and "Set mpirun -np to 16" in f.fix.title
     # the v1 API (Training Operator) has no such field
     v1 = ok.replace("kubeflow.org/v2beta1", "kubeflow.org/v1")
-    assert [x.message for x in lint(v1, "EML606")] == [
-        "mpirun -np 24 but the MPIJob offers 16 slots (2 workers x 8 slots); mpirun fails with not enough slots"
+    assert [said(x) for x in lint(v1, "EML606")] == [
+        "mpirun -np 24 but the MPIJob offers 16 slots (2 workers x 8 slots) mpirun fails with not enough slots."
     ]
 
 
@@ -520,7 +521,7 @@ GARBAGE = [
 @pytest.mark.parametrize("text", GARBAGE)
 def test_malformed_input_never_crashes(text):
     result = lint_text(text, Config(select=tuple(CODES)))
-    assert not [f for f in result.findings if f.code == "EML000"], [f.message for f in result.findings]
+    assert not [f for f in result.findings if f.code == "EML000"], [said(f) for f in result.findings]
 
 
 def test_trainjob_runtime_copies_must_agree():
@@ -536,7 +537,7 @@ def test_eml606_trainjob_on_an_mpi_runtime():
     ok = both(runtime("{mpi: {numProcPerNode: 1}}", gpus=None), trainjob(f"numNodes: 2\n{gpus}\n{mpirun}"))
     assert lint(ok, "EML606") == []
     (f,) = lint(ok.replace("numNodes: 2", "numNodes: 3"), "EML606")
-    assert "hostfile of the TrainJob offers 24 slots (3 nodes x 8 slots)" in f.message
+    assert "hostfile of the TrainJob offers 24 slots (3 nodes x 8 slots)" in said(f)
     fixed = list(
         yaml.safe_load_all(fix_text(ok.replace("numNodes: 2", "numNodes: 3"), Config(select=("EML606",))).fixed)
     )
@@ -577,7 +578,7 @@ def test_trainjob_node_resources_come_from_the_first_node_job_that_declares_them
         """)
     # the launcher (the trainer's ancestor) declares no resources: the node job's 8 GPUs count
     (f,) = lint(both(mpi_runtime, trainjob("numProcPerNode: 4")), "EML604")
-    assert "node container of ClusterTrainingRuntime rt gives each node 8" in f.message
+    assert "node container of ClusterTrainingRuntime rt gives each node 8" in said(f)
     # 2 nodes x 8 slots (the runtime's 1 slot raised to the GPUs)
     text = both(mpi_runtime, trainjob('numNodes: 2\ncommand: [mpirun, -np, "16", python, t.py]'))
     assert lint(text, "EML606") == []
@@ -585,7 +586,7 @@ def test_trainjob_node_resources_come_from_the_first_node_job_that_declares_them
 
 def test_runtime_on_its_own_numprocpernode_against_its_node_container():
     (f,) = lint(runtime("{torch: {numProcPerNode: 4}}"), "EML604")
-    assert f.message.startswith("numProcPerNode is 4 but the node container gives each node 8")
+    assert said(f).startswith("numProcPerNode is 4 but the node container gives each node 8")
     assert f.location.path == ("spec", "mlPolicy", "torch", "numProcPerNode")
     out = fix_text(runtime("{torch: {numProcPerNode: 4}}"), Config(select=("EML604",)))
     assert yaml.safe_load(out.fixed)["spec"]["mlPolicy"]["torch"]["numProcPerNode"] == 8

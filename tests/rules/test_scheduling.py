@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 import yaml
-from builders import container, manifest, pod_template, pytorchjob, replica
+from builders import container, manifest, pod_template, pytorchjob, replica, said
 from repository import ROOT
 from scheduling_storage_manifests import CPU_POD, GPU_POD, MALFORMED, docs, findings, job, pool, pvc
 
@@ -21,7 +21,7 @@ from eksmllint.resource import SourceFile
 def test_701_reports_gpu_pod_and_fix_tolerates_the_taint():
     text = docs(pool("gpu", '"g5.2xlarge"'), job("train", GPU_POD))
     [f] = findings(text, "EML701")
-    assert "nvidia.com/gpu=true:NoSchedule" in f.message
+    assert "nvidia.com/gpu=true:NoSchedule" in said(f)
     fixed = apply_fix(text, f.fix, doc_index=1)
     assert "operator: Equal" in fixed and findings(fixed, "EML701") == []
 
@@ -37,7 +37,7 @@ def test_701_only_counts_pools_that_can_serve_the_devices():
     trn = pool("trn", '"trn1.32xlarge"').replace("nvidia.com/gpu", "aws.amazon.com/neuron")
     text = docs(trn, pool("gpu", '"g5.2xlarge"'), job("train", GPU_POD))
     [f] = findings(text, "EML701")
-    assert "NodePool gpu" in f.message and "neuron" not in f.message
+    assert "NodePool gpu" in said(f) and "neuron" not in said(f)
     assert [op.value["key"] for op in f.fix.ops] == ["nvidia.com/gpu"]
 
 
@@ -56,7 +56,7 @@ def test_701_skips_daemonsets_and_non_karpenter_selectors():
 def test_702_unknown_nodepool_name_is_reported_at_the_selector():
     body = "nodeSelector:\n  karpenter.sh/nodepool: gpu-large\n" + CPU_POD
     [f] = findings(docs(pool("gpu", '"g5.2xlarge"', tainted=False), job("j", body)), "EML702")
-    assert f.location.path[-1] == "karpenter.sh/nodepool" and "gpu-large" in f.message
+    assert f.location.path[-1] == "karpenter.sh/nodepool" and "gpu-large" in said(f)
 
 
 def test_702_silent_without_nodepools_and_for_hyperpod_instance_types():
@@ -120,7 +120,7 @@ def test_703_webhook_is_silent_without_context_and_limited_to_context_kinds():
     )
     assert _webhook(text, None) == []
     [f] = _webhook(text, A_CONFIGMAP)  # Secret is configured but the context holds none
-    assert "ConfigMap 'settings'" in f.message
+    assert "ConfigMap 'settings'" in said(f)
 
 
 def test_703_builtins_generated_secrets_placeholders_and_optional_refs_never_dangle():
@@ -180,14 +180,14 @@ def test_703_leaves_cross_namespace_pvc_to_704():
     text = docs(job("j", body), pvc)
     assert findings(text, "EML703") == []
     [f] = findings(text, "EML704")
-    assert "namespace storage" in f.message
+    assert "namespace storage" in said(f)
 
 
 def test_seed_manifests(shared):
     result = lint_paths([str(shared / "seed" / "manifests")], Config(select=("EML7",)))
-    msgs = " ".join(f.message for f in result.active if f.code == "EML703")
+    msgs = " ".join(said(f) for f in result.active if f.code == "EML703")
     assert "bionemo-models-pvc" in msgs and "molecule-data-pvc" in msgs
-    launcher = [f for f in result.active if f.code == "EML701" and "launcher" in f.message]
+    launcher = [f for f in result.active if f.code == "EML701" and "launcher" in said(f)]
     assert launcher == []
 
 
@@ -210,14 +210,14 @@ allowedTopologies:
         + "volumes:\n  - name: d\n    persistentVolumeClaim:\n      claimName: data\n"
     )
     [f] = findings(docs(sc, pvc("data", "ebs-2b"), job("j", body)), "EML705")
-    assert "us-west-2b" in f.message and f.location.path[-1] == "claimName"
+    assert "us-west-2b" in said(f) and f.location.path[-1] == "claimName"
     assert findings(docs(sc.replace("us-west-2b", "us-west-2a"), pvc("data", "ebs-2b"), job("j", body)), "EML705") == []
 
 
 # --- robustness ------------------------------------------------------------------------------------
 def test_malformed_input_never_crashes_the_rules():
     result = lint_text(docs(*MALFORMED), Config(select=("EML7",)), name="bad.yaml")
-    crashes = [f.message for f in result.findings if f.code == "EML000"]
+    crashes = [said(f) for f in result.findings if f.code == "EML000"]
     assert crashes == []
 
 
@@ -244,9 +244,9 @@ def selecting(labels: str) -> str:
 def test_702_reserved_capacity_is_its_own_capacity_type(capacity, selector, reported):
     text = docs(pool("gpu", '"p5.48xlarge"', tainted=False, capacity=capacity), job("j", selecting(selector)))
     found = findings(text, "EML702")
-    assert bool(found) == reported, [f.message for f in found]
+    assert bool(found) == reported, [said(f) for f in found]
     if found:
-        assert "karpenter.sh/capacity-type" in found[0].message and found[0].location.path[-1] == selector.split(":")[0]
+        assert "karpenter.sh/capacity-type" in said(found[0]) and found[0].location.path[-1] == selector.split(":")[0]
 
 
 def test_702_a_reservation_label_excluded_by_notin_needs_no_reserved_node():
@@ -268,7 +268,7 @@ def test_reservation_labels_decide_where_the_pod_lands_for_every_rule():
     result = lint_text(text, Config(select=("EML5", "EML7")), name="test.yaml")
     assert sorted(f.code for f in result.active) == ["EML501", "EML702"]
     [pool_finding] = [f for f in result.active if f.code == "EML501"]
-    assert "Job" not in pool_finding.message  # judged by its own definition, not by the pod
+    assert "Job" not in said(pool_finding)  # judged by its own definition, not by the pod
 
 
 # --- DRA ResourceClaims: devices the rules cannot count --------------------------------------------
@@ -299,7 +299,7 @@ def test_701_does_not_pick_a_pool_for_devices_claimed_through_dra():
     fix tolerates a pool chosen as if it needed none (here the Trainium pool, first by name)."""
     [f] = findings(docs(TRN_POOL, pool("gpu", '"p5.48xlarge"'), dra_job()), "EML701")
     assert f.fix is None
-    assert "ResourceClaims" in f.message and "that can serve them" not in f.message
+    assert "ResourceClaims" in said(f) and "that can serve them" not in said(f)
     # one candidate pool: it is the only place the pod can go, devices or not, so the fix stays
     [f] = findings(docs(pool("gpu", '"p5.48xlarge"'), dra_job()), "EML701")
     assert f.fix is not None and "NodePool gpu" in f.fix.title
@@ -307,7 +307,7 @@ def test_701_does_not_pick_a_pool_for_devices_claimed_through_dra():
 
 def test_705_names_the_pools_of_a_dra_pod_by_its_selectors():
     [f] = findings(docs(TRN_POOL, pool("gpu", '"p5.48xlarge"'), dra_job("us-west-2b")), "EML705")
-    assert "that could serve them" not in f.message and "ResourceClaims" in f.message
+    assert "that could serve them" not in said(f) and "ResourceClaims" in said(f)
 
 
 def test_702_never_blames_devices_a_dra_pod_claims():
@@ -350,7 +350,7 @@ def test_707_rwo_reported_only_for_pods_that_cannot_share_a_node():
 
 def test_707_read_write_once_pod_conflicts_on_one_node_too():
     [f] = findings(_rwo_case("[ReadWriteOncePod]", None), "EML707")
-    assert "ReadWriteOncePod" in f.message
+    assert "ReadWriteOncePod" in said(f)
 
 
 # --- EML706 -------------------------------------------------------------------------------------
@@ -367,9 +367,9 @@ def _tas_case(annotation: str = "podset-required-topology", level: str = "topolo
 
 def test_706_preferred_level_is_a_warning_and_required_an_error():
     [required] = findings(_tas_case(), "EML706")
-    assert required.severity is Severity.ERROR and "never admitted" in required.message
+    assert required.severity is Severity.ERROR and "never admitted" in said(required)
     [preferred] = findings(_tas_case("podset-preferred-topology"), "EML706")
-    assert preferred.severity is Severity.WARNING and "ignored" in preferred.message
+    assert preferred.severity is Severity.WARNING and "ignored" in said(preferred)
     assert findings(_tas_case(level="kubernetes.io/hostname"), "EML706") == []
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from builders import said
 from shm_precision_pods import gpu4, job, lint
 
 from eksmllint.config import Config
@@ -32,7 +33,7 @@ def test_eml302_no_fix_without_memory():
     container = gpu4().replace(", memory: MEM", "").replace(", memory: 160Gi", "")
     found = lint(job(container, "- name: dshm\n  emptyDir: {medium: Memory}\n"), "EML302")
     assert len(found) == 1 and found[0].fix is None
-    assert "node's allocatable memory" in found[0].message
+    assert "node's allocatable memory" in said(found[0])
 
 
 def test_eml303_fix_scales_proportionally_to_half_the_limit():
@@ -45,7 +46,7 @@ def test_eml303_fix_scales_proportionally_to_half_the_limit():
     assert len(found) == 1
     values = {op.path[-3]: op.value for op in found[0].fix.ops}
     assert values == {0: "18Gi", 1: "6Gi"}  # 24Gi budget split 3:1
-    assert "64Gi" in found[0].message and "48Gi" in found[0].message
+    assert "64Gi" in said(found[0]) and "48Gi" in said(found[0])
 
 
 def test_eml303_option_changes_budget():
@@ -66,7 +67,7 @@ def test_eml303_silent_when_a_container_has_no_limit_or_fits():
 def test_eml303_uses_pod_level_limit():
     vols = "- name: dshm\n  emptyDir: {medium: Memory, sizeLimit: 64Gi}\n"
     found = lint(job(gpu4("128Gi"), vols, spec_extra="resources: {limits: {memory: 32Gi}}\n"), "EML303")
-    assert len(found) == 1 and "32Gi" in found[0].message
+    assert len(found) == 1 and "32Gi" in said(found[0])
 
 
 def test_eml304_hostpath_fix_replaces_source():
@@ -103,7 +104,7 @@ def test_eml305_nccl_between_gpus_needs_the_documented_1gi(size, flagged):
     assert bool(found) == flagged
     if flagged:
         (f,) = found
-        assert f.location.path[-1] == "sizeLimit" and "4 GPUs" in f.message and "1Gi" in f.message
+        assert f.location.path[-1] == "sizeLimit" and "4 GPUs" in said(f) and "1Gi" in said(f)
         assert f.fix.ops == (SetValue(f.location.path, "40Gi"),)  # EML301's formula: 25% of 160Gi
 
 
@@ -113,7 +114,7 @@ def test_eml305_dataloader_workers_need_more_than_the_container_default(size, fl
     found = lint(job(one_gpu, shm(size)), "EML305")
     assert bool(found) == flagged
     if flagged:
-        assert "4 DataLoader workers" in found[0].message and "64 MiB container default" in found[0].message
+        assert "4 DataLoader workers" in said(found[0]) and "64 MiB container default" in said(found[0])
 
 
 def test_eml305_not_judged_without_a_known_user_of_shm_or_a_literal_size():
@@ -199,14 +200,14 @@ def test_eml302_kuberay_with_request_only_is_bounded():
 def test_eml301_plasma_directory_stops_kuberay_shm_from_1_6():
     assert not ray_lint("EML301")  # KubeRay adds /dev/shm to the Ray container
     (f,) = ray_lint("EML301", PLASMA)  # default: the newest KubeRay, which adds none then
-    assert "KubeRay 1.6 (assumed; set platform.kuberay) adds none" in f.message
+    assert "KubeRay 1.6 (assumed; set platform.kuberay) adds none" in said(f)
     assert not ray_lint("EML301", PLASMA, kuberay="1.5")  # before 1.6 it is added anyway
 
 
 def test_eml302_kuberay_unbounded_shm_names_the_release():
     (f,) = ray_lint("EML302")
-    assert "KubeRay 1.6 (assumed; set platform.kuberay) adds" in f.message
+    assert "KubeRay 1.6 (assumed; set platform.kuberay) adds" in said(f)
     assert not ray_lint("EML302", resources=GPU_ONLY.replace('"40"}', '"40", memory: 64Gi}'))
     assert not ray_lint("EML302", PLASMA)  # 1.6: no /dev/shm added, nothing unbounded (EML301's case)
     (f,) = ray_lint("EML302", PLASMA, kuberay="1.5")
-    assert "KubeRay 1.5 (from the config)" in f.message and "plasma-directory" in f.message
+    assert "KubeRay 1.5 (from the config)" in said(f) and "plasma-directory" in said(f)

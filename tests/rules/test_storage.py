@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from builders import container, manifest, pod_template
+from builders import container, manifest, pod_template, said
 from builders import job as builders_job
 from scheduling_storage_manifests import MALFORMED, docs, findings, fsx_class, job, pvc
 
@@ -66,7 +66,7 @@ def test_901_filesystem_valid_and_missing_throughput():
     ok = FILESYSTEM.format(cap=4800, dt="PERSISTENT_2", extra="    perUnitStorageThroughput: 250\n")
     assert findings(ok, "EML901") == []
     [f] = findings(FILESYSTEM.format(cap=2400, dt="PERSISTENT_1", extra=""), "EML901")
-    assert "requires perUnitStorageThroughput" in f.message
+    assert "requires perUnitStorageThroughput" in said(f)
     scratch = FILESYSTEM.format(cap=2400, dt="SCRATCH_1", extra="")
     assert findings(scratch, "EML901") == []
 
@@ -119,7 +119,7 @@ def test_904_fix_sets_encrypted():
 # --- robustness ------------------------------------------------------------------------------------
 def test_malformed_input_never_crashes_the_rules():
     result = lint_text(docs(*MALFORMED), Config(select=("EML9",)), name="bad.yaml")
-    crashes = [f.message for f in result.findings if f.code == "EML000"]
+    crashes = [said(f) for f in result.findings if f.code == "EML000"]
     assert crashes == []
 
 
@@ -159,7 +159,7 @@ def tiered_filesystem(throughput: str = "") -> str:
 )
 def test_901_intelligent_tiering_is_a_persistent_2_storage_type_with_throughput_in_steps_of_4000(text, reported):
     found = findings(text, "EML901")
-    assert [f.message for f in found if reported and reported in f.message] == [f.message for f in found]
+    assert [said(f) for f in found if reported and reported in said(f)] == [said(f) for f in found]
     assert len(found) == (1 if reported else 0)
 
 
@@ -168,7 +168,7 @@ def test_901_intelligent_tiering_capacity_is_elastic_so_no_pvc_size_is_off_incre
     assert findings(docs(tiered("PERSISTENT_2", throughputCapacity="4000"), claim), "EML901") == []
     ssd = fsx_class("tiered", deploymentType="PERSISTENT_2", storageType="SSD")
     [f] = findings(docs(ssd, claim), "EML901")  # the same request on SSD is rounded up to 1200 GiB
-    assert "1200 GiB" in f.message
+    assert "1200 GiB" in said(f)
 
 
 def test_903_fix_does_not_carry_a_pinned_al2_release_over():
@@ -176,7 +176,7 @@ def test_903_fix_does_not_carry_a_pinned_al2_release_over():
     Kubernetes version reached EKS has no AL2023 AMI for that version either."""
     pinned = NODECLASS.replace("  amiFamily: AL2\n", "").replace("al2@latest", "al2@v20240807")
     [f] = findings(pinned, "EML903", Config.model_validate({"kubernetes-version": "1.33"}))
-    assert "al2@v20240807" in f.message and "Kubernetes 1.33" in f.message
+    assert "al2@v20240807" in said(f) and "Kubernetes 1.33" in said(f)
     fixed = apply_fix(pinned, f.fix)
     assert "alias: al2023@latest" in fixed and "v20240807" not in fixed
     assert findings(fixed, "EML903", Config.model_validate({"kubernetes-version": "1.33"})) == []
@@ -217,7 +217,7 @@ volumes:
       claimName: scratch
 """
     found = findings(docs(SCRATCH_STORAGE, job("train", body)), "EML902")
-    assert len(found) == (1 if reported else 0), [f.message for f in found]
+    assert len(found) == (1 if reported else 0), [said(f) for f in found]
 
 
 # --- EML906 -------------------------------------------------------------------------------------
@@ -287,7 +287,7 @@ EFS_INLINE = "{name: scratch, csi: {driver: efs.csi.aws.com, volumeHandle: fs-1}
 
 def test_905_network_volumes_and_node_local_ones():
     [f] = findings(_offload_case(EFS_INLINE), "EML905")
-    assert "EFS" in f.message and "offload_param" in f.message
+    assert "EFS" in said(f) and "offload_param" in said(f)
     assert findings(_offload_case("{name: scratch, nfs: {server: 10.0.0.1, path: /}}"), "EML905")
     assert findings(_offload_case("{name: scratch, emptyDir: {}}"), "EML905") == []
     assert findings(_offload_case("{name: scratch, hostPath: {path: /mnt/k8s-disks/0}}"), "EML905") == []

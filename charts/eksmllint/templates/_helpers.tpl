@@ -45,7 +45,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
     matchExpressions:
       - key: kubernetes.io/metadata.name
         operator: NotIn
-        values: {{ concat (list $.Release.Namespace "kube-system") $.Values.webhook.excludeNamespaces | uniq | toJson }}
+        values: {{ concat (list $.Release.Namespace "kube-system" "cert-manager") $.Values.webhook.excludeNamespaces | uniq | toJson }}
       - key: eksmllint.io/webhook
         operator: NotIn
         values: ["disabled"]

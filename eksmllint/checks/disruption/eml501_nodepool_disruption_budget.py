@@ -15,6 +15,7 @@ from eksmllint.checks.disruption._shared import (
     is_training_pod,
     protected_for_run,
 )
+from eksmllint.checks.helpers import sentences
 from eksmllint.core.context import KARPENTER_GROUP, LintRun, RuleContext
 from eksmllint.core.finding import AppendItem, Finding, Fix, SetValue
 from eksmllint.resource import Resource
@@ -167,6 +168,7 @@ def check(ctx: RuleContext, pool: Resource) -> Iterator[Finding]:
     yield ctx.report(
         pool,
         path,
-        f"NodePool {pool.name!r} serves training ({why}) but may {reasons} while jobs run: {policy} and {budget}",
+        f"NodePool {pool.name!r} serves training but may {reasons}",
         fix=_budget_fix(pool, exp),
+        detail=sentences(f"it serves training: {why}", f"{policy} and {budget}"),
     )

@@ -19,6 +19,7 @@ from eksmllint.checks.disruption._shared import (
     protection,
     run_bound,
 )
+from eksmllint.checks.helpers import sentences
 from eksmllint.core.context import LintRun, RuleContext
 from eksmllint.core.finding import Finding, Fix, SetValue
 from eksmllint.scheduling import NodePoolView
@@ -54,8 +55,12 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
     yield ctx.report(
         t.resource,
         t.path + ("metadata", "annotations"),
-        f"{who} land on NodePool {pool.name!r}{more}, which allows {verbs} of busy nodes, "
-        f'and are not annotated {DO_NOT_DISRUPT}: "true"{has}; Karpenter may evict them mid-run',
+        f'{who} are not annotated {DO_NOT_DISRUPT}: "true" on a NodePool that allows {verbs}',
+        detail=sentences(
+            f"they land on NodePool {pool.name!r}{more}, which allows {verbs} of busy nodes",
+            has.strip()[1:-1],
+            "Karpenter may evict them mid-run",
+        ),
         fix=Fix(
             f'Annotate the {t.role} pod template {DO_NOT_DISRUPT}: "true"',
             (SetValue(t.path + ("metadata", "annotations", DO_NOT_DISRUPT), "true"),),

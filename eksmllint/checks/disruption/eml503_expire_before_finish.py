@@ -15,6 +15,7 @@ from eksmllint.checks.disruption._shared import (
     protection,
     run_bound,
 )
+from eksmllint.checks.helpers import sentences
 from eksmllint.core.context import RuleContext
 from eksmllint.core.finding import Finding
 from eksmllint.resource import Resource
@@ -80,8 +81,10 @@ def check(ctx: RuleContext, w: Workload) -> Iterator[Finding]:
             yield ctx.report(
                 w.resource,
                 path,
-                f"{path[-1]} {seconds} ({human_duration(seconds)}) lets the job run longer than "
-                f"NodePool {pool.name!r} keeps a node ({lifetime}{life_text}): expiry drains "
-                "the node forcefully, disruption budgets do not apply, and the run is killed",
+                f"{path[-1]} {seconds} ({human_duration(seconds)}) outlasts NodePool {pool.name!r}'s node lifetime",
+                detail=sentences(
+                    f"the NodePool keeps a node {lifetime}{life_text}",
+                    "expiry drains the node forcefully, disruption budgets do not apply, and the run is killed",
+                ),
                 related=(pool.resource.location(epath),),
             )

@@ -64,16 +64,19 @@ def check(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
     else:
         what = f"allows {count} zones ({fmt_list(zones)})"
     if served:
-        head = f"NodePool {pool.name!r} launches EFA nodes for {who(served)} but {what}"
+        head = f"NodePool {pool.name!r} launches EFA nodes but {what}"
+        why = f"EFA pods land on it: {who(served)}"
     else:
         judged = judged_by_definition(ctx, pool)
         if judged is None:
             return
-        head = f"NodePool {pool.name!r} is {judged}, but {what}"
+        head = f"NodePool {pool.name!r} is meant for multi-node EFA training but {what}"
+        why = f"it is {judged}"
     yield ctx.report(
         resource,
         path,
-        f"{head}; EFA traffic cannot cross Availability Zones, so the nodes of one job must share a zone",
+        head,
+        detail=f"{why}. EFA traffic cannot cross Availability Zones, so the nodes of one job must share a zone.",
         fix=_pin_zone_fix(pool, idx),
         related=[template_location(t) for t in served],
     )

@@ -32,23 +32,19 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
     types = offered_types(offers)
     classes = sorted({o.limited_by for o in offers if o.limited_by}, key=lambda c: c.node_class)
     if classes:
-        msg = (
-            f"requests {n} vpc.amazonaws.com/efa per pod but its nodes get at most {most}: "
+        msg = f"requests {n} vpc.amazonaws.com/efa per pod but its nodes get at most {most}"
+        detail = (
             f"{'; '.join(c.describe() for c in classes)}, the only interfaces "
-            f"{ctx.platform.describe('karpenter')} attaches (the instance types offer {type_list(types)}); "
-            "the pod never schedules"
+            f"{ctx.platform.describe('karpenter')} attaches (the instance types offer {type_list(types)}). "
+            "The pod never schedules."
         )
     elif most == 0:
-        msg = (
-            f"requests {n} vpc.amazonaws.com/efa per pod but none of the instance types it lands on "
-            f"({fmt_list(sorted(it.name for it in types))}) has an EFA interface; the pod never schedules"
-        )
+        msg = f"requests {n} vpc.amazonaws.com/efa per pod but no instance type it lands on has EFA"
+        detail = f"It lands on {fmt_list(sorted(it.name for it in types))}. The pod never schedules."
     else:
-        msg = (
-            f"requests {n} vpc.amazonaws.com/efa per pod but the instance types it lands on offer at most "
-            f"{most} EFA interfaces ({type_list(types)}); the pod never schedules"
-        )
-    yield ctx.report(t.resource, path, msg, fix=_efa_max_fix(carriers, offers))
+        msg = f"requests {n} vpc.amazonaws.com/efa per pod but its instance types offer at most {most}"
+        detail = f"EFA interfaces of the instance types it lands on: {type_list(types)}. The pod never schedules."
+    yield ctx.report(t.resource, path, msg, fix=_efa_max_fix(carriers, offers), detail=detail)
 
 
 def _resource_value_path(c: Container, resource: str) -> DocPath:

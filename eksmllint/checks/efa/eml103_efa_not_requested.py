@@ -51,9 +51,9 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
     yield ctx.report(
         t.resource,
         path,
-        f"multi-node training pod lands only on EFA-capable instance types ({type_list(types)}) but "
-        "requests no vpc.amazonaws.com/efa, so its collectives between nodes fall back to TCP sockets",
+        "multi-node training pod lands only on EFA-capable instance types but requests no vpc.amazonaws.com/efa",
         fix=fix,
+        detail=f"It lands on {type_list(types)}; without EFA its collectives between nodes fall back to TCP sockets.",
     )
 
 
@@ -65,8 +65,9 @@ def _efa_env_without_efa(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
             yield ctx.report(
                 t.resource,
                 setting.path,
-                f"container {c.name!r} {_selects(setting)} ({setting.name}={setting.value.strip()} via "
-                f"{setting.how}) but the pod requests no vpc.amazonaws.com/efa, so it gets no EFA device: {outcome}",
+                f"container {c.name!r} sets {setting.name}={setting.value.strip()} but the pod requests no "
+                "vpc.amazonaws.com/efa",
+                detail=f"The setting ({setting.how}) {_selects(setting)}, but the pod gets no EFA device: {outcome}.",
             )
             return
     if t.workload.kind == "MPIJob" and t.role != "launcher":
@@ -77,9 +78,10 @@ def _efa_env_without_efa(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
                     yield ctx.report(
                         t.resource,
                         setting.path,
-                        f"launcher container {c.name!r} {_selects(setting)} for the workers "
-                        f"({setting.name}={setting.value.strip()} via {setting.how}) but they request no "
-                        f"vpc.amazonaws.com/efa, so they get no EFA device: {outcome}",
+                        f"launcher sets {setting.name}={setting.value.strip()} for the workers but they request "
+                        "no vpc.amazonaws.com/efa",
+                        detail=f"Launcher container {c.name!r} {_selects(setting)} for the workers (via "
+                        f"{setting.how}), but they get no EFA device: {outcome}.",
                         related=[template_location(t)],
                     )
                     return

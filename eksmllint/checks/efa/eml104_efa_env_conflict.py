@@ -30,8 +30,8 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
                 yield ctx.report(
                     t.resource,
                     s.path,
-                    f"{s.name}={s.value.strip()} ({s.how}) {why} although the pod requests {n} "
-                    "vpc.amazonaws.com/efa, so EFA is never used",
+                    f"{s.name}={s.value.strip()} keeps NCCL off EFA although the pod requests {n} vpc.amazonaws.com/efa",
+                    detail=f"The setting ({s.how}) {why}, so EFA is never used.",
                 )
     elif t.role == "launcher" and w.kind == "MPIJob":
         workers = [o for o in w.templates if o is not t and o.device_count(EFA) > 0]
@@ -43,8 +43,8 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
                 yield ctx.report(
                     t.resource,
                     s.path,
-                    f"{s.name}={s.value.strip()} ({s.how}) {why} on the workers, which request {n} "
-                    "vpc.amazonaws.com/efa, so EFA is never used",
+                    f"{s.name}={s.value.strip()} keeps NCCL off EFA on workers that request {n} vpc.amazonaws.com/efa",
+                    detail=f"The setting ({s.how}) {why} on the workers, so EFA is never used.",
                     related=[template_location(o) for o in workers],
                 )
 

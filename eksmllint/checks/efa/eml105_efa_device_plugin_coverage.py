@@ -58,9 +58,9 @@ def check(ctx: RuleContext, run: LintRun) -> Iterator[Finding]:
         yield ctx.report(
             d.resource,
             path,
-            f"EFA device plugin {name} {what}, where EFA pods {'land' if gap.landed else 'are meant to land'} "
-            f"({users}); those nodes never advertise "
-            "vpc.amazonaws.com/efa and the pods stay Pending",
+            f"EFA device plugin {name} {what}",
+            detail=f"EFA pods {'land' if gap.landed else 'are meant to land'} there ({users}); those nodes never "
+            "advertise vpc.amazonaws.com/efa and the pods stay Pending.",
             related=related,
         )
 

@@ -54,25 +54,29 @@ def check(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
         how = (
             "allows spot capacity"
             if idx is not None
-            else "has no karpenter.sh/capacity-type requirement, so it allows spot capacity,"
+            else "allows spot capacity (no karpenter.sh/capacity-type requirement)"
         )
         why = "Karpenter prefers spot"
     if served:
         pods = sum(t.workload.collective_size for t in {id(t.workload): t for t in served}.values())
-        head = f"NodePool {pool.name!r} {how} and serves multi-node training {who(served)} ({pods} pods in total)"
+        head = f"NodePool {pool.name!r} serving multi-node training {how.rstrip(',')}"
+        served_by = f"It serves {who(served)} ({pods} pods in total)"
     else:
-        head = f"NodePool {pool.name!r} {how} and is {judged}"
+        head = f"NodePool {pool.name!r} for multi-node training {how.rstrip(',')}"
+        served_by = f"It is {judged}"
     # A collective that selects spot itself on a pool that also offers other capacity: the choice
     # is the pod's, and the pool's fix (drop spot) would strand it. Said on the pool's finding: a
     # NodePool rule reports on NodePools (the webhook dispatches a workload to its own rules).
     pinned = [t for t in served if selects_spot(t)] if allowed - {"spot"} else []
     if pinned:
         others = ", ".join(c for c in CAPACITY_TYPES if c in allowed and c != "spot")
-        head += f"; {who(pinned)} select{'s' if len(pinned) == 1 else ''} spot itself although it offers {others}"
+        served_by += f"; {who(pinned)} select{'s' if len(pinned) == 1 else ''} spot itself although it offers {others}"
     yield ctx.report(
         resource,
         path,
-        f"{head}; {why}, and one reclaim (a short notice, not stopped by do-not-disrupt) kills the whole collective",
+        head,
+        detail=f"{served_by}. {why[0].upper()}{why[1:]}, and one reclaim (a short notice, not stopped by "
+        "do-not-disrupt) kills the whole collective.",
         fix=None if interruptible or pinned else _no_spot_fix(pool, allowed),
         related=[template_location(t) for t in served],
     )

@@ -14,6 +14,7 @@ from eksmllint.checks.gang._shared import (
     is_volcano_scheduler,
     pod_breakdown,
 )
+from eksmllint.checks.helpers import sentences
 from eksmllint.core.context import RuleContext
 from eksmllint.core.finding import Finding
 from eksmllint.quantity import parse_int
@@ -123,14 +124,17 @@ def check(ctx: RuleContext, w: Workload) -> Iterator[Finding]:
     yield ctx.report(
         r,
         path,
-        f"{r.kind} runs {pods} pods in one collective{breakdown} without gang scheduling{_held(accel)}; {how}",
+        f"{r.kind} runs {pods} pods in one collective without gang scheduling",
+        detail=sentences(breakdown and f"Pods: {breakdown.strip(' ()')}", f"{_held(accel)}; {how}"),
     )
 
 
 def _held(accelerators: int, whose: str = "the") -> str:
     if accelerators:
-        return f"; pods that start first hold their share of {whose} {accelerators} accelerators while waiting for the rest"
-    return "; pods that start first wait for the rest, and two such jobs can deadlock"
+        return (
+            f"Pods that start first hold their share of {whose} {accelerators} accelerators while waiting for the rest"
+        )
+    return "Pods that start first wait for the rest, and two such jobs can deadlock"
 
 
 def _lws_finding(ctx: RuleContext, w: Workload) -> Finding:
@@ -159,8 +163,11 @@ def _lws_finding(ctx: RuleContext, w: Workload) -> Finding:
     return ctx.report(
         r,
         ("spec",),
-        f"LeaderWorkerSet runs {shape}{breakdown} without gang scheduling"
-        f"{_held(accel, whose)}; {how}{_exclusive_note(w)}{_kueue_note(ctx)}",
+        f"LeaderWorkerSet runs {shape} without gang scheduling",
+        detail=sentences(
+            breakdown and f"Pods: {breakdown.strip(' ()')}",
+            f"{_held(accel, whose)}; {how}{_exclusive_note(w)}{_kueue_note(ctx)}",
+        ),
     )
 
 

@@ -22,14 +22,15 @@ from eksmllint.resource import Resource
 from eksmllint.workload import PodTemplate, Workload
 
 
-def _min_message(what: str, value: int, total: int, needed: int, detail: str = "") -> str | None:
-    detail = f" ({detail})" if detail else ""
+def _min_message(what: str, value: int, total: int, needed: int, pods: str = "") -> tuple[str, str] | None:
+    """(message, detail) when ``value`` is wrong; ``pods`` says which pods count."""
+    pods = f"{pods[0].upper()}{pods[1:]}. " if pods else ""
     if value > total:
-        return f"{what} {value} exceeds the {total} pods the job creates{detail}: the gang can never start"
+        return f"{what} {value} exceeds the {total} pods the job creates", f"{pods}The gang can never start."
     if value < needed:
         return (
-            f"{what} {value} is below the {needed} pods of the collective{detail}: the scheduler starts "
-            "a partial gang that waits for the rest while holding its nodes"
+            f"{what} {value} is below the {needed} pods of the collective",
+            f"{pods}The scheduler starts a partial gang that waits for the rest while holding its nodes.",
         )
     return None
 
@@ -54,8 +55,8 @@ def _volcano_min(ctx: RuleContext, w: Workload) -> Iterator[Finding]:
             yield ctx.report(
                 r,
                 ("spec", "tasks", i, "minAvailable"),
-                f"task {task.get('name', i)!r} minAvailable {tmin} exceeds its {replicas} replicas: "
-                "the gang can never start",
+                f"task {task.get('name', i)!r} minAvailable {tmin} exceeds its {replicas} replicas",
+                detail="The gang can never start.",
                 fix=Fix(
                     f"Set minAvailable to the task's {replicas} replicas",
                     (SetValue(("spec", "tasks", i, "minAvailable"), replicas),),
@@ -74,7 +75,8 @@ def _volcano_min(ctx: RuleContext, w: Workload) -> Iterator[Finding]:
             yield ctx.report(
                 r,
                 ("spec", "minAvailable"),
-                msg,
+                msg[0],
+                detail=msg[1],
                 fix=Fix(
                     f"Set minAvailable to the {total} pods of the job", (SetValue(("spec", "minAvailable"), total),)
                 ),
@@ -91,9 +93,10 @@ def _volcano_min(ctx: RuleContext, w: Workload) -> Iterator[Finding]:
             yield ctx.report(
                 r,
                 ("spec", "tasks", i, "minAvailable"),
-                f"task {task.get('name', i)!r} minAvailable {tmin} is below its {replicas} replicas and the Job "
-                f"sets no minAvailable, so Volcano gangs only {effective} of the {needed} pods of the "
-                "collective: a partial gang starts and waits for the rest while holding its nodes",
+                f"task {task.get('name', i)!r} minAvailable {tmin} is below its {replicas} replicas "
+                "and the Job sets no minAvailable",
+                detail=f"Volcano gangs only {effective} of the {needed} pods of the collective: a partial gang "
+                "starts and waits for the rest while holding its nodes.",
                 fix=Fix(
                     f"Set task minAvailable to its {replicas} replicas",
                     (SetValue(("spec", "tasks", i, "minAvailable"), replicas),),
@@ -115,7 +118,8 @@ def _kubeflow_min(ctx: RuleContext, w: Workload) -> Iterator[Finding]:
         yield ctx.report(
             r,
             path,
-            msg,
+            msg[0],
+            detail=msg[1],
             fix=Fix(f"Set schedulingPolicy.minAvailable to the {total} pods of the job", (SetValue(path, total),)),
         )
 
@@ -157,7 +161,8 @@ def _podgroup_min(ctx: RuleContext, pg: Resource) -> Iterator[Finding]:
         yield ctx.report(
             pg,
             ("spec", "minMember"),
-            msg,
+            msg[0],
+            detail=msg[1],
             fix=Fix(
                 f"Set minMember to the {total} pods that join the PodGroup", (SetValue(("spec", "minMember"), total),)
             ),

@@ -40,8 +40,8 @@ def _missing_reference(
     return ctx.report(
         r,
         path,
-        f"{label} {name!r} is not defined{where}{extra}, although the run defines {kind}s ({shown}): "
-        "what is submitted to it waits forever",
+        f"{label} {name!r} is not defined{where}{extra}",
+        detail=f"The run defines {kind}s ({shown}), but not this one: what is submitted to it waits forever.",
     )
 
 
@@ -53,8 +53,8 @@ def _scheduler_mismatches(ctx: RuleContext, w: Workload) -> Iterator[Finding]:
             yield ctx.report(
                 r,
                 ("spec", "schedulerName"),
-                f"Volcano Job sets schedulerName {sched!r}: its pods bypass Volcano, so minAvailable, "
-                "the queue and the gang are ignored",
+                f"Volcano Job sets schedulerName {sched!r}, so its pods bypass Volcano",
+                detail="minAvailable, the queue and the gang are ignored.",
                 fix=Fix("Set schedulerName to volcano", (SetValue(("spec", "schedulerName"), VOLCANO),)),
             )
         for t in w.templates:
@@ -62,8 +62,8 @@ def _scheduler_mismatches(ctx: RuleContext, w: Workload) -> Iterator[Finding]:
                 yield ctx.report(
                     r,
                     t.spec_path + ("schedulerName",),
-                    f"task template sets schedulerName {t.scheduler_name!r}, which overrides the Job's: "
-                    f"the {t.role.split(':', 1)[-1]} pods bypass Volcano and the gang",
+                    f"task template sets schedulerName {t.scheduler_name!r}, so its pods bypass Volcano",
+                    detail=f"It overrides the Job's: the {t.role.split(':', 1)[-1]} pods bypass Volcano and the gang.",
                     fix=Fix("Set schedulerName to volcano", (SetValue(t.spec_path + ("schedulerName",), VOLCANO),)),
                 )
 

@@ -150,8 +150,8 @@ def _volcano_capacity(ctx: RuleContext, w: Workload, demand: Demand, name: str, 
             yield ctx.report(
                 w.resource,
                 path,
-                f"the job asks for {need} {res} ({' + '.join(demand.parts[res])}) but Volcano "
-                f"Queue {name!r} caps {res} at {limit}: it can never be admitted",
+                f"the job asks for {need} {res} but Volcano Queue {name!r} caps it at {limit}",
+                detail=f"The job's {res}: {' + '.join(demand.parts[res])}. It can never be admitted.",
                 related=(q.location(("spec", "capability", res)),),
             )
 
@@ -172,9 +172,10 @@ def _kueue_capacity(ctx: RuleContext, w: Workload, demand: Demand | None, name: 
         yield ctx.report(
             w.resource,
             path,
-            f"{uncovered}, which ClusterQueue {cq_name!r} (via LocalQueue {name!r}) has no quota for (its "
-            f"resourceGroups cover {covered}): Kueue never admits the job ('resource ... unavailable in "
-            "ClusterQueue') unless the Kueue Configuration excludes those resources",
+            f"the job requests resources ClusterQueue {cq_name!r} has no quota for",
+            detail=f"{uncovered[0].upper()}{uncovered[1:]}, which ClusterQueue {cq_name!r} (via LocalQueue {name!r}) "
+            f"does not cover (its resourceGroups cover {covered}): Kueue never admits the job ('resource ... "
+            "unavailable in ClusterQueue') unless the Kueue Configuration excludes those resources.",
             related=(cq.location(("spec", "resourceGroups")),),
         )
     if demand is None:
@@ -186,9 +187,9 @@ def _kueue_capacity(ctx: RuleContext, w: Workload, demand: Demand | None, name: 
         yield ctx.report(
             w.resource,
             path,
-            f"the job asks for {need} {res} ({' + '.join(demand.parts[res])}) but ClusterQueue "
-            f"{cq_name!r} (via LocalQueue {name!r}) offers at most {_fmt(limit[0])} ({limit[1]}): "
-            "Kueue can never admit it",
+            f"the job asks for {need} {res} but ClusterQueue {cq_name!r} offers at most {_fmt(limit[0])}",
+            detail=f"The job's {res}: {' + '.join(demand.parts[res])}. ClusterQueue {cq_name!r} (via LocalQueue "
+            f"{name!r}) offers at most {_fmt(limit[0])} ({limit[1]}): Kueue can never admit it.",
             related=(cq.location(("spec", "resourceGroups")),),
         )
 

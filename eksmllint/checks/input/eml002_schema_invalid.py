@@ -57,8 +57,8 @@ def check(ctx: RuleContext, r: Resource) -> Iterator[Finding]:
         yield ctx.report(
             r,
             ("apiVersion",),
-            f"{api} {kind} is not served by Kubernetes {target} (it exists in {_span(served)}); "
-            "set kubernetes-version if you target another release",
+            f"{api} {kind} is not served by Kubernetes {target} (it exists in {_span(served)})",
+            detail="Set kubernetes-version if you target another release.",
         )
         return
     same_api = {k for a, k in core_kinds(version) if a == api} if version else set()

@@ -30,14 +30,10 @@ def check(ctx: RuleContext, r: Resource) -> Iterator[Finding]:
     else:
         head = f"{r.api_version} {r.kind} is deprecated (since {where})"
         severity = Severity.WARNING
-    if st.replacement:
-        move = st.replacement + (f" {st.replacement_kind}" if st.replacement_kind else "")
-        head += f"; move to {move}"
-    note = st.note.strip().rstrip(".")
-    message = f"{head}; {note}" if note else head
-    if st.assumed:
-        message += f"; judged for {st.assumed}"
+    move = st.replacement and "Move to " + st.replacement + (f" {st.replacement_kind}" if st.replacement_kind else "")
+    details = [part for part in (move, st.note.strip().rstrip("."), st.assumed and f"judged for {st.assumed}") if part]
     fix = None
     if st.mechanical and st.replacement and not st.replacement_kind:
         fix = Fix(f"Change apiVersion to {st.replacement}", (SetValue(("apiVersion",), st.replacement),))
-    yield ctx.report(r, ("apiVersion",), message, fix=fix, severity=severity)
+    detail = "; ".join(details) + "." if details else None
+    yield ctx.report(r, ("apiVersion",), head, fix=fix, severity=severity, detail=detail)

@@ -58,17 +58,15 @@ def check(ctx: RuleContext, r: Resource) -> Iterator[Finding]:
             notes.append(f"did you mean {close[0]}?")
         if deprecated is not None and deprecated.replacement:
             notes.append(f"{api} itself is {deprecated.state}, use {deprecated.replacement}")
-        message = (
-            f"eksmllint has no model for {kind} in {api} ({'; '.join(notes)}), so this object is "
-            "loaded into the graph but not validated"
-        )
+        message = f"eksmllint has no model for {kind} in {api}" + (f"; did you mean {close[0]}?" if close else "")
+        detail = f"{'; '.join(notes)}. The object is loaded into the graph but not validated."
     else:
-        message = (
-            f"eksmllint has no model for {api} {kind}; it is loaded into the graph but its fields are not validated"
-        )
+        message = f"eksmllint has no model for {api} {kind}"
+        detail = "The object is loaded into the graph but its fields are not validated."
     if row is None and (paths := pod_template_paths(r.data)):
-        message += f"; not judged: its pod templates {_at(paths)} are checked by no rule (no kinds row for {kind})"
-    yield ctx.report(r, ("kind",), message)
+        message += f"; its pod templates {_at(paths)} are not judged"
+        detail += f" No rule judges its pod templates: eksmllint's kinds table has no row for {kind}."
+    yield ctx.report(r, ("kind",), message, detail=detail)
 
 
 def _at(paths: list) -> str:
@@ -84,12 +82,16 @@ def _runtime_not_in_run(ctx: RuleContext, r: Resource, ref_path: tuple) -> Itera
         return  # EML002: the reference itself is broken
     kind = ref.get("kind") or "ClusterTrainingRuntime"
     copies = ctx.run.find(kind, ref["name"], namespace=r.namespace if kind == "TrainingRuntime" else None)
-    why = (
-        f"the run holds {len(copies)} different {kind}s named {ref['name']!r}, and which one the cluster has is unknown"
+    name = ref["name"]
+    message = (
+        f"not judged: {len(copies)} different {kind}s are named {name!r}"
         if copies
-        else f"{kind} {ref['name']!r} is not in the run; lint it with the runtime (--context) to judge them"
+        else f"not judged: {kind} {name!r}, which runs its pods, is not in the run"
     )
-    yield ctx.report(r, ref_path, f"not judged: the pods of this {r.kind} come from its runtime, but {why}")
+    detail = f"The pods of this {r.kind} come from its runtime; " + (
+        "which copy the cluster holds is unknown." if copies else "lint it with the runtime (--context)."
+    )
+    yield ctx.report(r, ref_path, message, detail=detail)
 
 
 def _raw_status(api: str, kind: str, target: str, platform: Platform) -> ApiStatus | None:

@@ -45,8 +45,10 @@ def check(ctx: RuleContext, run: LintRun) -> Iterator[Finding]:
         cfg = deepspeed_of(f.text, f.path)
         if isinstance(cfg, DeepSpeedConfig) or loader_rejects(f.path, f.text, f.kind):
             continue
-        why = f" (named by --deepspeed {referenced[f.path]})" if f.path in referenced else ""
-        yield ctx.report_file(f, cfg.line or 1, cfg.col or 1, f"DeepSpeed config{why} cannot be loaded: {cfg.message}")
+        why = f"Named by --deepspeed {referenced[f.path]}." if f.path in referenced else None
+        yield ctx.report_file(
+            f, cfg.line or 1, cfg.col or 1, f"DeepSpeed config cannot be loaded: {cfg.message}", detail=why
+        )
     for cm, key, text, _loose in configmap_ds_candidates(run):
         cfg = deepspeed_of(text, key)
         if isinstance(cfg, DeepSpeedConfig):

@@ -37,9 +37,10 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
     yield ctx.report(
         t.resource,
         t.spec_path + ("resourceClaims", devices[0].index),
-        f"the pod gets devices through DRA ResourceClaims ({fmt_list([_describe(c, classes[c.name] or ()) for c in devices])}), "
-        f"which eksmllint does not count: the rules that count GPUs, Neuron devices and EFA see only its "
-        f"device-plugin requests ({counted}) and do not judge what the claims provide",
+        "the pod gets devices through DRA ResourceClaims, which eksmllint does not count",
+        detail=f"Claims: {fmt_list([_describe(c, classes[c.name] or ()) for c in devices])}. The rules that count "
+        f"GPUs, Neuron devices and EFA see only its device-plugin requests ({counted}) and do not judge what the "
+        "claims provide.",
     )
 
 

@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from eksmllint.checks.helpers import sentences
 from eksmllint.checks.launch._shared import field_path
 from eksmllint.core.context import RuleContext
 from eksmllint.core.finding import DocPath, Finding, Fix, SetValue
@@ -121,7 +122,7 @@ def check(ctx: RuleContext, w: Workload) -> Iterator[Finding]:
         yield ctx.report(
             w.resource,
             path,
-            f"{first}{more}, but {job.what} has {mode_text}: the index is only set for Indexed Jobs, "
-            f"so every pod gets an empty rank; {how}",
+            f"{first}{more}, but {job.what} has {mode_text}",
+            detail=sentences(f"the index is only set for Indexed Jobs, so every pod gets an empty rank; {how}"),
             fix=fix,
         )

@@ -48,10 +48,11 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
                 yield ctx.report(
                     t.resource,
                     c.path + ("env", i, "valueFrom", "fieldRef", "fieldPath"),
-                    f"{name} of container {c.name!r} is the pod's own status.podIP, but the "
-                    f"{t.role!r} template runs {pods} pods of a {w.collective_size}-pod collective: each pod "
-                    "waits for itself as rendezvous master; point it at the rank-0 pod's DNS name "
-                    "(e.g. <job>-0.<subdomain> of an Indexed Job with a headless Service)",
+                    f"{name} of container {c.name!r} is the pod's own status.podIP in a {w.collective_size}-pod "
+                    "collective",
+                    detail=f"The {t.role!r} template runs {pods} pods of it: each pod waits for itself as "
+                    "rendezvous master; point it at the rank-0 pod's DNS name (e.g. <job>-0.<subdomain> of an "
+                    "Indexed Job with a headless Service).",
                 )
                 reported = True
                 break
@@ -78,8 +79,9 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
                     pos,
                     opt.raw,
                     f"{site.inv.launcher} --{key}={opt.value} in container {c.name!r} is the pod's own IP "
-                    f"({hit} from status.podIP), but the {t.role!r} template runs {pods} pods of a "
-                    f"{w.collective_size}-pod collective: each pod waits for itself as rendezvous master",
+                    f"in a {w.collective_size}-pod collective",
+                    detail=f"{hit} comes from status.podIP, and the {t.role!r} template runs {pods} pods: each pod "
+                    "waits for itself as rendezvous master.",
                 )
                 reported = True
                 break

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from eksmllint.checks.helpers import index_ranges
+from eksmllint.checks.helpers import index_ranges, sentences
 from eksmllint.core.context import RuleContext
 from eksmllint.core.finding import Finding, Fix, RemovePath
 from eksmllint.workload import GPU, NEURON, NEURONCORE, NEURONDEVICE, PodTemplate
@@ -80,7 +80,7 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
             yield ctx.report(
                 t.resource,
                 c.path + ("env", i, "value") if "value" in e else c.path + ("env", i),
-                f"container {c.name!r} hard-codes {name}={value!r} next to its {devices} allocated {what}; "
-                f"it {problem}",
+                f"container {c.name!r} hard-codes {name}={value!r} next to its {devices} allocated {what}",
+                detail=sentences(f"it {problem}"),
                 fix=Fix(f"Remove {name} from container {c.name!r}", (RemovePath(c.path + ("env", i)),)),
             )

@@ -63,20 +63,23 @@ def check(ctx: RuleContext, run: LintRun) -> Iterator[Finding]:
             for site in container_sites(c):
                 nnodes = _missing_rendezvous(site.inv)
                 if nnodes is not None:
-                    yield site.report(ctx, nnodes.position, nnodes.raw, _rdzv_message(site, nnodes))
+                    yield _report(ctx, site, nnodes)
     for src, script in slurm_files(run):
         if _RDZV_MENTION.search(src.text or ""):
             continue
         for site in slurm_sites(src, script):
             nnodes = _missing_rendezvous(site.inv)
             if nnodes is not None:
-                yield site.report(ctx, nnodes.position, nnodes.raw, _rdzv_message(site, nnodes))
+                yield _report(ctx, site, nnodes)
 
 
-def _rdzv_message(site: Site, nnodes: Option) -> str:
-    return (
-        f"torchrun --nnodes={nnodes.resolved} in {site.where} names no rendezvous host (no --rdzv_endpoint, "
-        "--master_addr or PET_MASTER_ADDR, and no operator injects one; torchrun ignores a plain MASTER_ADDR): "
-        "every node rendezvouses with itself at 127.0.0.1 and waits forever; pass --rdzv_backend=c10d "
-        "--rdzv_endpoint=<rank-0 host>:29400 (or --master_addr=$MASTER_ADDR --node_rank=$RANK)"
-    )
+def _report(ctx: RuleContext, site: Site, nnodes: Option) -> Finding:
+    message = f"torchrun --nnodes={nnodes.resolved} in {site.where} names no rendezvous host"
+    return site.report(ctx, nnodes.position, nnodes.raw, message, detail=_RDZV_DETAIL)
+
+
+_RDZV_DETAIL = (
+    "No --rdzv_endpoint, --master_addr or PET_MASTER_ADDR, and no operator injects one (torchrun ignores a plain "
+    "MASTER_ADDR): every node rendezvouses with itself at 127.0.0.1 and waits forever; pass --rdzv_backend=c10d "
+    "--rdzv_endpoint=<rank-0 host>:29400 (or --master_addr=$MASTER_ADDR --node_rank=$RANK)."
+)

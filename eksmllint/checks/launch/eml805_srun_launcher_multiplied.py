@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from eksmllint.analysis.launch_sites import slurm_line_col, slurm_of
+from eksmllint.checks.helpers import sentences
 from eksmllint.checks.launch._shared import procs_per_node, tasks_source
 from eksmllint.core.context import RuleContext
 from eksmllint.core.finding import Finding, Fix, ReplaceText
@@ -51,9 +52,11 @@ def check(ctx: RuleContext, src: SourceFile) -> Iterator[Finding]:
         yield ctx.report_file(
             src,
             *slurm_line_col(src, pos, raw),
-            f"srun starts {tasks} tasks per node ({desc}) and {per} "
-            f"(line {inv.source.position.script_line}){total}; {inv.launcher} is a per-node launcher: "
-            "run it with --ntasks-per-node=1",
+            f"srun starts {tasks} tasks per node ({desc}) and each runs the per-node launcher {inv.launcher}",
+            detail=sentences(
+                f"{per} (line {inv.source.position.script_line}){total}",
+                f"{inv.launcher} is a per-node launcher: run it with --ntasks-per-node=1",
+            ),
             fix=fix,
         )
 

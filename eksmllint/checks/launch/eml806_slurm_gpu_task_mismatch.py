@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from eksmllint.analysis.launch_sites import int_opt, slurm_line_col, slurm_of, slurm_sites
 from eksmllint.analysis.partitions import NodeShape, partition_shape
+from eksmllint.checks.helpers import sentences
 from eksmllint.checks.launch._shared import procs_per_node, step_gpus_per_node, tasks_source
 from eksmllint.core.context import RuleContext
 from eksmllint.core.finding import Finding
@@ -68,8 +69,8 @@ def _launcher_mismatches(ctx, src: SourceFile, script: SlurmScript):
                     ctx,
                     opt.value_position or opt.position,
                     opt.raw,
-                    f"{inv.launcher} {written} starts {nproc} processes per node but the job "
-                    f"gets {gpn} GPUs per node ({gpn_desc}): {effect}",
+                    f"{inv.launcher} {written} starts {nproc} processes per node but the job gets {gpn} GPUs per node",
+                    detail=sentences(f"GPUs per node: {gpn_desc}", effect),
                 )
             nn_names = {"torchrun": ("nnodes",), "deepspeed": ("num_nodes",), "accelerate": ("num_machines",)}[
                 inv.launcher
@@ -80,21 +81,21 @@ def _launcher_mismatches(ctx, src: SourceFile, script: SlurmScript):
                     ctx,
                     inv.source.position,
                     "torchrun",
-                    f"torchrun has no --nnodes but the step runs on {nodes} nodes ({nodes_desc}): torchrun "
-                    f"defaults to one node, so each of the {nodes} nodes forms its own world and trains alone; "
-                    f"pass --nnodes={nodes} (or $SLURM_NNODES) with a c10d rendezvous",
+                    f"torchrun has no --nnodes but the step runs on {nodes} nodes ({nodes_desc})",
+                    detail=f"torchrun defaults to one node, so each of the {nodes} nodes forms its own world and "
+                    f"trains alone; pass --nnodes={nodes} (or $SLURM_NNODES) with a c10d rendezvous.",
                 )
             if nn is not None and nn_opt is not None and nodes is not None and nn != nodes:
                 yield site.report(
                     ctx,
                     nn_opt.value_position or nn_opt.position,
                     nn_opt.raw,
-                    f"{inv.launcher} {nn_opt.raw.split('=')[0]}={nn} but the step runs on {nodes} "
-                    f"nodes ({nodes_desc}): the rendezvous "
+                    f"{inv.launcher} {nn_opt.raw.split('=')[0]}={nn} but the step runs on {nodes} nodes ({nodes_desc})",
+                    detail="The rendezvous "
                     + (
-                        "waits forever for nodes that never come"
+                        "waits forever for nodes that never come."
                         if nn > nodes
-                        else "closes before every node has joined"
+                        else "closes before every node has joined."
                     ),
                 )
         elif inv.launcher == "python" and tasks is not None and gpn and tasks > gpn:
@@ -103,8 +104,8 @@ def _launcher_mismatches(ctx, src: SourceFile, script: SlurmScript):
                 ctx,
                 pos,
                 raw,
-                f"srun starts {tasks} Python processes per node ({desc}) but the job gets "
-                f"{gpn} GPUs per node ({gpn_desc}): more ranks than GPUs",
+                f"srun starts {tasks} Python processes per node but the job gets {gpn} GPUs per node",
+                detail=f"Processes: {desc}; GPUs per node: {gpn_desc}. More ranks than GPUs.",
             )
 
 
@@ -134,8 +135,8 @@ def _shape_mismatches(ctx, src: SourceFile, script: SlurmScript, shape: NodeShap
         yield ctx.report_file(
             src,
             *slurm_line_col(src, pos, raw),
-            f"the job asks for {gpn} GPUs per node{how} but nodes of {where} have {shape.gpus}: it stays pending "
-            "forever",
+            f"the job asks for {gpn} GPUs per node{how} but nodes of {where} have {shape.gpus}",
+            detail="It stays pending forever.",
         )
     cpt = script.cpus_per_task
     if tpn is not None and cpt is not None and shape.cpus is not None and tpn * cpt > shape.cpus:
@@ -144,7 +145,8 @@ def _shape_mismatches(ctx, src: SourceFile, script: SlurmScript, shape: NodeShap
             src,
             *slurm_line_col(src, pos, raw),
             f"{tpn} task{'s' if tpn != 1 else ''} per node x {cpt} CPUs per task = {tpn * cpt} CPUs per node, but nodes "
-            f"of {where} have {shape.cpus}: the job stays pending forever",
+            f"of {where} have {shape.cpus}",
+            detail="The job stays pending forever.",
         )
     mem = script.mem_mb
     if mem is not None and mem > 0 and shape.memory_mib is not None and mem > shape.memory_mib:
@@ -152,6 +154,6 @@ def _shape_mismatches(ctx, src: SourceFile, script: SlurmScript, shape: NodeShap
         yield ctx.report_file(
             src,
             *slurm_line_col(src, pos, raw),
-            f"{raw} asks for {mem} MiB per node but nodes of {where} have {shape.memory_mib} MiB: "
-            "the job stays pending forever",
+            f"{raw} asks for {mem} MiB per node but nodes of {where} have {shape.memory_mib} MiB",
+            detail="The job stays pending forever.",
         )

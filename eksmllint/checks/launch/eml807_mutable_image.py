@@ -46,8 +46,9 @@ def check(ctx: RuleContext, run: LintRun) -> Iterator[Finding]:
             yield ctx.report(
                 t.resource,
                 c.path + ("image",),
-                f"image {image!r} of {kind} {c.name!r} ({t.role} pods) {why}: pods of one job and "
-                "every restart can run a different build; pin a version tag, or better a digest",
+                f"image of {kind} {c.name!r} ({t.role} pods) {why}",
+                detail=f"Image {image!r}: pods of one job and every restart can run a different build; pin a "
+                "version tag, or better a digest.",
             )
     for r in run.of_kind("TrainJob"):
         image = r.get(("spec", "trainer", "image"))
@@ -56,6 +57,7 @@ def check(ctx: RuleContext, run: LintRun) -> Iterator[Finding]:
             yield ctx.report(
                 r,
                 ("spec", "trainer", "image"),
-                f"trainer image {image!r} {why}: nodes of one job and every restart can run a different build; "
-                "pin a version tag, or better a digest",
+                f"trainer image {why}",
+                detail=f"Image {image!r}: nodes of one job and every restart can run a different build; pin a "
+                "version tag, or better a digest.",
             )

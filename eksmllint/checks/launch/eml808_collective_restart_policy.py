@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 
 from eksmllint.analysis.launch_sites import container_text
-from eksmllint.checks.helpers import container_invocations
+from eksmllint.checks.helpers import container_invocations, sentences
 from eksmllint.core.context import RuleContext
 from eksmllint.core.finding import DocPath, Finding
 from eksmllint.workload import PodTemplate, Workload
@@ -113,8 +113,8 @@ def check(ctx: RuleContext, w: Workload) -> Iterator[Finding]:
             yield ctx.report(
                 w.resource,
                 path,
-                f"restartPolicy {policy} restarts one failed container of the {size}-pod collective in place "
-                f"while its peers keep waiting in (or time out of) the old communicator; {_remedy(w)}",
+                f"restartPolicy {policy} restarts one failed container of the {size}-pod collective in place",
+                detail=sentences(f"its peers keep waiting in (or time out of) the old communicator; {_remedy(w)}"),
             )
             continue
         if w.is_volcano_job:
@@ -127,9 +127,11 @@ def check(ctx: RuleContext, w: Workload) -> Iterator[Finding]:
         yield ctx.report(
             w.resource,
             path,
-            f"{stated}, above max-backoff-limit {limit}, recreates failed pods one at a time ({backoff} times) "
-            "while the other pods of the "
-            f"{size}-pod collective keep running against a communicator that lost a rank; {_remedy(w)}",
+            f"{stated}, above max-backoff-limit {limit}, recreates failed pods of the collective one at a time",
+            detail=sentences(
+                f"up to {backoff} times, while the other pods of the {size}-pod collective keep running against a "
+                f"communicator that lost a rank; {_remedy(w)}"
+            ),
         )
 
 
@@ -166,10 +168,11 @@ def _retries_before_the_jobset_restarts(ctx: RuleContext, w: Workload, limit: in
         yield ctx.report(
             w.resource,
             path,
-            f"{stated}, above max-backoff-limit {limit}: spec.failurePolicy acts on the whole JobSet only after a "
-            f"child Job fails, and this child Job first {how} up to {backoff} times while the other pods of the "
-            f"{w.collective_size}-pod collective wait in a communicator that lost a rank; set backoffLimit: 0 so the "
-            "first failure fails the child Job and the failurePolicy restarts (or fails) the JobSet as a whole",
+            f"{stated}, above max-backoff-limit {limit}: the child Job {how} before the JobSet restarts",
+            detail=f"spec.failurePolicy acts on the whole JobSet only after a child Job fails, and this child Job "
+            f"first {how} up to {backoff} times while the other pods of the {w.collective_size}-pod collective wait "
+            "in a communicator that lost a rank; set backoffLimit: 0 so the first failure fails the child Job and "
+            "the failurePolicy restarts (or fails) the JobSet as a whole.",
         )
 
 
@@ -186,11 +189,12 @@ def _unbounded_rule(ctx: RuleContext, w: Workload, failure_policy: dict) -> Iter
             yield ctx.report(
                 w.resource,
                 ("spec", "failurePolicy", "rules", i, "action"),
-                f"failurePolicy {name} ({action}) has no onJobFailureReasons or onJobFailureMessagePatterns: every "
-                f"child Job failure, a crash in the training code included, restarts the {w.collective_size}-pod "
-                "collective without counting toward maxRestarts, so a failure that repeats restarts it forever; "
-                "limit the rule to infrastructure failures (e.g. onJobFailureReasons: [PodFailurePolicy] with a "
-                "child podFailurePolicy that fails the Job on DisruptionTarget)",
+                f"failurePolicy {name} ({action}) matches every failure: the collective may restart forever",
+                detail=f"It has no onJobFailureReasons or onJobFailureMessagePatterns: every child Job failure, a "
+                f"crash in the training code included, restarts the {w.collective_size}-pod collective without "
+                "counting toward maxRestarts, so a failure that repeats restarts it forever; limit the rule to "
+                "infrastructure failures (e.g. onJobFailureReasons: [PodFailurePolicy] with a child "
+                "podFailurePolicy that fails the Job on DisruptionTarget).",
             )
             return
         if not rule.get("targetReplicatedJobs"):
@@ -204,9 +208,9 @@ def _lws_policy(ctx: RuleContext, w: Workload) -> Iterator[Finding]:
         yield ctx.report(
             w.resource,
             path,
-            f"restartPolicy {policy} restarts a failed pod of a {w.collective_size}-pod group alone (StatefulSet "
-            "semantics) while the group's other pods keep waiting in the old communicator; use "
-            "RecreateGroupOnPodRestart (the default), which recreates the whole group",
+            f"restartPolicy {policy} restarts a failed pod of a {w.collective_size}-pod group alone",
+            detail="StatefulSet semantics: the group's other pods keep waiting in the old communicator; use "
+            "RecreateGroupOnPodRestart (the default), which recreates the whole group.",
         )
 
 

@@ -70,25 +70,23 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
                     problems = [_relative_problem(t, c)]
                 else:
                     problems = [_ephemeral_problem(u, uc, directory) for u, uc in hosts]
-                if any(p is None for p in problems):
+                first = problems[0]
+                if first is None or any(p is None for p in problems):
                     continue  # at least one pod that runs the ranks keeps it: stay silent
+                where = (
+                    f"container {c.name!r}"
+                    if hosts == [(t, c)]
+                    else (
+                        f"the {fmt_list(sorted({u.role for u, _ in hosts}))} pods (container {hosts[0][1].name!r}), "
+                        "where mpirun starts the ranks,"
+                    )
+                )
                 shown = opt.resolved.strip() if relative else directory
+                what, why = first
                 yield site.report(
-                    ctx,
-                    opt.value_position or opt.position,
-                    opt.raw,
-                    f"{flag} {shown} of {_where(t, c, hosts)} {problems[0]}",
+                    ctx, opt.value_position or opt.position, opt.raw, f"{flag} {shown} of {where} {what}", detail=why
                 )
         yield from _config_checkpoints(ctx, t, c, hosts, seen)
-
-
-def _where(t: PodTemplate, c: Container, hosts: list[tuple[PodTemplate, Container]]) -> str:
-    if hosts == [(t, c)]:
-        return f"container {c.name!r}"
-    return (
-        f"the {fmt_list(sorted({u.role for u, _ in hosts}))} pods (container {hosts[0][1].name!r}), "
-        "where mpirun starts the ranks,"
-    )
 
 
 def _config_checkpoints(
@@ -105,17 +103,20 @@ def _config_checkpoints(
             directory = norm(directory)
             seen.add(directory)
             problems = [_ephemeral_problem(u, uc, directory) for u, uc in hosts]
-            if any(p is None for p in problems):
+            first = problems[0]
+            if first is None or any(p is None for p in problems):
                 continue
-            message = f"{cfg.form.label} {key}: {directory} {cfg.where}, read by {_where(t, c, hosts)}, {problems[0]}"
+            what, why = first
+            who = f"container {c.name!r}" if hosts == [(t, c)] else f"the ranks mpirun starts from container {c.name!r}"
+            message = f"{cfg.form.label} {key}: {directory} {cfg.where}, read by {who}, {what}"
             if cfg.mounted is not None:
-                yield ctx.report(cfg.mounted.configmap, ("data", cfg.mounted.key), message)
+                yield ctx.report(cfg.mounted.configmap, ("data", cfg.mounted.key), message, detail=why)
             elif ref.word is not None:
-                f = ctx.report(t.resource, ref.word.path, message)
+                f = ctx.report(t.resource, ref.word.path, message, detail=why)
                 yield f.with_(location=word_location(t.resource, ref.word))
 
 
-def _relative_problem(t: PodTemplate, c: Container) -> str | None:
+def _relative_problem(t: PodTemplate, c: Container) -> tuple[str, str] | None:
     """A relative directory without ``workingDir`` is under the image's WORKDIR, which the manifest
     does not show: it is known to be lost only when no volume that outlives the pod could hold it."""
     scratch: list[str] = []
@@ -132,22 +133,27 @@ def _relative_problem(t: PodTemplate, c: Container) -> str | None:
             return None  # the working directory may be on this volume
         scratch.append(f"volume {vname!r} at {mp}")
     if not scratch:
-        return f"is relative to the image's working directory and the container mounts no writable volume: {_LOST}; mount a PersistentVolumeClaim and pass an absolute path on it"
+        return (
+            "is relative and the container mounts no writable volume",
+            f"The path is relative to the image's working directory: {_LOST}; mount a PersistentVolumeClaim and pass "
+            "an absolute path on it.",
+        )
     return (
-        f"is relative to the image's working directory, so it lands in the container's own filesystem or on "
-        f"{fmt_list(scratch)}, which is deleted with the pod: a rescheduled or retried pod cannot resume from "
-        "its checkpoints; use a PersistentVolumeClaim and an absolute path on it"
+        "is relative: it lands in the container's filesystem or on a volume deleted with the pod",
+        f"The path is relative to the image's working directory; the writable volumes are {fmt_list(scratch)}: a "
+        "rescheduled or retried pod cannot resume from its checkpoints; use a PersistentVolumeClaim and an absolute "
+        "path on it.",
     )
 
 
-def _ephemeral_problem(t: PodTemplate, c: Container, directory: str) -> str | None:
+def _ephemeral_problem(t: PodTemplate, c: Container, directory: str) -> tuple[str, str] | None:
     mount = c.mount_for(directory)
     if mount is None:
-        return f"is on no volume: {_LOST}; mount a PersistentVolumeClaim there"
+        return "is on no volume", f"{_LOST[0].upper()}{_LOST[1:]}; mount a PersistentVolumeClaim there."
     return _volume_problem(t, c, mount[1])
 
 
-def _volume_problem(t: PodTemplate, c: Container, m: dict) -> str | None:
+def _volume_problem(t: PodTemplate, c: Container, m: dict) -> tuple[str, str] | None:
     """Why the volume of mount ``m`` does not keep checkpoints; None when it does (or is unknown)."""
     vname = m.get("name")
     vol = t.volume(vname) if isinstance(vname, str) else None
@@ -167,6 +173,7 @@ def _volume_problem(t: PodTemplate, c: Container, m: dict) -> str | None:
     if _shared_with_other_container(t, c, vname):
         return None  # a sidecar mounting it too presumably uploads the checkpoints
     return (
-        f"is on {kind} (volume {vname!r} at {m.get('mountPath')}), which is deleted with the pod: a "
-        "rescheduled or retried pod cannot resume from its checkpoints; use a PersistentVolumeClaim"
+        f"is on {kind}, which is deleted with the pod",
+        f"Volume {vname!r} at {m.get('mountPath')}: a rescheduled or retried pod cannot resume from its checkpoints; "
+        "use a PersistentVolumeClaim.",
     )

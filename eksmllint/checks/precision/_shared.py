@@ -133,8 +133,10 @@ def use_location(u: Use) -> Location:
     return word_location(u.home, u.word)
 
 
-def report(ctx, u: Use, message: str, *, fix: Fix | None = None, related: Iterable[Use] = ()) -> Finding:
-    f = ctx.report(u.home, u.path, message, fix=fix, related=[use_location(r) for r in related])
+def report(
+    ctx, u: Use, message: str, *, fix: Fix | None = None, related: Iterable[Use] = (), detail: str | None = None
+) -> Finding:
+    f = ctx.report(u.home, u.path, message, fix=fix, related=[use_location(r) for r in related], detail=detail)
     return f.with_(location=use_location(u))
 
 
@@ -208,22 +210,38 @@ def _mounts_own_configmap(run, t: PodTemplate) -> bool:
 
 
 def unsupported_everywhere(
-    ctx, run, *, bf16_capable: bool, chosen: str, other: str, applicability: Applicability, why: str
+    ctx, run, *, bf16_capable: bool, chosen: str, other: str, applicability: Applicability, what: str, why: str
 ) -> Iterator[Finding]:
     """EML401/EML402 over the run: every judged template (:func:`unsupported_choice`) and every
     Slurm batch script on a partition of known hardware (no fix there)."""
     for t in judged_templates(ctx, run):
         yield from unsupported_choice(
-            ctx, t, bf16_capable=bf16_capable, chosen=chosen, other=other, applicability=applicability, why=why
+            ctx,
+            t,
+            bf16_capable=bf16_capable,
+            chosen=chosen,
+            other=other,
+            applicability=applicability,
+            what=what,
+            why=why,
         )
-    yield from script_choices(ctx, bf16_capable=bf16_capable, chosen=chosen, other=other, why=why)
+    yield from script_choices(ctx, bf16_capable=bf16_capable, chosen=chosen, other=other, what=what, why=why)
 
 
 def unsupported_choice(
-    ctx, t: PodTemplate, *, bf16_capable: bool, chosen: str, other: str, applicability: Applicability, why: str
+    ctx,
+    t: PodTemplate,
+    *,
+    bf16_capable: bool,
+    chosen: str,
+    other: str,
+    applicability: Applicability,
+    what: str,
+    why: str,
 ):
     """EML401/EML402 in one place: containers that select ``chosen`` (and not ``other``) on
-    accelerators whose bf16 support is ``bf16_capable``; the fix switches them to ``other``."""
+    accelerators whose bf16 support is ``bf16_capable``; the fix switches them to ``other``.
+    ``what`` (the message) and ``why`` (its detail) are formatted with ``who``, ``texts``, ``acc``."""
     if not t.is_training:
         return
     acc = accelerators(ctx.run, t)
@@ -238,7 +256,8 @@ def unsupported_choice(
         yield report(
             ctx,
             uses[0],
-            why.format(who=who(c, uses[0]), texts=texts_of(uses), acc=acc.description),
+            what.format(who=who(c, uses[0]), texts=texts_of(uses), acc=acc.description),
             fix=switch_fix(t, uses, other, applicability),
             related=uses[1:],
+            detail=why.format(who=who(c, uses[0]), texts=texts_of(uses), acc=acc.description),
         )

@@ -55,7 +55,7 @@ def _slurm_precisions(run, _run) -> list[ScriptPrecision]:
     return out
 
 
-def script_choices(ctx, *, bf16_capable: bool, chosen: str, other: str, why: str) -> Iterator[Finding]:
+def script_choices(ctx, *, bf16_capable: bool, chosen: str, other: str, what: str, why: str) -> Iterator[Finding]:
     """EML401/EML402 for Slurm scripts: ``chosen`` (and not ``other``) selected on a partition whose
     accelerators' bf16 support is ``bf16_capable``. No fix: a script is rewritten by hand."""
     for sp in slurm_precisions(ctx.run):
@@ -68,7 +68,8 @@ def script_choices(ctx, *, bf16_capable: bool, chosen: str, other: str, why: str
         line, col = _word_place(sp.src, first)
         who = f"Slurm script {sp.src.path}"
         texts = ", ".join(dict.fromkeys(u.text for u in uses))
-        yield ctx.report_file(sp.src, line, col, why.format(who=who, texts=texts, acc=sp.hardware))
+        words = {"who": who, "texts": texts, "acc": sp.hardware}
+        yield ctx.report_file(sp.src, line, col, what.format(**words), detail=why.format(**words))
 
 
 def _word_place(src: SourceFile, u: Use) -> tuple[int, int]:

@@ -14,14 +14,15 @@ if TYPE_CHECKING:
     from eksmllint.core.context import LintRun, RuleContext
 
 
-#: The message, for containers and Slurm scripts alike.
-WHY = (
-    "{who} trains in fp16 ({texts}) on {acc}, which support bf16: it keeps fp32's exponent "
-    "range, so it needs no loss scaling and does not overflow to inf/NaN"
-)
-
-
 def check(ctx: RuleContext, run: LintRun) -> Iterator[Finding]:
     yield from unsupported_everywhere(
-        ctx, run, bf16_capable=True, chosen=FP16, other=BF16, applicability=Applicability.SAFE, why=WHY
+        ctx,
+        run,
+        bf16_capable=True,
+        chosen=FP16,
+        other=BF16,
+        applicability=Applicability.SAFE,
+        what="{who} trains in fp16 ({texts}) on accelerators that support bf16",
+        why="The accelerators ({acc}) support bf16: it keeps fp32's exponent range, so it needs no loss scaling "
+        "and does not overflow to inf/NaN.",
     )

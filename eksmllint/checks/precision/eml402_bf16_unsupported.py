@@ -14,14 +14,14 @@ if TYPE_CHECKING:
     from eksmllint.core.context import LintRun, RuleContext
 
 
-#: The message, for containers and Slurm scripts alike.
-WHY = (
-    "{who} requests bf16 ({texts}) but lands on {acc}, which have no bf16 support: "
-    "training fails to start or falls back to slow emulation"
-)
-
-
 def check(ctx: RuleContext, run: LintRun) -> Iterator[Finding]:
     yield from unsupported_everywhere(
-        ctx, run, bf16_capable=False, chosen=BF16, other=FP16, applicability=Applicability.UNSAFE, why=WHY
+        ctx,
+        run,
+        bf16_capable=False,
+        chosen=BF16,
+        other=FP16,
+        applicability=Applicability.UNSAFE,
+        what="{who} requests bf16 ({texts}) on accelerators without bf16 support",
+        why="It lands on {acc}, which have no bf16 support: training fails to start or falls back to slow emulation.",
     )

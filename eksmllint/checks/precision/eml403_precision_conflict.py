@@ -53,8 +53,9 @@ def _container_conflicts(ctx: RuleContext, t: PodTemplate, reported: set[tuple[o
             yield report(
                 ctx,
                 second[0],
-                f"{who(c, second[0])} enables both fp16 ({texts_of(fp16)}) and bf16 ({texts_of(bf16)}); only one "
-                "can take effect (HF Trainer and DeepSpeed reject the combination, other launchers silently pick one)",
+                f"{who(c, second[0])} enables both fp16 and bf16",
+                detail=f"fp16: {texts_of(fp16)}; bf16: {texts_of(bf16)}. Only one can take effect (HF Trainer and "
+                "DeepSpeed reject the combination, other launchers silently pick one).",
                 related=first + second[1:],
             )
 
@@ -77,14 +78,15 @@ def _lines(cfg: DeepSpeedConfig) -> tuple[int | None, int | None]:
 
 
 def _why(fp16_line: int | None, bf16_line: int | None, where: str) -> str:
+    """The detail of a DeepSpeed config that enables both (the message says that much)."""
     at = (
-        f" (fp16.enabled at line {fp16_line}, bf16.enabled at line {bf16_line}{where})"
+        f"fp16.enabled at line {fp16_line}, bf16.enabled at line {bf16_line}{where}. "
         if fp16_line and bf16_line
         else ""
     )
     return (
-        f"enables both fp16 and bf16{at}: DeepSpeed refuses to start with {DEEPSPEED_REFUSES}, "
-        "whichever launcher reads it; keep the one the accelerators and the recipe call for"
+        f"{at}DeepSpeed refuses to start with {DEEPSPEED_REFUSES}, whichever launcher reads it; keep the one the "
+        "accelerators and the recipe call for."
     )
 
 
@@ -121,8 +123,8 @@ def _configmap_conflicts(ctx: RuleContext, run: LintRun, reported: set[tuple[obj
                 yield ctx.report(
                     cm,
                     path,
-                    f"the DeepSpeed config in ConfigMap {cm.name} key {key!r} "
-                    + _why(fp16_line, bf16_line, " of the value"),
+                    f"the DeepSpeed config in ConfigMap {cm.name} key {key!r} enables both fp16 and bf16",
+                    detail=_why(fp16_line, bf16_line, " of the value"),
                 )
 
 
@@ -135,4 +137,6 @@ def _file_conflict(ctx: RuleContext, f: SourceFile) -> Iterator[Finding]:
     line = max(fp16_line or 1, bf16_line or 1)
     text = f.lines[line - 1] if 0 < line <= len(f.lines) else ""
     col = len(text) - len(text.lstrip()) + 1
-    yield ctx.report_file(f, line, col, "this DeepSpeed config " + _why(fp16_line, bf16_line, ""))
+    yield ctx.report_file(
+        f, line, col, "this DeepSpeed config enables both fp16 and bf16", detail=_why(fp16_line, bf16_line, "")
+    )

@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from eksmllint.checks.helpers import sentences
 from eksmllint.checks.precision._shared import analyse, report, texts_of, uses_neuron, who
 from eksmllint.checks.precision._uses import BF16, FP16, FP32, XLA_ENV
 from eksmllint.core.finding import Finding
@@ -54,9 +55,12 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
             yield report(
                 ctx,
                 xla[0],
-                f"{who(c, xla[0])} sets {texts_of(xla)}, which Neuron SDK 2.25 and later ignore ({basis}): "
-                "torch-xla no longer casts to bf16, so the run uses whatever precision autocast, "
-                "model.to(torch.bfloat16) or its flags select; remove the variable and choose bf16 there",
+                f"{who(c, xla[0])} sets {texts_of(xla)}, which Neuron SDK 2.25 and later ignore",
+                detail=sentences(
+                    basis,
+                    "torch-xla no longer casts to bf16, so the run uses whatever precision autocast, "
+                    "model.to(torch.bfloat16) or its flags select; remove the variable and choose bf16 there",
+                ),
                 related=xla[1:],
             )
             continue
@@ -74,7 +78,7 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
         yield report(
             ctx,
             u,
-            f"{who(c, u)} asks for {asked} ({u.text}) but {texts_of(xla)} makes torch-xla cast fp32 "
-            f"tensors to bf16 on the Neuron devices ({basis}), so {consequence}",
+            f"{who(c, u)} asks for {asked} ({u.text}) but {texts_of(xla)} casts to bf16",
+            detail=sentences(f"torch-xla casts fp32 tensors to bf16 on the Neuron devices ({basis}), so {consequence}"),
             related=other[1:] + xla,
         )

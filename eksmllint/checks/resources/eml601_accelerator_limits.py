@@ -35,8 +35,8 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
                 yield ctx.report(
                     t.resource,
                     path,
-                    f"container {c.name!r} requests {req} {r} but sets no limit; extended resources "
-                    "must be in limits (requests default to them), so the pod is rejected",
+                    f"container {c.name!r} requests {req} {r} but sets no limit",
+                    detail="Extended resources must be in limits (requests default to them), so the pod is rejected.",
                     fix=fix,
                 )
                 continue
@@ -47,7 +47,7 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
             yield ctx.report(
                 t.resource,
                 path,
-                f"container {c.name!r} requests {rq} {r} but limits it to {lq}; extended resources "
-                "cannot be overcommitted, requests must equal limits",
+                f"container {c.name!r} requests {rq} {r} but limits it to {lq}",
+                detail="Extended resources cannot be overcommitted: requests must equal limits.",
                 fix=fix,
             )

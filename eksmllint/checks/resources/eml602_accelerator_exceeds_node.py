@@ -40,8 +40,8 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
         yield ctx.report(
             t.resource,
             count_path(top, r),
-            f"the pod requests {n} {r} but the largest instance type it can land on "
-            f"({type_names(biggest)}) has {best}; it can never be scheduled",
+            f"the pod requests {n} {r} but the largest instance type it can land on has {best}",
+            detail=f"The largest: {type_names(biggest)}. The pod can never be scheduled.",
         )
 
 
@@ -58,7 +58,7 @@ def _uncounted_gpu(ctx, t: PodTemplate, types: tuple[InstanceType, ...], r: str)
     yield ctx.report(
         t.resource,
         count_path(top, r),
-        f"the pod requests {t.accelerators[r]} {r} but can only land on {shares}: a fractional GPU that "
-        f"EC2 counts as 0 GPUs, so no node offers {r}, Karpenter never launches one for the pod and it "
-        "never schedules",
+        f"the pod requests {t.accelerators[r]} {r} but can only land on fractional GPUs ({shares})",
+        detail=f"EC2 counts a fractional GPU as 0 GPUs, so no node offers {r}: Karpenter never launches one for "
+        "the pod and it never schedules.",
     )

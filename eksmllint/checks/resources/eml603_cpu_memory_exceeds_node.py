@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from eksmllint.analysis.placement import placement
 from eksmllint.catalogue import InstanceType, kubelet_allocatable
+from eksmllint.checks.helpers import sentences
 from eksmllint.checks.resources._shared import (
     fmt_qty,
     landing_types,
@@ -61,8 +62,11 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
         yield ctx.report(
             t.resource,
             request_path(req.container, r),
-            f"{whose} requests {asked} {r}{share} but at most {shown} is allocatable on {type_names(biggest)} "
-            f"after kubelet and system reserves{tuned}; the pod never schedules",
+            f"{whose} requests {asked} {r} but at most {shown} is allocatable on {type_names(biggest)}",
+            detail=sentences(
+                share.strip()[1:-1],
+                f"allocatable is what is left after kubelet and system reserves{tuned}; the pod never schedules",
+            ),
         )
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from eksmllint.checks.helpers import container_invocations
+from eksmllint.checks.helpers import container_invocations, sentences
 from eksmllint.checks.resources._shared import (
     literal_int,
     neuron_cores_of,
@@ -121,8 +121,8 @@ def _pytorchjob_nproc(ctx, w: Workload, explicit: set[int]) -> Iterator:
         yield ctx.report(
             w.resource,
             path,
-            f"{path[-1]} is {n} but each {t.role} pod has {have} {what}; torchrun starts one "
-            f"process per accelerator, so {_surplus(n, have)}",
+            f"{path[-1]} is {n} but each {t.role} pod has {have} {what}",
+            detail=f"torchrun starts one process per accelerator, so {_surplus(n, have)}.",
             fix=fix,
         )
 
@@ -162,7 +162,8 @@ def _judge_flag(
     yield ctx.report(
         resource,
         option_path(c, opt),
-        f"{said}; each process drives one, so {_surplus(n, want)}",
+        said,
+        detail=f"Each process drives one, so {_surplus(n, want)}.",
         fix=option_fix(c, opt, want, f"Set {flag} to {want}"),
     )
 
@@ -244,6 +245,7 @@ def _numprocpernode(
     yield ctx.report(
         resource,
         setting.path if own_setting else devices.where.path,
-        f"{said} is {n} but {gives} gives each node {devices.count} {devices.resource}; {how}",
+        f"{said} is {n} but {gives} gives each node {devices.count} {devices.resource}",
+        detail=sentences(how),
         fix=fix,
     )

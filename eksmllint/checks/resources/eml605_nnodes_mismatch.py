@@ -112,7 +112,8 @@ def _judge(
             yield ctx.report(
                 resource,
                 path,
-                f"{flag}={text} {who} but {runs}, outside the elastic range; the rendezvous never completes",
+                f"{flag}={text} {who} but {runs}, outside the elastic range",
+                detail="The rendezvous never completes.",
             )
             continue
         n = parse_int(text)
@@ -133,6 +134,7 @@ def _judge(
         yield ctx.report(
             resource,
             path,
-            f"{flag}={n} {who} but {runs}; the rendezvous {effect}",
+            f"{flag}={n} {who} but {runs}",
+            detail=f"The rendezvous {effect}.",
             fix=option_fix(c, opt, expected, f"Set {flag} to {expected}"),
         )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from eksmllint.checks.helpers import container_invocations
+from eksmllint.checks.helpers import container_invocations, sentences
 from eksmllint.checks.resources._shared import (
     literal_int,
     option,
@@ -86,8 +86,9 @@ def check(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
         yield ctx.report(
             r,
             where,
-            f"{said} but each worker has {gpus} {GPU}; MPI starts one rank per slot, so "
-            f"{abs(gpus - slots)} GPUs per worker {'sit idle' if slots < gpus else 'are oversubscribed'}",
+            f"{said} but each worker has {gpus} {GPU}",
+            detail=f"MPI starts one rank per slot, so {abs(gpus - slots)} GPUs per worker "
+            f"{'sit idle' if slots < gpus else 'are oversubscribed'}.",
             fix=Fix(f"Set slotsPerWorker to {gpus}", (SetValue(("spec", "slotsPerWorker"), gpus),)),
         )
     as_worker, ignored = _launcher_as_worker(ctx, r)
@@ -95,9 +96,9 @@ def check(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
         yield ctx.report(
             r,
             ("spec", "runLauncherAsWorker"),
-            f"runLauncherAsWorker gives the launcher {intended} slots in the hostfile but the launcher pod has no "
-            f"{GPU} while each worker has {gpus}; the ranks MPI starts on the launcher have no GPU "
-            f"(as of {ctx.platform.describe('mpi-operator')})",
+            f"runLauncherAsWorker gives the launcher {intended} slots but the launcher pod has no {GPU}",
+            detail=f"Each worker has {gpus}; the ranks MPI starts on the launcher have no GPU (as of "
+            f"{ctx.platform.describe('mpi-operator')}).",
         )
     nodes = workers + (1 if as_worker else 0)
     how = f"{workers} workers x {intended} slots" + (f" + {intended} on the launcher" if as_worker else "")
@@ -143,7 +144,8 @@ def _judge_np(
     yield ctx.report(
         resource,
         option_path(c, opt),
-        f"mpirun -np {n} but {said}; {result}",
+        f"mpirun -np {n} but {said}",
+        detail=sentences(result),
         fix=option_fix(c, opt, expected, f"Set mpirun -np to {expected}"),
     )
 

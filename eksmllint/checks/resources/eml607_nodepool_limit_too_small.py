@@ -87,7 +87,7 @@ def check(ctx: RuleContext, pool_resource: Resource) -> Iterator[Finding]:
         yield ctx.report(
             pool_resource,
             ("spec", "limits", r),
-            f"NodePool limits {r} to {fmt_qty(r, cap)} but {w.resource.ref.display()} needs "
-            f"{fmt_qty(r, need)} ({how}) and can only land on this pool; it never fully starts",
+            f"NodePool limits {r} to {fmt_qty(r, cap)} but {w.resource.ref.display()} needs {fmt_qty(r, need)}",
+            detail=f"It needs {how} and can only land on this pool; it never fully starts.",
             related=(w.resource.location(()),),
         )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from eksmllint.checks.helpers import index_ranges
+from eksmllint.checks.helpers import index_ranges, sentences
 from eksmllint.checks.resources._shared import (
     LNC_ENV,
     container_lnc,
@@ -58,8 +58,10 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
             yield ctx.report(
                 t.resource,
                 path,
-                f"{name}={value} asks for {wanted} NeuronCores but container {c.name!r} is "
-                f"allocated {have} ({neuron_summary(c)}{_lnc_note(ctx, t, c)}); the Neuron runtime fails to start",
+                f"{name}={value} asks for {wanted} NeuronCores but container {c.name!r} is allocated {have}",
+                detail=sentences(
+                    f"allocated: {neuron_summary(c)}{_lnc_note(ctx, t, c)}", "the Neuron runtime fails to start"
+                ),
                 fix=fix,
             )
 

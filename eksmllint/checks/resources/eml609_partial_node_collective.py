@@ -47,6 +47,6 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
             t.resource,
             count_path(top, r),
             f"each of the {t.replicas} {t.role} pods of this collective uses {n} of the {smallest}"
-            f"{'+' if len(set(offering.values())) > 1 else ''} {r} of {on}; packing whole nodes keeps "
-            "collective traffic on the intra-node fabric and avoids fragmentation",
+            f"{'+' if len(set(offering.values())) > 1 else ''} {r} of {on}",
+            detail="Packing whole nodes keeps collective traffic on the intra-node fabric and avoids fragmentation.",
         )

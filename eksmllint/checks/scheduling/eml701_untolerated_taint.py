@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from eksmllint.checks.helpers import sentences
 from eksmllint.checks.scheduling._shared import RELATED_MAX, analyse, candidates, dra_note, pods_of
 from eksmllint.core.context import RuleContext
 from eksmllint.core.finding import AppendItem, DocPath, Finding, Fix
@@ -53,14 +54,14 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
     pool, taints = best
     if len(blocked) == 1:
         taint_word = "taint" if len(taints) == 1 else "taints"
-        what = (
-            f"{pods_of(t)} can only run on NodePool {pool.name}, whose {taint_word} "
-            f"{', '.join(_taint_text(x) for x in taints)} they do not tolerate"
-        )
+        what = f"{pods_of(t)} do not tolerate the {taint_word} of NodePool {pool.name}, the only one they can run on"
+        listed = f"Its {taint_word}: {', '.join(_taint_text(x) for x in taints)}"
     else:
         listed = "; ".join(f"{p.name} ({', '.join(_taint_text(x) for x in ts)})" for p, ts in blocked[:3])
-        more = f" and {len(blocked) - 3} more" if len(blocked) > 3 else ""
-        what = f"{pods_of(t)} tolerate the taints of no NodePool {candidates(t)}: {listed}{more}"
+        listed = (
+            "The NodePools and their taints: " + listed + (f" and {len(blocked) - 3} more" if len(blocked) > 3 else "")
+        )
+        what = f"{pods_of(t)} tolerate the taints of no NodePool {candidates(t)}"
     tol_path = t.spec_path + ("tolerations",)
     fix = None
     if len(blocked) == 1 or not t.resource_claims:  # which pool has DRA-claimed devices is unknown
@@ -72,7 +73,8 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
     yield ctx.report(
         t.resource,
         tol_path if t.spec.get("tolerations") is not None else t.spec_path,
-        f"{what}, so they stay Pending{dra_note(t)}",
+        what,
+        detail=sentences(listed, f"so they stay Pending{dra_note(t)}"),
         fix=fix,
         related=related,
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from eksmllint.analysis.placement import device_fit, requirement_text
+from eksmllint.checks.helpers import sentences
 from eksmllint.checks.scheduling._shared import POOL_REQUIREMENTS, Req, analyse, plain, pods_of, requirement_terms
 from eksmllint.core.context import RuleContext
 from eksmllint.core.finding import DocPath, Finding
@@ -70,6 +71,7 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
     yield ctx.report(
         t.resource,
         path,
-        f"no NodePool of the run can launch a node for {pods_of(t)} ({shown}), so Karpenter never provisions one",
+        f"no NodePool of the run can launch a node for {pods_of(t)}",
+        detail=sentences(shown, "so Karpenter never provisions one"),
         related=[p.resource.location(POOL_REQUIREMENTS) for p in pools[:5]],
     )

@@ -30,7 +30,7 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
         yield ctx.report(
             t.resource,
             path,
-            f"{kind} {name!r} exists only in namespace {spaces}, but the pod runs in namespace {ns}: "
-            f"pods can only use {kind}s of their own namespace",
+            f"{kind} {name!r} exists only in namespace {spaces}, but the pod runs in namespace {ns}",
+            detail=f"Pods can only use {kind}s of their own namespace.",
             related=[x.location(("metadata", "namespace")) for x in others[:3]],
         )

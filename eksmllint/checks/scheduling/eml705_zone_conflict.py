@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from eksmllint.checks.helpers import sentences
 from eksmllint.checks.scheduling._shared import (
     POOL_REQUIREMENTS,
     Req,
@@ -107,8 +108,8 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
         yield ctx.report(
             t.resource,
             req.path if req else t.spec_path,
-            f"{pods_of(t)} must run in zone {_fmt(zones)}, but every NodePool {candidates(t, 'could')} "
-            f"({names}) launches only in {_fmt(pool_zones)}{dra_note(t)}",
+            f"{pods_of(t)} must run in zone {_fmt(zones)}, but their NodePools launch only in {_fmt(pool_zones)}",
+            detail=sentences(f"every NodePool {candidates(t, 'could')} ({names}) launches elsewhere{dra_note(t)}"),
             related=[p.resource.location(POOL_REQUIREMENTS) for p in placement.zone_only[:5]],
         )
         return
@@ -127,8 +128,10 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
             yield ctx.report(
                 t.resource,
                 path,
-                f"{what} is in zone {_fmt(vz)}, but {pods_of(t)} can only run in {_fmt(allowed)} "
-                f"({why}), so the volume can never be attached",
+                f"{what} is in zone {_fmt(vz)}, but {pods_of(t)} can only run in {_fmt(allowed)}",
+                detail=sentences(
+                    f"{why}: the volume can never be attached" if why else "the volume can never be attached"
+                ),
                 related=[holder.location(())],
             )
             return

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from eksmllint.checks.helpers import SHM_PATH, dataloader_workers, mount_at, unique_volume_name
+from eksmllint.checks.helpers import SHM_PATH, dataloader_workers, mount_at, sentences, unique_volume_name
 from eksmllint.checks.shm._shared import CONTAINER_DEFAULT_SHM_MIB, is_kuberay_managed, is_ray_container, shm_size_mib
 from eksmllint.core.finding import AppendItem, Finding, Fix
 from eksmllint.quantity import format_mib
@@ -48,7 +48,10 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:  # judged clas
         yield ctx.report(
             t.resource,
             c.path + ("name",),
-            f"container {c.name!r} ({why}) has no memory-backed /dev/shm{ray}; the {CONTAINER_DEFAULT_SHM_MIB} MiB "
-            "default crashes NCCL and DataLoader workers with bus errors",
+            f"container {c.name!r} ({why}) has no memory-backed /dev/shm",
+            detail=sentences(
+                ray.strip()[1:-1],
+                f"the {CONTAINER_DEFAULT_SHM_MIB} MiB default crashes NCCL and DataLoader workers with bus errors",
+            ),
             fix=shm_fix(t, c),
         )

@@ -53,7 +53,8 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
         yield ctx.report(
             t.resource,
             ed_path,
-            f"the /dev/shm emptyDir {vol.get('name')!r} has no sizeLimit, so the tmpfs {outcome}",
+            f"the /dev/shm emptyDir {vol.get('name')!r} has no sizeLimit",
+            detail=f"The tmpfs {outcome}.",
             fix=fix,
         )
     for c in t.containers:
@@ -70,7 +71,7 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
         yield ctx.report(
             t.resource,
             res,
-            f"Ray container {c.name!r} sets no memory limit or request, so the /dev/shm that "
-            f"{ctx.platform.describe('kuberay')} adds (for the object store{plasma}) gets no sizeLimit and can grow "
-            "to the node's memory",
+            f"Ray container {c.name!r} sets no memory limit or request, so its /dev/shm is unbounded",
+            detail=f"The /dev/shm that {ctx.platform.describe('kuberay')} adds (for the object store{plasma}) gets "
+            "no sizeLimit and can grow to the node's memory.",
         )

@@ -65,8 +65,8 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
     yield ctx.report(
         t.resource,
         t.spec_path + ("volumes", i0, "emptyDir", "sizeLimit"),
-        f"memory-backed emptyDirs ({parts}) total {format_mib(total)}, more than the pod's "
-        f"{format_mib(limit)} memory limit they are charged to; filling them OOM-kills the pod",
+        f"memory-backed emptyDirs total {format_mib(total)}, more than the pod's {format_mib(limit)} memory limit",
+        detail=f"The emptyDirs: {parts}. They are charged to the pod's memory limit; filling them OOM-kills the pod.",
         fix=fix,
         related=related,
     )

@@ -34,17 +34,14 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
         if key == "hostPath":
             hp = vol.get("hostPath")
             host = hp.get("path") if isinstance(hp, dict) else None
-            what = (
-                f"mounts the node's {host} (hostPath volume {name!r}) at /dev/shm, sharing it with every "
-                "pod on the node outside the pod's memory accounting"
-            )
+            what = f"mounts the node's {host} (hostPath volume {name!r}) at /dev/shm"
+            why = "It shares it with every pod on the node, outside the pod's memory accounting."
         elif key == "emptyDir":
-            what = (
-                f"mounts the disk-backed emptyDir {name!r} at /dev/shm (no medium: Memory): shared memory "
-                "then goes through the node's disk and counts against ephemeral storage"
-            )
+            what = f"mounts the disk-backed emptyDir {name!r} at /dev/shm (no medium: Memory)"
+            why = "Shared memory then goes through the node's disk and counts against ephemeral storage."
         else:
-            what = f"mounts the {key} volume {name!r} at /dev/shm instead of a memory-backed emptyDir"
+            what = f"mounts the {key} volume {name!r} at /dev/shm"
+            why = "/dev/shm needs a memory-backed emptyDir."
         size = computed_shm_mib(containers)
         fix = None
         if size is not None:
@@ -55,4 +52,4 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
                 else (RemovePath(vpath + (key,)), SetValue(vpath + ("emptyDir",), new))
             )
             fix = Fix(f"Replace volume {name!r} with a {format_mib(size)} memory-backed emptyDir", ops)
-        yield ctx.report(t.resource, vpath + (key,), f"container {who} {what}", fix=fix)
+        yield ctx.report(t.resource, vpath + (key,), f"container {who} {what}", fix=fix, detail=why)

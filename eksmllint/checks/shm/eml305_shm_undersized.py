@@ -70,8 +70,8 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:  # judged clas
         yield ctx.report(
             t.resource,
             path,
-            f"the /dev/shm emptyDir {vol.get('name')!r} of container {c.name!r} is limited to "
-            f"{format_mib(size)}: {need.why}",
+            f"the /dev/shm emptyDir {vol.get('name')!r} of container {c.name!r} is limited to {format_mib(size)}",
+            detail=f"{need.why[0].upper()}{need.why[1:]}.",
             fix=_raise_fix(t, path, vol, size, containers, [n for _, n in short]),
         )
 

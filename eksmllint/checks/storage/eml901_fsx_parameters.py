@@ -172,11 +172,7 @@ def _lustre_problems(r: Resource, s: LustreSettings, api: bool) -> Iterator[tupl
         if dt in SCRATCH:
             yield (
                 s.throughput_path,
-                (
-                    f"perUnitStorageThroughput {text(s.throughput)!r} is only valid for "
-                    f"PERSISTENT_1/PERSISTENT_2; a {dt} file system does not accept it "
-                    "and creating it fails"
-                ),
+                f"perUnitStorageThroughput {text(s.throughput)!r} is not accepted by a {dt} file system (creating it fails)",
             )
         elif value is None:
             yield (
@@ -254,7 +250,7 @@ def _storage_class_extras(sc: Resource, dt: str | None) -> Iterator[tuple[DocPat
             )
 
 
-def _pvc_capacity(ctx: RuleContext, pvc: Resource) -> Iterator[tuple[DocPath, str]]:
+def _pvc_capacity(ctx: RuleContext, pvc: Resource) -> Iterator[tuple[DocPath, str, str]]:
     sc_name = pvc.get(("spec", "storageClassName"))
     if not isinstance(sc_name, str) or not sc_name or pvc.get(("spec", "volumeName")):
         return
@@ -272,19 +268,17 @@ def _pvc_capacity(ctx: RuleContext, pvc: Resource) -> Iterator[tuple[DocPath, st
             return
         yield (
             ("spec", "resources", "requests", "storage"),
-            (
-                f"requests {pvc.get(('spec', 'resources', 'requests', 'storage'))} from FSx StorageClass {sc_name} "
-                f"({dt} {storage}), whose capacity comes in {increment_text(dt, storage, tp)}: the driver "
-                f"creates (and bills) a {rounded} GiB file system"
-            ),
+            f"requests {pvc.get(('spec', 'resources', 'requests', 'storage'))} from FSx StorageClass {sc_name}, "
+            f"which creates (and bills) {rounded} GiB",
+            f"A {dt} {storage} file system's capacity comes in {increment_text(dt, storage, tp)}.",
         )
 
 
 def check(ctx: RuleContext, r: Resource) -> Iterator[Finding]:
     """EML901: FSx for Lustre settings invalid for the deployment type, or capacity off-increment."""
     if r.kind == "PersistentVolumeClaim":
-        for path, message in _pvc_capacity(ctx, r):
-            yield ctx.report(r, path, message)
+        for path, message, detail in _pvc_capacity(ctx, r):
+            yield ctx.report(r, path, message, detail=detail)
         return
     settings = _settings_of(r)
     if settings is None:

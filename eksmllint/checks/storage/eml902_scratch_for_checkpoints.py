@@ -89,6 +89,7 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
             yield ctx.report(
                 t.resource,
                 path,
-                f"checkpoints in {directory} go to PVC {pvc} of StorageClass {sc}, an FSx for Lustre {dt} "
-                "file system whose data is not replicated and is lost when a file server fails",
+                f"checkpoints in {directory} go to PVC {pvc}, an FSx for Lustre {dt} file system",
+                detail=f"StorageClass {sc} creates {dt} file systems, whose data is not replicated and is lost "
+                "when a file server fails.",
             )

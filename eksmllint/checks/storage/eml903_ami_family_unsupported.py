@@ -61,8 +61,8 @@ def check(ctx: RuleContext, r: Resource) -> Iterator[Finding]:
     yield ctx.report(
         r,
         first,
-        f"{what} selects Amazon Linux 2, but EKS publishes no AL2 AMIs for Kubernetes {target} "
-        "(1.32 was the last; AL2 support ended 2025-11-26): nodes cannot be launched",
+        f"{what} selects Amazon Linux 2, but EKS publishes no AL2 AMIs for Kubernetes {target}",
+        detail="1.32 was the last; AL2 support ended 2025-11-26. Nodes cannot be launched.",
         fix=Fix(
             "Switch to AL2023 (alias al2023@latest: pin a release that exists for your Kubernetes "
             "version afterwards; review userData: AL2023 bootstraps with nodeadm, not bootstrap.sh)",

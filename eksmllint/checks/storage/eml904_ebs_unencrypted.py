@@ -31,7 +31,8 @@ def check(ctx: RuleContext, r: Resource) -> Iterator[Finding]:
         yield ctx.report(
             r,
             ebs_path + (("encrypted",) if "encrypted" in ebs else ()),
-            f"EBS volume {device} {state}: the node's disk (container images, logs, emptyDir "
-            "and local checkpoint data) is stored unencrypted at rest",
+            f"EBS volume {device} {state}",
+            detail="The node's disk (container images, logs, emptyDir and local checkpoint data) is stored "
+            "unencrypted at rest.",
             fix=Fix(f"Set encrypted: true on block device {device}", (SetValue(ebs_path + ("encrypted",), True),)),
         )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from builders import said
 
 from eksmllint.catalogue import get_catalogue, kubelet_allocatable
 from eksmllint.config import Config
@@ -69,9 +70,9 @@ spec:
 )
 def test_eml603_uses_the_ec2nodeclass_kubelet_block(memory, kubelet, reported):
     found = lint(RUN.replace("MEMORY", memory).replace("KUBELET", kubelet), "EML603")
-    assert bool(found) == reported, [f.message for f in found]
+    assert bool(found) == reported, [said(f) for f in found]
     if found and kubelet:
-        assert "kubelet settings" in found[0].message
+        assert "kubelet settings" in said(found[0])
 
 
 def test_kubelet_allocatable_defaults_reproduce_every_catalogue_row():
@@ -142,6 +143,6 @@ IR = "karpenter.k8s.aws/capacity-reservation-interruptible"
 )
 def test_eml106_reserved_and_interruptible_reservations(reqs, expected):
     found = lint(POOL_AND_JOB.replace("REQS", reqs), "EML106")
-    assert [expected in f.message for f in found] == ([True] if expected else [])
+    assert [expected in said(f) for f in found] == ([True] if expected else [])
     if expected == "interruptible capacity reservations":
         assert found[0].fix is None  # dropping spot would not help

@@ -106,7 +106,7 @@ def project(tmp_path, monkeypatch):
 
 
 def linted(*args) -> set[str]:
-    doc = json.loads(run("lint", "--format", "json", *args).output)
+    doc = json.loads(run("lint", "--format", "json", *args).stdout)
     return {f["resource"]["name"] for f in doc["findings"]}
 
 

@@ -439,9 +439,9 @@ def test_rules_run_with_the_cyclic_gc_paused_and_it_is_back_afterwards(tree, mon
     seen = []
     real = engine.run_rules
 
-    def spy(run, rules, focus=None):
+    def spy(run, rules, *args):
         seen.append(gc.isenabled())
-        return real(run, rules, focus)
+        return real(run, rules, *args)
 
     monkeypatch.setattr(engine, "run_rules", spy)
     result = lint_paths([str(tree)], Config(), jobs=1)

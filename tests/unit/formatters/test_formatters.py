@@ -49,7 +49,9 @@ def test_junit_parses_back():
     xml = JUnitXml.fromstring(out.output.encode())
     cases = [case for suite in xml for case in suite]
     assert any(
-        case.name == "EML301 shm-missing: PyTorchJob training/llama-pretrain (line 14)" and case.result
+        case.name
+        == "EML301 shm-missing: PyTorchJob training/llama-pretrain spec.pytorchReplicaSpecs.Worker.template.spec.containers[0].name"
+        and case.result
         for case in cases
     )
     failure = next(case for case in cases if case.result).result[0]

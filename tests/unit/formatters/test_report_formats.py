@@ -219,11 +219,27 @@ def test_helm_stdin_points_at_the_chart_file_in_every_format(chart_repo):
     assert "trainer/templates/job.yaml" in run("lint", "--format", "html", "-", input=RENDERED).output
 
 
-def test_helm_stdin_line_is_not_guessed(chart_repo):
-    """When the flagged line does not occur once in the template, the finding is file-level and the
-    message names the rendered line instead of pinning a wrong template line."""
+def test_helm_stdin_maps_a_line_with_template_actions_by_its_literal_parts(chart_repo):
+    """`- name: {{ .Values.name }}` rendered `- name: pytorch`: the one template line whose literal
+    text around its actions matches is the finding's line (issue 25 item 5)."""
     template = chart_repo / TEMPLATE_PATH
     template.write_text(template.read_text().replace("- name: pytorch", "- name: {{ .Values.name }}"))
+    (result,) = json.loads(run("lint", "--format", "sarif", "-", input=RENDERED).output)["runs"][0]["results"]
+    assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == TEMPLATE_LINE
+    template.write_text(
+        template.read_text().replace("- name: {{ .Values.name }}  # expect: EML301", "{{ .Values.c | nindent 12 }}")
+    )
+    (result,) = json.loads(run("lint", "--format", "sarif", "-", input=RENDERED).output)["runs"][0]["results"]
+    assert result["locations"][0]["physicalLocation"]["region"] == {"startLine": 1}  # no literal words: not guessed
+
+
+def test_helm_stdin_line_is_not_guessed(chart_repo):
+    """When the flagged line does not occur once in the template, the finding is file-level and the
+    message names the rendered line instead of pinning a wrong template line: here two lines could
+    have rendered it."""
+    template = chart_repo / TEMPLATE_PATH
+    text = template.read_text().replace("- name: pytorch", "- name: {{ .Values.name }}")
+    template.write_text(text.replace("  name: llama-pretrain", "  - name: {{ .Values.job }}"))
     (result,) = json.loads(run("lint", "--format", "sarif", "-", input=RENDERED).output)["runs"][0]["results"]
     assert result["locations"][0]["physicalLocation"]["region"] == {"startLine": 1}
     assert f"helm template output line {RENDERED_LINE}" in result["message"]["text"]
@@ -256,7 +272,7 @@ def hostile(repo):
 def test_text_report_cannot_be_forged(hostile):
     out = run("lint", "k8s").output
     lines = out.splitlines()
-    assert len(lines) == 2 and lines[1].startswith("Found 1 finding")
+    assert len(lines) == 3 and lines[1] == "Linted 1 file, 1 object." and lines[2].startswith("Found 1 finding")
     assert lines[0].startswith("k8s/evil\\nx.yaml:1:1: EML999") and "\x1b" not in out and "\u2028" not in out
     assert "EML999 [error] forged" in lines[0]  # shown, escaped, on the one real finding line
 

@@ -9,6 +9,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from builders import said
 from click.testing import CliRunner
 from repository import ROOT
 
@@ -86,7 +87,7 @@ def test_core_schema_reads_placeholder_as_unknown(value):
 @pytest.mark.parametrize("value", ["four", "num_nodes", '"2"', "NEVER"])
 def test_core_schema_still_rejects_real_type_errors(value):
     result = lint_text(JOB.format(value=value), name="job.yaml")
-    assert [f.message for f in result.active if f.code == "EML002"] == [
+    assert [said(f) for f in result.active if f.code == "EML002"] == [
         f'"spec.parallelism": expected integer, got string "{value.strip(chr(34))}"'
     ]
 
@@ -104,7 +105,7 @@ def test_placeholder_in_enum_is_unknown_but_a_wrong_word_is_not():
         for f in lint_text(nodepool.format(policy=p), name="np.yaml").active
         if f.code == "EML002"
     ]
-    assert [f.message.split(" (got")[-1] for f in schema_errors] == [' "WhenUnderutilized")']
+    assert [said(f).split(" (got")[-1] for f in schema_errors] == [' "WhenUnderutilized")']
 
 
 def test_placeholder_is_never_a_number():
@@ -184,7 +185,7 @@ def test_chart_reported_once_and_templates_not_linted(tmp_path):
         ("EML002", "error", str(chart / "templates" / "static.yaml"), 7),
     ]
     message = result.active[0].message
-    assert f"helm template {chart} | eksmllint lint -" in message and "3 template file(s)" in message
+    assert f"helm template {chart} | eksmllint lint -" in result.active[0].detail and "3 template file(s)" in message
     assert sorted(Path(s.file).name for s in result.skipped) == ["_helpers.tpl", "job.yaml", "parses.yaml"]
     assert "EML001" not in codes(result)
 
@@ -194,7 +195,7 @@ def test_chart_found_when_linting_only_its_templates_folder(tmp_path, monkeypatc
     monkeypatch.chdir(tmp_path / "charts" / "trainer")
     result = lint_paths(["templates/job.yaml"], Config())
     assert [(f.code, f.location.file) for f in result.active] == [("EML007", "Chart.yaml")]
-    assert "helm template . | eksmllint lint -" in result.active[0].message
+    assert "helm template . | eksmllint lint -" in result.active[0].detail
 
 
 def test_templates_folder_without_chart_is_linted(tmp_path):
@@ -273,7 +274,7 @@ spec:
 
 def test_spark_pod_template_needs_no_containers_but_is_still_validated(tmp_path):
     write(tmp_path, {"driver-pod-template.yaml": SPARK_POD_TEMPLATE, "driver-pod.yaml": SPARK_POD_TEMPLATE})
-    found = sorted((Path(f.location.file).name, f.message) for f in lint_paths([str(tmp_path)], Config()).active)
+    found = sorted((Path(f.location.file).name, said(f)) for f in lint_paths([str(tmp_path)], Config()).active)
     assert found == [
         ("driver-pod-template.yaml", 'unknown field "spec.tolerationz" (did you mean "tolerations"?)'),
         ("driver-pod.yaml", 'missing required field "containers" in spec'),

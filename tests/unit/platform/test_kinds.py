@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 
 from eksmllint.core.engine import lint_text
 from eksmllint.models import KNOWN_CRD_KINDS
-from eksmllint.platform.kinds import kinds_with, pod_template_paths, row_for, rows, webhook_resources
+from eksmllint.platform.kinds import pod_template_paths, row_for, rows, webhook_resources
 from eksmllint.server.manifests import WEBHOOK_RESOURCES
+from eksmllint.server.owners import owners
 
 #: Modelled CRD kinds that carry no pod template, and so need no kinds row.
 NO_POD_TEMPLATES = {
@@ -27,6 +28,7 @@ NO_POD_TEMPLATES = {
     "RestApi",
     "Token",
     "Cluster",
+    "Topology",  # Kueue: the levels of a data centre
 }
 
 
@@ -61,8 +63,11 @@ def test_the_webhook_is_sent_every_kind_that_has_a_resource():
     assert webhook_resources()[0] == ("", ("v1",), ("pods",))
 
 
-def test_owner_kinds_include_every_operator_kind():
-    assert {"Job", "PyTorchJob", "MPIJob", "TrainJob", "JobSet", "RayJob", "HyperPodPyTorchJob"} <= kinds_with("owner")
+def test_every_owner_kind_the_webhook_trusts_is_a_workload_kind():
+    """server/owners.yaml names which controllers make objects from which owner kinds; each of
+    those kinds is judged (has a kinds row), else its objects would be judged nowhere."""
+    assert all(any(r.kind == kind for r in rows()) for kind in owners())
+    assert {"PyTorchJob", "JAXJob", "XGBoostJob", "PaddleJob"} <= set(owners())
 
 
 def _workloads(*docs: dict):
@@ -191,12 +196,12 @@ def test_a_trainjob_without_its_runtime_is_said_not_judged():
     result, workloads = _workloads(_trainjob(runtime="absent"))
     assert not workloads
     (f,) = [f for f in result.active if f.code == "EML004"]
-    assert "not judged" in f.message and "'absent' is not in the run" in f.message
+    assert "not judged" in f.message and "'absent', which runs its pods, is not in the run" in f.message
     other = _runtime("absent")
     other["spec"]["mlPolicy"]["numNodes"] = 2
     result, workloads = _workloads(_runtime("absent"), other, _trainjob(runtime="absent"))
     (f,) = [f for f in result.active if f.code == "EML004"]
-    assert "2 different ClusterTrainingRuntimes named 'absent'" in f.message
+    assert "2 different ClusterTrainingRuntimes are named 'absent'" in f.message
 
 
 def test_a_katib_trial_is_judged_as_the_object_it_runs():

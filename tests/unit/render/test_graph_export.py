@@ -200,6 +200,22 @@ def test_dot_renders_with_graphviz(graph):
     assert sum(1 for g in drawn if "edge" in g.get("class", "").split()) == len(graph.edges)
 
 
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz `dot` is not installed (apt-get install graphviz)")
+def test_dot_edges_carry_no_labels_and_one_legend_names_their_types(graph):
+    """At size, a label on every edge overlaps into a tangle (issue 25 item 10): edges are told
+    apart by colour, named once in the legend of the graph's title, and in each edge's tooltip."""
+    out = subprocess.run(["dot", "-Tsvg"], input=to_dot(graph), capture_output=True, text=True, timeout=60)
+    root = ET.fromstring(out.stdout)
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    edges = [g for g in root.findall(".//s:g[@class]", ns) if "edge" in g.get("class", "").split()]
+    assert edges and all(g.find(".//s:text", ns) is None for g in edges)
+    drawing = root.find("s:g", ns)  # Graphviz's graph0: the graph's own label is its direct text
+    assert drawing is not None
+    legend = " ".join(t.text or "" for t in drawing.findall("s:text", ns))
+    assert {e.type for e in graph.edges} <= set(legend.split())
+    assert all(f'tooltip="{e.type}' in to_dot(graph) for e in graph.edges)
+
+
 # --- Mermaid ----------------------------------------------------------------------------------
 
 _MM_NODE = re.compile(r'^  (n\d+)(\["[^"\[\]{}|]*"\]|\(\["[^"\[\]{}|]*"\]\))$')

@@ -15,7 +15,7 @@ import httpx
 import pytest
 import trustme
 from repository import ROOT
-from webhook_calls import POD, _spec, app_with, call, crash
+from webhook_calls import BAD_JOB, POD, _spec, app_with, call, crash
 
 from eksmllint.config import Config
 from eksmllint.core.registry import default_registry
@@ -52,14 +52,15 @@ def test_rule_crash_is_answered_per_failure_mode(mode, allowed, caplog):
     assert "rule EML998 (test-crash) crashed" in caplog.text
 
 
-@pytest.mark.parametrize("mode,allowed", [("open", True), ("closed", False)])
-def test_time_budget_is_enforced(mode, allowed):
-    app = app_with(Rule(_spec("EML997", "test-slow"), slow), failure_mode=mode, time_budget=0.2)
+@pytest.mark.parametrize("mode", ["open", "closed"])
+@pytest.mark.parametrize("on_timeout,allowed", [("admit", True), ("deny", False)])
+def test_time_budget_is_enforced(mode, on_timeout, allowed):
+    app = app_with(Rule(_spec("EML997", "test-slow"), slow), failure_mode=mode, on_timeout=on_timeout, time_budget=0.2)
     started = time.monotonic()
     status, data = call(app, "/validate", review(POD))
     assert time.monotonic() - started < 0.9  # answered before the rule finished
     assert status == 200 and data["response"]["allowed"] is allowed
-    assert "budget" in json.dumps(data["response"])
+    assert "not judged within the 0.2s budget" in json.dumps(data["response"])
     assert 'eksmllint_webhook_requests_total{endpoint="validate",result="timeout"} 1.0' in app.metrics.render().decode()
 
 
@@ -160,17 +161,16 @@ def test_judge_owned_judges_controller_made_objects():
         },
     }
     linter = AdmissionLinter(Config(), default_registry())
-    _, skipped = call(WebhookApp(linter), "/validate", review(pod))
+    body = review(pod)
+    body["request"]["userInfo"] = {"username": "system:serviceaccount:kube-system:job-controller"}
+    _, skipped = call(WebhookApp(linter), "/validate", body)
     assert skipped["response"] == {"uid": "u-1", "allowed": True}
-    _, judged = call(WebhookApp(linter, ServerSettings(judge_owned=True)), "/validate", review(pod))
+    _, judged = call(WebhookApp(linter, ServerSettings(judge_owned=True)), "/validate", body)
     assert judged["response"]["allowed"] is False and "EML601" in judged["response"]["status"]["message"]
 
 
-def test_a_trickling_body_is_abandoned_with_408(monkeypatch):
-    import eksmllint.server.app as app_module
-
-    monkeypatch.setattr(app_module, "BODY_TIMEOUT", 0.2)
-    app = WebhookApp(AdmissionLinter(Config(), default_registry()))
+def test_a_trickling_body_is_abandoned_with_408():
+    app = WebhookApp(AdmissionLinter(Config(), default_registry()), ServerSettings(body_timeout=0.2))
     sent: list[dict] = []
 
     async def go():
@@ -217,27 +217,6 @@ def test_requests_beyond_max_in_flight_get_503_with_retry_after():
     assert (
         'eksmllint_webhook_requests_total{endpoint="validate",result="overloaded"} 1.0' in app.metrics.render().decode()
     )
-
-
-BAD_JOB = {
-    "apiVersion": "batch/v1",
-    "kind": "Job",
-    "metadata": {"name": "tokenize", "namespace": "ml"},
-    "spec": {
-        "template": {
-            "spec": {
-                "restartPolicy": "Never",
-                "containers": [
-                    {
-                        "name": "t",
-                        "image": "python:3.11.9-slim",
-                        "resources": {"requests": {"nvidia.com/gpu": 1}, "limits": {"cpu": "2", "memory": "4Gi"}},
-                    }
-                ],
-            }
-        }
-    },
-}
 
 
 @pytest.mark.parametrize("mode", ["open", "closed"])

@@ -113,7 +113,7 @@ def test_webhook_configurations():
         (names,) = [
             e for e in hook["namespaceSelector"]["matchExpressions"] if e["key"] == "kubernetes.io/metadata.name"
         ]
-        assert names["operator"] == "NotIn" and set(names["values"]) == {"eksmllint", "kube-system"}
+        assert names["operator"] == "NotIn" and set(names["values"]) == {"eksmllint", "kube-system", "cert-manager"}
         resources = {(g, r) for rule in hook["rules"] for g in rule["apiGroups"] for r in rule["resources"]}
         assert {
             ("kubeflow.org", "pytorchjobs"),
@@ -192,7 +192,7 @@ def test_webhook_manifests_for_another_namespace():
     assert hook["metadata"]["annotations"]["cert-manager.io/inject-ca-from"] == "ml-platform/eksmllint-serving"
     assert hook["webhooks"][0]["clientConfig"]["service"]["namespace"] == "ml-platform"
     values = hook["webhooks"][0]["namespaceSelector"]["matchExpressions"][0]["values"]
-    assert set(values) == {"ml-platform", "kube-system"}
+    assert set(values) == {"ml-platform", "kube-system", "cert-manager"}
     assert kinds["ClusterRoleBinding"][0]["subjects"][0]["namespace"] == "ml-platform"
     assert (
         "eksmllint.ml-platform.svc"
