@@ -34,7 +34,7 @@ def _lint(tmp_path: Path, *nodesets: dict) -> list[str]:
     (tmp_path / "train.sbatch").write_text(SCRIPT)
     (tmp_path / "nodesets.yaml").write_text(yaml.safe_dump_all(nodesets))
     result = lint_paths([str(tmp_path)], Config())
-    return [f"{f.location.line}:{f.location.col} {f.message}" for f in result.active if f.code == "EML401"]
+    return [f"{f.location.line}:{f.location.col} {f.message} {f.detail}" for f in result.active if f.code == "EML401"]
 
 
 def test_fp16_on_an_a100_partition_is_reported_at_the_flag(tmp_path):

@@ -120,6 +120,6 @@ def _unmodelled_configs(ctx: RuleContext, cm: Resource) -> Iterator[Finding]:
         yield ctx.report(
             cm,
             ("data", key),
-            f"not judged: key {key} holds a config for {form.label}, which eksmllint recognises but does not "
-            f"read; the precision, batch and checkpoint rules read {', '.join(read[:-1])} and {read[-1]} configs only",
+            f"not judged: key {key} holds a config for {form.label}, which eksmllint does not read",
+            detail=f"The precision, batch and checkpoint rules read {', '.join(read[:-1])} and {read[-1]} configs only.",
         )
