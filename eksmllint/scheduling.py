@@ -14,13 +14,22 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from eksmllint.catalogue import RESERVATION_LABELS, InstanceType, get_catalogue
+from eksmllint.apigroups import KUEUE_GROUP
+from eksmllint.catalogue import LABEL_ALIASES, RESERVATION_LABELS, InstanceType, ec2_instance_name, get_catalogue
 from eksmllint.lazy import cached_property, kept_on
 from eksmllint.placeholders import is_placeholder
+from eksmllint.platform.provisioners import Provisioner, provisioners
 from eksmllint.resource import Resource
 from eksmllint.workload import PodTemplate
 
 Requirement = tuple[str, str, tuple[str, ...]]  # (key, operator, values)
+
+
+def canonical_key(key: str) -> str:
+    """The catalogue's key for a provider's label (``eks.amazonaws.com/instance-family`` ->
+    ``karpenter.k8s.aws/instance-family``); instance-type math only."""
+    return LABEL_ALIASES.get(key, key)
+
 
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
 ZONE = "topology.kubernetes.io/zone"
@@ -30,52 +39,51 @@ ZONE_NAME_KEYS = (ZONE, "failure-domain.beta.kubernetes.io/zone")
 #: Taint effects that keep a pod off a node it does not tolerate (PreferNoSchedule only discourages).
 BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
 CAPACITY_TYPE = "karpenter.sh/capacity-type"
+NODEPOOL_LABEL = "karpenter.sh/nodepool"
 WELL_KNOWN_PREFIXES = ("karpenter.k8s.aws/", "karpenter.sh/")
-WELL_KNOWN = frozenset(
-    {
-        INSTANCE_TYPE,
-        "beta.kubernetes.io/instance-type",
-        ZONE,
-        "failure-domain.beta.kubernetes.io/zone",
-        "topology.kubernetes.io/region",
-        "kubernetes.io/arch",
-        "kubernetes.io/os",
-        "kubernetes.io/hostname",
-        "node.kubernetes.io/windows-build",
-        "topology.k8s.aws/zone-id",
-    }
+#: Labels every node carries, whoever provisioned it (platform/provisioners.yaml ``common-labels``).
+WELL_KNOWN = frozenset(provisioners().common_labels.keys)
+_CATALOGUE_INSTANCE_KEYS = (
+    INSTANCE_TYPE,
+    "karpenter.k8s.aws/instance-family",
+    "karpenter.k8s.aws/instance-category",
+    "karpenter.k8s.aws/instance-gpu-name",
+    "karpenter.k8s.aws/instance-accelerator-name",
+    "karpenter.k8s.aws/instance-size",
+    "karpenter.k8s.aws/instance-generation",
+    "karpenter.k8s.aws/instance-gpu-count",
+    "karpenter.k8s.aws/instance-accelerator-count",
+    "karpenter.k8s.aws/instance-gpu-manufacturer",
+    "karpenter.k8s.aws/instance-cpu",
+    "karpenter.k8s.aws/instance-memory",
 )
-#: Keys whose values the catalogue knows completely; an unknown value means "not an accelerated type".
-INSTANCE_KEYS = frozenset(
-    {
-        INSTANCE_TYPE,
-        "beta.kubernetes.io/instance-type",
-        "karpenter.k8s.aws/instance-family",
-        "karpenter.k8s.aws/instance-category",
-        "karpenter.k8s.aws/instance-gpu-name",
-        "karpenter.k8s.aws/instance-accelerator-name",
-        "karpenter.k8s.aws/instance-size",
-        "karpenter.k8s.aws/instance-generation",
-        "karpenter.k8s.aws/instance-gpu-count",
-        "karpenter.k8s.aws/instance-accelerator-count",
-        "karpenter.k8s.aws/instance-gpu-manufacturer",
-        "karpenter.k8s.aws/instance-cpu",
-        "karpenter.k8s.aws/instance-memory",
-    }
+#: Keys whose values the catalogue knows completely (with every provider's alias of them); an
+#: unknown value means "not an accelerated type".
+INSTANCE_KEYS = frozenset(_CATALOGUE_INSTANCE_KEYS) | frozenset(
+    alias for alias, key in LABEL_ALIASES.items() if key in _CATALOGUE_INSTANCE_KEYS
 )
-_CLOSED_KEYS = {
+_CLOSED = {
     INSTANCE_TYPE: "instance-type",
-    "beta.kubernetes.io/instance-type": "instance-type",
     "karpenter.k8s.aws/instance-family": "karpenter.k8s.aws/instance-family",
     "karpenter.k8s.aws/instance-category": "karpenter.k8s.aws/instance-category",
     "karpenter.k8s.aws/instance-gpu-name": "karpenter.k8s.aws/instance-gpu-name",
     "karpenter.k8s.aws/instance-accelerator-name": "karpenter.k8s.aws/instance-accelerator-name",
 }
+_CLOSED_KEYS = {k: _CLOSED[canonical_key(k)] for k in INSTANCE_KEYS if canonical_key(k) in _CLOSED}
+_COUNT_KEYS = frozenset(
+    k
+    for k in INSTANCE_KEYS
+    if canonical_key(k) in ("karpenter.k8s.aws/instance-gpu-count", "karpenter.k8s.aws/instance-accelerator-count")
+)
 
 
 def is_well_known(key: str) -> bool:
-    """A label Karpenter sets itself: satisfiable even when a NodePool does not mention it."""
-    return key in WELL_KNOWN or key.startswith(WELL_KNOWN_PREFIXES)
+    """A label some NodePool provisioner (Karpenter, EKS Auto Mode) sets itself: satisfiable even
+    when a NodePool does not mention it (:meth:`NodePoolView.sets_label` asks for one pool)."""
+    return key in WELL_KNOWN or any(p.sets_labels.has_key(key) for p in _NODEPOOL_FORMS)
+
+
+_NODEPOOL_FORMS = tuple(p for p in provisioners().of_kind("nodepool") if p.modelled)
 
 
 def parse_requirements(items: object) -> list[Requirement]:
@@ -142,7 +150,9 @@ def tolerates(tolerations: Iterable[dict], taint: Taint) -> bool:
 
 
 class NodePoolView:
-    """A Karpenter NodePool (v1, and v1beta1 read the same way where the fields agree)."""
+    """A ``karpenter.sh`` NodePool (v1, and v1beta1 read the same way where the fields agree), of
+    the provisioner its ``nodeClassRef`` names: Karpenter's EC2NodeClass, EKS Auto Mode's
+    NodeClass, or one recognised but not modelled (``form.modelled`` false; None: unknown)."""
 
     def __init__(self, resource: Resource) -> None:
         self.resource = resource
@@ -179,10 +189,52 @@ class NodePoolView:
         return None
 
     @property
-    def node_class_name(self) -> str | None:
+    def node_class_ref(self) -> tuple[str | None, str | None, str | None]:
+        """(group, kind, name) of ``nodeClassRef``; v1beta1 wrote ``apiVersion`` instead of group."""
         ref = self.template_spec.get("nodeClassRef")
-        name = ref.get("name") if isinstance(ref, dict) else None
-        return name if isinstance(name, str) else None
+        if not isinstance(ref, dict):
+            return (None, None, None)
+        group, kind, name = ref.get("group"), ref.get("kind"), ref.get("name")
+        api = ref.get("apiVersion")
+        if group is None and isinstance(api, str):
+            group = api.split("/")[0] if "/" in api else None
+        return (
+            group if isinstance(group, str) else None,
+            kind if isinstance(kind, str) else None,
+            name if isinstance(name, str) else None,
+        )
+
+    @cached_property
+    def form(self) -> Provisioner | None:
+        """The provisioner row of this pool (by nodeClassRef group + kind); None: a class no row knows."""
+        group, kind, _ = self.node_class_ref
+        return provisioners().by_node_class(group, kind)
+
+    @property
+    def modelled(self) -> bool:
+        """Placement can judge this pool (its provisioner is modelled)."""
+        return self.form is not None and self.form.modelled
+
+    @property
+    def node_class_name(self) -> str | None:
+        return self.node_class_ref[2]
+
+    def node_class(self, run) -> list[Resource]:
+        """The node class objects of the run this pool launches nodes with: resolved by group,
+        kind and name (an Auto Mode pool never matches an EC2NodeClass of the same name)."""
+        form, name = self.form, self.node_class_name
+        if form is None or form.node_class is None or not name:
+            return []
+        return run.find(form.node_class.kind, name, group=form.node_class.group)
+
+    def sets_label(self, key: str) -> bool:
+        """Nodes of this pool carry ``key`` although the pool does not mention it (its provisioner
+        sets it: instance type, zone, ``karpenter.k8s.aws/*`` for Karpenter, ``eks.amazonaws.com/
+        instance-*`` for Auto Mode)."""
+        if key in WELL_KNOWN:
+            return True
+        form = self.form
+        return form.sets_labels.has_key(key) if form is not None else is_well_known(key)
 
     @cached_property
     def instance_types(self) -> tuple[InstanceType, ...] | None:
@@ -205,10 +257,13 @@ def _instance_types_for(instance_reqs: tuple[Requirement, ...]) -> tuple[Instanc
     pinned = False
     for key, op, values in instance_reqs:
         if key in _CLOSED_KEYS and op == "In":
-            if not set(values) <= known[_CLOSED_KEYS[key]]:
+            closed = _CLOSED_KEYS[key]
+            if closed == "instance-type":  # a HyperPod node's ml.<type> is its EC2 twin's hardware
+                values = tuple(ec2_instance_name(v) for v in values)
+            if not set(values) <= known[closed]:
                 return None
             pinned = True
-        elif key in ("karpenter.k8s.aws/instance-gpu-count", "karpenter.k8s.aws/instance-accelerator-count"):
+        elif key in _COUNT_KEYS:
             pinned = pinned or op in ("Gt", "Gte", "Exists", "In")
     if not pinned:
         return None
@@ -298,7 +353,7 @@ def _labels_compatible(pod_reqs: list[Requirement], pool: NodePoolView) -> bool:
         if not offered:
             if op in ("NotIn", "DoesNotExist"):
                 continue
-            if not is_well_known(key):
+            if not pool.sets_label(key):
                 return False  # Karpenter cannot create a node with a label the pool does not set
             continue
         for _, pop, pvals in offered:
@@ -349,13 +404,107 @@ def placement_key(t: PodTemplate) -> tuple:
     return (tuple(tuple(term) for term in pod_requirement_terms(t)), tuple(_toleration_key(x) for x in t.tolerations))
 
 
-def land(t: PodTemplate, pools: list[NodePoolView]) -> Landing:
+#: Operators by which a pod asks for a label (rather than ruling one out).
+_ASKS = ("In", "Exists")
+
+
+def aimed_forms(terms: list[list[Requirement]]) -> frozenset[str] | None:
+    """The provisioner forms (``provisioners.yaml`` rows) a pod's requirements aim at: a term that
+    selects a label only one form's nodes carry (``karpenter.k8s.aws/*``, ``eks.amazonaws.com/
+    instance-*``, an ``ml.*`` instance type, ``eks.amazonaws.com/nodegroup``...). None: some term
+    aims at no form in particular, so any provisioner may serve it."""
+    forms: set[str] = set()
+    rows = provisioners().provisioners.values()
+    for term in terms:
+        found = {p.name for key, op, values in term if op in _ASKS for p in rows if p.aimed_at_by(key, values)}
+        if not found:
+            return None
+        forms |= found
+    return frozenset(forms)
+
+
+def pinned_pool_names(terms: list[list[Requirement]]) -> set[str] | None:
+    """NodePool names the pod pins with ``karpenter.sh/nodepool In [...]`` in every term; None: unpinned."""
+    names: set[str] = set()
+    for term in terms:
+        pinned = [set(v) for k, op, v in term if k == NODEPOOL_LABEL and op == "In"]
+        if not pinned:
+            return None
+        names |= set.intersection(*pinned)
+    return names
+
+
+def relevant_pools(terms: list[list[Requirement]], pools: list[NodePoolView]) -> list[NodePoolView] | None:
+    """The open world: the run's pools among which the pod's place is decided, or None when the
+    run cannot say (rules that conclude from absence stay silent). None when the pod aims at a
+    form without pools in the run (a managed node group, HyperPod ``ml.*`` nodes), at a NodePool
+    by name that the run does not hold (one created by Terraform), or could land on a pool of a
+    provisioner that is recognised but not modelled."""
+    forms = aimed_forms(terms)
+    if forms is not None:
+        pools = [p for p in pools if p.form is not None and p.form.name in forms]
+    if any(not p.modelled for p in pools):
+        return None
+    if not pools:
+        return None
+    names = pinned_pool_names(terms)
+    if names is not None and not any(p.name in names for p in pools):
+        # a pool the run does not hold (created by Terraform, or a built-in Auto Mode pool) --
+        # unless the name is a near miss of one it holds, which is a typo worth reporting
+        import difflib
+
+        held = [p.name for p in pools]
+        if not any(difflib.get_close_matches(n, held, n=1, cutoff=0.8) for n in names):
+            return None
+    return pools
+
+
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+FlavorLabels = tuple[tuple[str, str], ...]
+
+
+def flavor_labels(run, t: PodTemplate) -> tuple[FlavorLabels, ...] | None:
+    """Kueue admits a workload to one ResourceFlavor of its ClusterQueue and adds that flavor's
+    ``nodeLabels`` to the pods' nodeSelector: the node labels of each flavor the workload's queue
+    (``kueue.x-k8s.io/queue-name`` -> LocalQueue -> ClusterQueue -> ResourceFlavor) can admit it
+    to. None when the pod is not queued or the run does not hold the whole chain."""
+    r = t.resource
+    queue = r.labels.get(KUEUE_QUEUE_LABEL) or t.labels.get(KUEUE_QUEUE_LABEL)
+    if not isinstance(queue, str):
+        return None
+    local = run.find("LocalQueue", queue, r.namespace, group=KUEUE_GROUP)
+    cq_name = local[0].get(("spec", "clusterQueue")) if len(local) == 1 else None
+    cqs = run.find("ClusterQueue", cq_name, group=KUEUE_GROUP) if isinstance(cq_name, str) else []
+    if len(cqs) != 1:
+        return None
+    names: list[str] = []
+    groups = cqs[0].get(("spec", "resourceGroups"))
+    for group in groups if isinstance(groups, list) else ():
+        flavors = group.get("flavors") if isinstance(group, dict) else None
+        names += [f["name"] for f in flavors or () if isinstance(f, dict) and isinstance(f.get("name"), str)]
+    found: list[FlavorLabels] = []
+    for name in dict.fromkeys(names):
+        objs = run.find("ResourceFlavor", name, group=KUEUE_GROUP)
+        if len(objs) != 1:
+            return None  # a flavor the run does not hold: its labels are unknown
+        labels = objs[0].get(("spec", "nodeLabels"))
+        found.append(tuple(sorted((str(k), str(v)) for k, v in labels.items())) if isinstance(labels, dict) else ())
+    return tuple(found) or None
+
+
+def land(t: PodTemplate, pools: list[NodePoolView], flavors: tuple[FlavorLabels, ...] | None = None) -> Landing:
     terms = pod_requirement_terms(t)
+    if flavors:  # one alternative per flavor Kueue may admit the workload to
+        terms = [term + [(k, "In", (v,)) for k, v in labels] for labels in flavors for term in terms]
     if any(_templated(r) for term in terms for r in term):
         # a selector filled in at apply time (`${INSTANCE_TYPE}`): where the pod lands is unknown,
         # as if the run had no NodePools, so no rule claims "no pool" or "lands on X"
         return Landing(pools_present=False, terms=[[r for r in term if not _templated(r)] for term in terms])
-    result = Landing(pools_present=bool(pools), terms=terms)
+    relevant = relevant_pools(terms, pools)
+    if relevant is None:  # judged by the pod's own selectors, as if the run held no NodePool
+        return Landing(pools_present=False, terms=terms)
+    pools = relevant
+    result = Landing(pools_present=True, terms=terms)
     tolerations = t.tolerations
     for pool in pools:
         if not any(compatible(term, pool) for term in terms):

@@ -139,11 +139,9 @@ def pod_pins_one_zone(t: PodTemplate) -> bool:
 
 
 def single_subnet(run: LintRun, pool: NodePoolView) -> bool:
-    """The pool's EC2NodeClass selects exactly one subnet by id (a subnet lives in one AZ)."""
-    name = pool.node_class_name
-    if not name:
-        return False
-    for nc in run.find("EC2NodeClass", name, group="karpenter.k8s.aws"):
+    """The pool's node class (EC2NodeClass, or Auto Mode's NodeClass) selects exactly one subnet by
+    id (a subnet lives in one AZ)."""
+    for nc in pool.node_class(run):
         terms = nc.get(("spec", "subnetSelectorTerms"))
         if (
             isinstance(terms, list)

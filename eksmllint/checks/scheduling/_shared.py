@@ -21,8 +21,7 @@ from eksmllint.core.finding import DocPath
 from eksmllint.resource import Resource
 from eksmllint.scheduling import (
     INSTANCE_KEYS,
-    INSTANCE_TYPE,
-    WELL_KNOWN_PREFIXES,
+    WELL_KNOWN,
     ZONE_NAME_KEYS,
     NodePoolView,
     Requirement,
@@ -30,16 +29,8 @@ from eksmllint.scheduling import (
 )
 from eksmllint.workload import PodTemplate
 
-#: Label prefixes / keys that only non-Karpenter nodes carry (managed node groups, Fargate, eksctl)
-#: or that pin one existing node: pods selecting them are not meant for a NodePool.
-NON_KARPENTER_PREFIXES = (
-    "eks.amazonaws.com/",
-    "alpha.eksctl.io/",
-    "sagemaker.amazonaws.com/",
-    "kubernetes.io/hostname",
-)
-#: Instance types Karpenter never launches: SageMaker HyperPod nodes (``ml.g5.8xlarge``).
-NON_KARPENTER_TYPE_PREFIXES = ("ml.",)
+#: A label that pins one existing node: such a pod is not meant for a NodePool.
+HOSTNAME = "kubernetes.io/hostname"
 #: Related locations listed per finding: a pod that fits 500 NodePools must not carry 500.
 RELATED_MAX = 5
 POSITIVE_OPS = ("In", "Exists", "Gt", "Lt", "Gte", "Lte")
@@ -117,12 +108,14 @@ def targets_nodepools(
 ) -> bool:
     """Whether the pod is clearly meant to run on the run's NodePools.
 
-    True for pods that request accelerators or pin Karpenter-provisioned capacity (instance type /
-    family / GPU labels, ``karpenter.sh/*``, ``karpenter.k8s.aws/*``, or a custom label some NodePool
-    of the run sets). False for DaemonSets (they follow nodes, never cause provisioning; EML105 covers
-    device-plugin coverage), pods bound to a node (``nodeName``), and pods that select labels only
-    other capacity carries (managed node groups, Fargate, SageMaker HyperPod ``ml.*`` instances, one
-    host) or a custom label no NodePool sets.
+    True for pods that request accelerators or pin NodePool-provisioned capacity (instance type /
+    family / GPU labels, labels a NodePool provisioner sets such as ``karpenter.k8s.aws/*`` or
+    ``eks.amazonaws.com/instance-*``, or a custom label some NodePool of the run sets). False for
+    DaemonSets (they follow nodes, never cause provisioning; EML105 covers device-plugin
+    coverage), pods bound to a node (``nodeName``, ``kubernetes.io/hostname``), and pods that
+    select a label no NodePool sets (a managed node group's, a custom one no pool of the run
+    sets). Pods aimed at another provisioner form (HyperPod ``ml.*``, a node group) have no
+    NodePools to judge in the first place (:func:`eksmllint.scheduling.relevant_pools`).
     """
     if t.resource.kind == "DaemonSet" or t.spec.get("nodeName"):
         return False
@@ -133,20 +126,14 @@ def targets_nodepools(
         for r in term:
             if r.op not in POSITIVE_OPS:
                 continue
-            if r.key.startswith(NON_KARPENTER_PREFIXES):
-                return False
-            if (
-                r.key in (INSTANCE_TYPE, "beta.kubernetes.io/instance-type")
-                and r.values
-                and all(v.startswith(NON_KARPENTER_TYPE_PREFIXES) for v in r.values)
-            ):
+            if r.key == HOSTNAME:
                 return False
             if not is_well_known(r.key):
                 if r.key not in offered:
                     return False  # e.g. a managed node group's label: another provisioner's nodes
                 pinned = True
-            elif r.key in INSTANCE_KEYS or r.key.startswith(WELL_KNOWN_PREFIXES):
-                pinned = True
+            elif r.key in INSTANCE_KEYS or r.key not in WELL_KNOWN:
+                pinned = True  # an instance label, or one a NodePool provisioner sets
     return pinned
 
 
@@ -207,6 +194,13 @@ def analyse(ctx: RuleContext, t: PodTemplate) -> Verdict | None:
     if not ctx.run.nodepools:
         return None
     return ctx.run.once("eml7-verdict", t, _verdict)
+
+
+def assumed_complete(pools: list[NodePoolView]) -> str:
+    """How a finding concluded from absence says what it assumed: the run is a partial view of
+    the cluster, so "no pool can" holds only if the run holds every pool of these forms."""
+    forms = sorted({p.form.label for p in pools if p.form is not None}) or ["Karpenter"]
+    return f"assuming the run holds every {' and '.join(forms)} NodePool of the cluster"
 
 
 def candidates(t: PodTemplate, verb: str = "can") -> str:

@@ -6,10 +6,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from eksmllint.analysis.placement import device_fit, requirement_text
-from eksmllint.checks.scheduling._shared import POOL_REQUIREMENTS, Req, analyse, plain, pods_of, requirement_terms
+from eksmllint.checks.scheduling._shared import (
+    POOL_REQUIREMENTS,
+    Req,
+    analyse,
+    assumed_complete,
+    plain,
+    pods_of,
+    requirement_terms,
+)
 from eksmllint.core.context import RuleContext
 from eksmllint.core.finding import DocPath, Finding
-from eksmllint.scheduling import CAPACITY_TYPE, INSTANCE_KEYS, NodePoolView, compatible, reserved_only
+from eksmllint.scheduling import CAPACITY_TYPE, INSTANCE_KEYS, NodePoolView, compatible, relevant_pools, reserved_only
 from eksmllint.workload import PodTemplate
 
 
@@ -56,7 +64,7 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
         return
     terms = requirement_terms(t)
     accels = t.accelerators
-    pools = ctx.run.nodepools
+    pools = relevant_pools([plain(term) for term in terms], ctx.run.nodepools) or ctx.run.nodepools
     reasons: list[str] = []
     culprit: Req | None = None
     for pool in pools:  # the three shown, and on until some pool names the requirement at fault
@@ -70,6 +78,7 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
     yield ctx.report(
         t.resource,
         path,
-        f"no NodePool of the run can launch a node for {pods_of(t)} ({shown}), so Karpenter never provisions one",
+        f"no NodePool of the run can launch a node for {pods_of(t)} ({shown}), so Karpenter never provisions one "
+        f"({assumed_complete(pools)})",
         related=[p.resource.location(POOL_REQUIREMENTS) for p in pools[:5]],
     )
