@@ -16,6 +16,7 @@ from functools import lru_cache
 
 from eksmllint.apigroups import KUEUE_GROUP
 from eksmllint.catalogue import LABEL_ALIASES, RESERVATION_LABELS, InstanceType, ec2_instance_name, get_catalogue
+from eksmllint.core.finding import DocPath
 from eksmllint.lazy import cached_property, kept_on
 from eksmllint.placeholders import is_placeholder
 from eksmllint.platform.provisioners import Provisioner, provisioners
@@ -547,3 +548,49 @@ def _landing_types(terms: list[list[Requirement]], pools: list[NodePoolView] | N
                 return None
             found.update((it.name, it) for it in types)
     return tuple(found.values())
+
+
+def unjudged_form(run, r: Resource) -> tuple[DocPath, str] | None:
+    """A provisioner form recognised but not modelled, said once per run and form at the first
+    object that uses it (EML004's "not judged"): a NodePool whose ``nodeClassRef`` names a class
+    no row models (a HyperPod ``HyperpodNodeClass``, another cloud's class), or a workload whose pods
+    aim at a form without a model (Fargate). (path, message) or None."""
+    said = run.memo("unjudged-provisioner-forms")
+    view = run.nodepool_of(r)
+    if view is not None:
+        if view.modelled:
+            return None
+        group, kind, _ = view.node_class_ref
+        form = view.form
+        key = form.name if form is not None else f"{group}/{kind}"
+        if key in said:
+            return None
+        said[key] = True
+        same = [
+            p.name
+            for p in run.nodepools
+            if (p.form is form if form is not None else p.node_class_ref[:2] == (group, kind))
+        ]
+        label = form.label if form is not None else "a provisioner eksmllint has no row for"
+        why = f": {form.why}" if form is not None and form.why else ""
+        return (
+            ("spec", "template", "spec", "nodeClassRef"),
+            f"not judged: NodePool{'s' if len(same) > 1 else ''} {', '.join(same)} launch{'' if len(same) > 1 else 'es'} "
+            f"nodes through {group}/{kind} ({label}), which eksmllint does not model{why}; placement rules skip "
+            "the pods that can land there",
+        )
+    w = run.workload_for(r)
+    if w is None:
+        return None
+    for t in w.templates:
+        for name in aimed_forms(pod_requirement_terms(t)) or ():
+            form = provisioners().provisioners[name]
+            if form.modelled or name in said:
+                continue
+            said[name] = True
+            return (
+                t.spec_path + ("nodeSelector",) if t.node_selector else t.spec_path,
+                f"not judged: {t.display()} aims at {form.label} nodes, which eksmllint does not model ({form.why}); "
+                "placement rules skip its pods",
+            )
+    return None

@@ -18,6 +18,7 @@ from eksmllint.checks.input._shared import (
 from eksmllint.core.finding import Finding
 from eksmllint.models import KNOWN_CRD_KINDS, model_for
 from eksmllint.resource import Resource
+from eksmllint.scheduling import unjudged_form
 from eksmllint.schema import ApiStatus, api_status
 
 if TYPE_CHECKING:
@@ -26,6 +27,9 @@ if TYPE_CHECKING:
 
 
 def check(ctx: RuleContext, r: Resource) -> Iterator[Finding]:
+    if (unjudged := unjudged_form(ctx.run, r)) is not None:  # a provisioner form without a model
+        yield ctx.report(r, *unjudged)
+        return
     api, kind = r.api_version, r.kind
     if not api or not kind:
         return  # EML002 reports the missing apiVersion/kind

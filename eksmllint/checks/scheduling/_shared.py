@@ -25,6 +25,7 @@ from eksmllint.scheduling import (
     ZONE_NAME_KEYS,
     NodePoolView,
     Requirement,
+    flavor_labels,
     is_well_known,
 )
 from eksmllint.workload import PodTemplate
@@ -76,6 +77,17 @@ def requirement_terms(t: PodTemplate) -> list[list[Req]]:
                     )
         out.append(reqs)
     return out
+
+
+def admitted_terms(run: LintRun, t: PodTemplate) -> list[list[Req]]:
+    """:func:`requirement_terms` as Kueue admits the pod: one alternative per ResourceFlavor of its
+    queue, with the flavor's ``nodeLabels`` (:func:`eksmllint.scheduling.flavor_labels`; reported
+    at the pod spec, which they are added to)."""
+    terms = requirement_terms(t)
+    flavors = flavor_labels(run, t)
+    if not flavors:
+        return terms
+    return [term + [Req(k, "In", (v,), t.spec_path) for k, v in labels] for labels in flavors for term in terms]
 
 
 def plain(term: list[Req]) -> list[Requirement]:
@@ -179,7 +191,7 @@ def _verdict(run: LintRun, t: PodTemplate) -> Verdict | None:
         return None  # a templated selector (`${INSTANCE_TYPE}`): where it lands is unknown
     return Verdict(
         targeted=targets_nodepools(
-            t, requirement_terms(t), run.nodepools, run.once("eml7-offered", run, _offered_keys)
+            t, admitted_terms(run, t), run.nodepools, run.once("eml7-offered", run, _offered_keys)
         ),
         usable=where.usable,
         blocked=where.blocked,

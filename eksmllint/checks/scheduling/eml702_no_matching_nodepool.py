@@ -9,11 +9,11 @@ from eksmllint.analysis.placement import device_fit, requirement_text
 from eksmllint.checks.scheduling._shared import (
     POOL_REQUIREMENTS,
     Req,
+    admitted_terms,
     analyse,
     assumed_complete,
     plain,
     pods_of,
-    requirement_terms,
 )
 from eksmllint.core.context import RuleContext
 from eksmllint.core.finding import DocPath, Finding
@@ -62,7 +62,7 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
     placement = analyse(ctx, t)
     if placement is None or placement.status != "nomatch":
         return
-    terms = requirement_terms(t)
+    terms = admitted_terms(ctx.run, t)
     accels = t.accelerators
     pools = relevant_pools([plain(term) for term in terms], ctx.run.nodepools) or ctx.run.nodepools
     reasons: list[str] = []
