@@ -1,11 +1,17 @@
 """Where can a pod template land? NodePool requirements, node selectors, affinity and taints.
 
 Karpenter semantics (facts file, section 3): a pod's constraints must fall inside a NodePool's
-requirements; labels Karpenter itself sets (instance type, zone, capacity type, ``karpenter.k8s.aws/*``)
-are satisfiable even when the NodePool does not mention them, but a custom label is only satisfiable
-when the NodePool's template sets it. The capacity-reservation labels are the exception among
-Karpenter's own: only reserved nodes carry them, so they need a pool that allows capacity type
-``reserved``. Startup taints need no toleration.
+requirements; labels the pool's provisioner sets itself (instance type, zone, capacity type,
+``karpenter.k8s.aws/*`` for Karpenter, ``eks.amazonaws.com/instance-*`` for EKS Auto Mode:
+``platform/provisioners.yaml``) are satisfiable even when the NodePool does not mention them, but a
+custom label is only satisfiable when the NodePool's template sets it. The capacity-reservation
+labels are the exception among Karpenter's own: only reserved nodes carry them, so they need a pool
+that allows capacity type ``reserved``. Startup taints need no toleration.
+
+The open world (:func:`relevant_pools`): the files of a run are a partial view of a cluster, so a
+pod is judged against the run's NodePools only when they are the pools it aims at -- those of the
+provisioner form its selectors name, holding the pool it pins by name, none of them of a form
+eksmllint does not model. Otherwise only the pod's own selectors say where it lands.
 """
 
 from __future__ import annotations
@@ -41,7 +47,6 @@ ZONE_NAME_KEYS = (ZONE, "failure-domain.beta.kubernetes.io/zone")
 BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
 CAPACITY_TYPE = "karpenter.sh/capacity-type"
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
-WELL_KNOWN_PREFIXES = ("karpenter.k8s.aws/", "karpenter.sh/")
 #: Labels every node carries, whoever provisioned it (platform/provisioners.yaml ``common-labels``).
 WELL_KNOWN = frozenset(provisioners().common_labels.keys)
 _CATALOGUE_INSTANCE_KEYS = (

@@ -20,8 +20,6 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 DATA = Path(__file__).with_name("provisioners.yaml")
 
-Requirement = tuple[str, str, tuple[str, ...]]
-
 
 class _Row(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
@@ -50,23 +48,6 @@ class LabelSet(_Row):
         return key in self.keys or key.startswith(self.prefixes)
 
 
-class BuiltinTaint(_Row):
-    key: str
-    effect: str
-    value: str = ""
-
-
-class RawRequirement(_Row):
-    key: str
-    operator: str
-    values: tuple[str, ...] = ()
-
-
-class BuiltinPool(_Row):
-    requirements: tuple[RawRequirement, ...]
-    taints: tuple[BuiltinTaint, ...] = ()
-
-
 class Provisioner(BaseModel):
     """One provisioner form (a row of ``provisioners.yaml``)."""
 
@@ -81,7 +62,6 @@ class Provisioner(BaseModel):
     sets_labels: LabelSet = Field(default_factory=LabelSet, alias="sets-labels")
     pod_labels: LabelSet = Field(default_factory=LabelSet, alias="pod-labels")
     instance_type_prefix: str | None = Field(None, alias="instance-type-prefix")
-    builtin_pools: dict[str, BuiltinPool] = Field(default_factory=dict, alias="builtin-pools")
     why: str | None = None
     source: str
 
@@ -169,7 +149,3 @@ def provisioners() -> ProvisionerTable:
 def label_aliases() -> Mapping[str, str]:
     """Provider label -> the catalogue's key (instance-type math only)."""
     return provisioners().label_aliases
-
-
-def builtin_requirements(pool: BuiltinPool) -> list[Requirement]:
-    return [(r.key, r.operator, r.values) for r in pool.requirements]
