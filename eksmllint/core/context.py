@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     import networkx as nx
 
     from eksmllint.core.rule import Rule
-    from eksmllint.scheduling import Landing, NodePoolView
+    from eksmllint.landing import Landing
+    from eksmllint.scheduling import NodePoolView
 
 
 _MISSING = object()
@@ -228,7 +229,8 @@ class LintRun:
         cache = self._landing_cache
         found = cache.get(id(template))
         if found is None:
-            from eksmllint.scheduling import flavor_labels, land, placement_key
+            from eksmllint.landing import flavor_labels, land
+            from eksmllint.scheduling import placement_key
 
             flavors = flavor_labels(self, template)  # Kueue adds a ResourceFlavor's nodeLabels
             key = (placement_key(template), flavors)

@@ -16,9 +16,9 @@ from eksmllint.checks.input._shared import (
     schema_version,
 )
 from eksmllint.core.finding import Finding
+from eksmllint.landing import unjudged_form
 from eksmllint.models import KNOWN_CRD_KINDS, model_for
 from eksmllint.resource import Resource
-from eksmllint.scheduling import unjudged_form
 from eksmllint.schema import ApiStatus, api_status
 
 if TYPE_CHECKING:

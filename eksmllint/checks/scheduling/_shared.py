@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from eksmllint.analysis.placement import Placement, placement, serves
 from eksmllint.core.context import LintRun, RuleContext
 from eksmllint.core.finding import DocPath
+from eksmllint.landing import flavor_labels
 from eksmllint.resource import Resource
 from eksmllint.scheduling import (
     INSTANCE_KEYS,
@@ -25,7 +26,6 @@ from eksmllint.scheduling import (
     ZONE_NAME_KEYS,
     NodePoolView,
     Requirement,
-    flavor_labels,
     is_well_known,
 )
 from eksmllint.workload import PodTemplate
@@ -81,7 +81,7 @@ def requirement_terms(t: PodTemplate) -> list[list[Req]]:
 
 def admitted_terms(run: LintRun, t: PodTemplate) -> list[list[Req]]:
     """:func:`requirement_terms` as Kueue admits the pod: one alternative per ResourceFlavor of its
-    queue, with the flavor's ``nodeLabels`` (:func:`eksmllint.scheduling.flavor_labels`; reported
+    queue, with the flavor's ``nodeLabels`` (:func:`eksmllint.landing.flavor_labels`; reported
     at the pod spec, which they are added to)."""
     terms = requirement_terms(t)
     flavors = flavor_labels(run, t)
@@ -127,7 +127,7 @@ def targets_nodepools(
     coverage), pods bound to a node (``nodeName``, ``kubernetes.io/hostname``), and pods that
     select a label no NodePool sets (a managed node group's, a custom one no pool of the run
     sets). Pods aimed at another provisioner form (HyperPod ``ml.*``, a node group) have no
-    NodePools to judge in the first place (:func:`eksmllint.scheduling.relevant_pools`).
+    NodePools to judge in the first place (:func:`eksmllint.landing.relevant_pools`).
     """
     if t.resource.kind == "DaemonSet" or t.spec.get("nodeName"):
         return False

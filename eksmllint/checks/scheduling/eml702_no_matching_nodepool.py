@@ -17,7 +17,8 @@ from eksmllint.checks.scheduling._shared import (
 )
 from eksmllint.core.context import RuleContext
 from eksmllint.core.finding import DocPath, Finding
-from eksmllint.scheduling import CAPACITY_TYPE, INSTANCE_KEYS, NodePoolView, compatible, relevant_pools, reserved_only
+from eksmllint.landing import relevant_pools
+from eksmllint.scheduling import CAPACITY_TYPE, INSTANCE_KEYS, NodePoolView, compatible, reserved_only
 from eksmllint.workload import PodTemplate
 
 
