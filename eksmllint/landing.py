@@ -44,6 +44,7 @@ class Landing:
     blocked: list[tuple[NodePoolView, Taint]] = field(default_factory=list)  # compatible, taint not tolerated
     pools_present: bool = False
     terms: list[list[Requirement]] = field(default_factory=list)
+    considered: list[NodePoolView] = field(default_factory=list)  # the pools it was judged against
 
     @cached_property
     def instance_types(self) -> tuple[InstanceType, ...] | None:
@@ -114,6 +115,10 @@ def flavor_labels(run, t: PodTemplate) -> tuple[FlavorLabels, ...] | None:
     ``nodeLabels`` to the pods' nodeSelector: the node labels of each flavor the workload's queue
     (``kueue.x-k8s.io/queue-name`` -> LocalQueue -> ClusterQueue -> ResourceFlavor) can admit it
     to. None when the pod is not queued or the run does not hold the whole chain."""
+    return run.once("flavor-labels", t, _flavor_labels)
+
+
+def _flavor_labels(run, t: PodTemplate) -> tuple[FlavorLabels, ...] | None:
     r = t.resource
     queue = r.labels.get(KUEUE_QUEUE_LABEL) or t.labels.get(KUEUE_QUEUE_LABEL)
     if not isinstance(queue, str):
@@ -150,7 +155,7 @@ def land(t: PodTemplate, pools: list[NodePoolView], flavors: tuple[FlavorLabels,
     if relevant is None:  # judged by the pod's own selectors, as if the run held no NodePool
         return Landing(pools_present=False, terms=terms)
     pools = relevant
-    result = Landing(pools_present=True, terms=terms)
+    result = Landing(pools_present=True, terms=terms, considered=pools)
     tolerations = t.tolerations
     for pool in pools:
         if not any(compatible(term, pool) for term in terms):
@@ -195,6 +200,11 @@ def _landing_types(terms: list[list[Requirement]], pools: list[NodePoolView] | N
     return tuple(found.values())
 
 
+_UNMODELLED_SELECTOR_FORMS = tuple(
+    p for p in provisioners().provisioners.values() if not p.modelled and p.kind != "nodepool"
+)
+
+
 def unjudged_form(run, r: Resource) -> tuple[DocPath, str] | None:
     """A provisioner form recognised but not modelled, said once per run and form at the first
     object that uses it (EML004's "not judged"): a NodePool whose ``nodeClassRef`` names a class
@@ -228,11 +238,11 @@ def unjudged_form(run, r: Resource) -> tuple[DocPath, str] | None:
     if w is None:
         return None
     for t in w.templates:
-        for name in aimed_forms(pod_requirement_terms(t)) or ():
-            form = provisioners().provisioners[name]
-            if form.modelled or name in said:
+        asks = [(k, v) for term in pod_requirement_terms(t) for k, op, v in term if op in _ASKS]
+        for form in _UNMODELLED_SELECTOR_FORMS if asks else ():
+            if form.name in said or not any(form.aimed_at_by(k, v) for k, v in asks):
                 continue
-            said[name] = True
+            said[form.name] = True
             return (
                 t.spec_path + ("nodeSelector",) if t.node_selector else t.spec_path,
                 f"not judged: {t.display()} aims at {form.label} nodes, which eksmllint does not model ({form.why}); "

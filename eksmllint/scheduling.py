@@ -211,7 +211,7 @@ class NodePoolView:
         group, kind, _ = self.node_class_ref
         return provisioners().by_node_class(group, kind)
 
-    @property
+    @cached_property
     def modelled(self) -> bool:
         """Placement can judge this pool (its provisioner is modelled)."""
         return self.form is not None and self.form.modelled

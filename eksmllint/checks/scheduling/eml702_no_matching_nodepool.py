@@ -17,7 +17,6 @@ from eksmllint.checks.scheduling._shared import (
 )
 from eksmllint.core.context import RuleContext
 from eksmllint.core.finding import DocPath, Finding
-from eksmllint.landing import relevant_pools
 from eksmllint.scheduling import CAPACITY_TYPE, INSTANCE_KEYS, NodePoolView, compatible, reserved_only
 from eksmllint.workload import PodTemplate
 
@@ -65,7 +64,7 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
         return
     terms = admitted_terms(ctx.run, t)
     accels = t.accelerators
-    pools = relevant_pools([plain(term) for term in terms], ctx.run.nodepools) or ctx.run.nodepools
+    pools = ctx.run.landing(t).considered or ctx.run.nodepools
     reasons: list[str] = []
     culprit: Req | None = None
     for pool in pools:  # the three shown, and on until some pool names the requirement at fault
