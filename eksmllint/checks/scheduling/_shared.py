@@ -208,9 +208,14 @@ def analyse(ctx: RuleContext, t: PodTemplate) -> Verdict | None:
     return ctx.run.once("eml7-verdict", t, _verdict)
 
 
-def assumed_complete(pools: list[NodePoolView]) -> str:
+def assumed_complete(run: LintRun, pools: list[NodePoolView]) -> str:
     """How a finding concluded from absence says what it assumed: the run is a partial view of
-    the cluster, so "no pool can" holds only if the run holds every pool of these forms."""
+    the cluster, so "no pool can" holds only if the run holds every pool of these forms (once per
+    list of pools: pods that land alike share it)."""
+    return run.once("assumed-complete", pools, _assumed_complete)
+
+
+def _assumed_complete(_run: LintRun, pools: list[NodePoolView]) -> str:
     forms = sorted({p.form.label for p in pools if p.form is not None}) or ["Karpenter"]
     return f"assuming the run holds every {' and '.join(forms)} NodePool of the cluster"
 

@@ -79,6 +79,6 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
         t.resource,
         path,
         f"no NodePool of the run can launch a node for {pods_of(t)} ({shown}), so Karpenter never provisions one "
-        f"({assumed_complete(pools)})",
+        f"({assumed_complete(ctx.run, pools)})",
         related=[p.resource.location(POOL_REQUIREMENTS) for p in pools[:5]],
     )
