@@ -160,7 +160,10 @@ _EDGE_FOR = {
 
 def _add_workload(g, run, w: Workload, targets) -> None:
     r = w.resource
-    wnode = res_node(r.kind, r.namespace, r.name)
+    owner = r.owner  # a TrainJob (whose JobSet view this is), a Katib Experiment
+    wnode = res_node(owner.kind, owner.namespace, owner.name)
+    if r.origin is not r:
+        g.add_edge(wnode, res_node(r.origin.kind, r.origin.namespace, r.origin.name), type="runs-template-of")
     for queue_kind, name, path in queue_references(w):
         for dst in targets(queue_kind, name, r.namespace if queue_kind in ("LocalQueue", "PodGroup") else None):
             g.add_edge(wnode, dst, type="queued-in", path=path)
@@ -182,7 +185,7 @@ def _add_workload(g, run, w: Workload, targets) -> None:
                 type="blocked-by-taint",
                 taint=taint.key,
             )
-        if r.kind == "DaemonSet" and landing.instance_types:
+        if w.has("per-node") and landing.instance_types:
             for it in landing.instance_types:
                 g.add_node(("instance", it.name), type="instance-type")
                 g.add_edge(wnode, ("instance", it.name), type="covers")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,6 +79,24 @@ class Resource:
     def key(self) -> tuple[str, str, str | None, str | None]:
         """Graph node key; namespace None means cluster-scoped or unspecified."""
         return ("res", self.kind, self.namespace, self.name)
+
+    @property
+    def owner(self) -> Resource:
+        """The object findings on this one name: itself, but for a view another object defines
+        (:mod:`eksmllint.platform.derived`: a Katib trial's Job names the Experiment, a TrainJob's
+        JobSet the TrainJob)."""
+        return self.__dict__.get("_owner", self)
+
+    @property
+    def origin(self) -> Resource:
+        """The other object a merged view's data is written in (a TrainJob's runtime); itself for
+        any other."""
+        return self.__dict__.get("_origin", self)
+
+    def fixable(self, paths: Iterable[DocPath]) -> bool:
+        """Can a fix edit these paths of this object in its document? (Always, but for a view merged
+        from two objects: :class:`eksmllint.platform.derived.MergedResource`.)"""
+        return True
 
     # -- location ----------------------------------------------------------------------------
     def location(self, path: DocPath = ()) -> Location:

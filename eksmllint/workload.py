@@ -15,6 +15,7 @@ from eksmllint.apigroups import VOLCANO_JOB_GROUP
 from eksmllint.core.finding import DocPath
 from eksmllint.guarded import Guarded
 from eksmllint.lazy import cached_property
+from eksmllint.platform.kinds import KindRow, TemplateSpec, Trait, row_for
 from eksmllint.quantity import parse_count, parse_int, parse_quantity
 from eksmllint.resource import Resource
 
@@ -26,17 +27,11 @@ EFA = "vpc.amazonaws.com/efa"
 ACCELERATORS = (GPU, NEURON, NEURONCORE, NEURONDEVICE)
 DEVICE_PLUGIN_RESOURCES = ACCELERATORS + (EFA, "amd.com/gpu", "habana.ai/gaudi")
 
-#: Kinds that are training workloads whatever they request (catalogue: "Training workload").
-TRAINING_KINDS = frozenset(
-    {"PyTorchJob", "TFJob", "MPIJob", "TrainJob", "JobSet", "RayCluster", "RayJob", "LeaderWorkerSet"}
-)
 #: Words that start a distributed (multi-process, multi-node) launch.
 DISTRIBUTED_LAUNCHERS = Guarded(
     r"\b(torchrun|torch\.distributed\.(run|launch)|mpirun|mpiexec|horovodrun|deepspeed|accelerate\s+launch)\b",
     ("torchrun", "torch.distributed.", "mpirun", "mpiexec", "horovodrun", "deepspeed", "accelerate"),
 )
-#: Kinds whose operator manages restarts and rendezvous of the whole collective.
-OPERATOR_MANAGED = frozenset({"PyTorchJob", "TFJob", "MPIJob", "TrainJob"})
 
 
 def _int(value: Any, default: int | None) -> int | None:
@@ -170,6 +165,10 @@ class PodTemplate:
     path: DocPath
     role: str
     replicas: int | None  # pods created from this template per job (None = per node / unknown)
+    #: The kinds-table entry the template was found by (None for views made by hand).
+    spec_row: TemplateSpec | None = None
+    #: Are its pods part of the collective? (Not a JobSet job others wait for, not an initializer.)
+    in_collective: bool = True
 
     @cached_property
     def resource(self) -> Resource:
@@ -209,9 +208,17 @@ class PodTemplate:
 
     def _containers(self, key: str, init: bool) -> list[Container]:
         items = self.spec.get(key)
-        if not isinstance(items, list):
-            return []
-        return [Container(self, self.spec_path + (key, i), c, init) for i, c in enumerate(items) if isinstance(c, dict)]
+        found = (
+            [Container(self, self.spec_path + (key, i), c, init) for i, c in enumerate(items) if isinstance(c, dict)]
+            if isinstance(items, list)
+            else []
+        )
+        if not init and self.spec_row is not None:  # containers the operator adds (Slinky's slurmd)
+            for path in self.spec_row.extra_containers:
+                c = self.resource.get(path)
+                if isinstance(c, dict):
+                    found.append(Container(self, path, c, init))
+        return found
 
     @cached_property
     def volumes(self) -> list[tuple[int, dict]]:
@@ -287,6 +294,33 @@ class Workload:
         return self.resource.kind
 
     @cached_property
+    def row(self) -> KindRow | None:
+        """The kind's row of the kinds table (:mod:`eksmllint.platform.kinds`)."""
+        return row_for(self.resource.group, self.resource.kind)
+
+    @cached_property
+    def operator(self) -> str | None:
+        """Who runs the kind's pods ("the Kubeflow training operator"); for a view another object
+        defines, that object's operator."""
+        row, owner = self.row, self.resource.owner
+        if row is not None and row.operator is not None:
+            return row.operator
+        owner_row = row_for(owner.group, owner.kind) if owner is not self.resource else None
+        return owner_row.operator if owner_row is not None else None
+
+    def has(self, trait: Trait) -> bool:
+        """Does the kind have ``trait`` (kinds table)? A view another object defines has that
+        object's traits too (a TrainJob's JobSet is operator-managed like the TrainJob)."""
+        return trait in self._traits
+
+    @cached_property
+    def _traits(self) -> frozenset[str]:
+        row, owner = self.row, self.resource.owner
+        traits: frozenset[str] = row.traits if row is not None else frozenset()
+        owner_row = row_for(owner.group, owner.kind) if owner is not self.resource else None
+        return traits | owner_row.traits if owner_row is not None else traits
+
+    @cached_property
     def is_volcano_job(self) -> bool:
         return self.kind == "Job" and self.resource.group == VOLCANO_JOB_GROUP
 
@@ -300,7 +334,7 @@ class Workload:
 
     @cached_property
     def is_training_kind(self) -> bool:
-        return self.kind in TRAINING_KINDS or self.is_volcano_job or self.is_indexed_job
+        return self.has("training") or self.is_indexed_job
 
     @cached_property
     def is_training(self) -> bool:
@@ -308,7 +342,7 @@ class Workload:
 
     @cached_property
     def operator_managed(self) -> bool:
-        return self.kind in OPERATOR_MANAGED
+        return self.has("operator-managed")
 
     @cached_property
     def total_pods(self) -> int | None:
@@ -323,17 +357,20 @@ class Workload:
     @cached_property
     def collective_templates(self) -> list[PodTemplate]:
         """Templates whose pods take part in the collective (not launchers, heads, submitters)."""
-        return [t for t in self.templates if t.role not in ("launcher", "submitter", "head")]
+        row = self.row
+        excluded = row.non_collective_roles if row is not None else ()
+        return [t for t in self.templates if t.in_collective and t.role not in excluded]
 
     @cached_property
     def collective_size(self) -> int:
         """Pods in one collective (catalogue: 'workers x replicas')."""
-        if self.kind in ("Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "Pod", "CronJob"):
+        if self.has("independent-pods"):
             return 1
         if self.is_batch_job and not self.is_indexed_job and not self._job_looks_distributed():
             return 1
-        if self.kind == "LeaderWorkerSet":  # each replica group is its own collective of `size` pods
-            return _int(self.resource.get(("spec", "leaderWorkerTemplate", "size")), 1) or 1
+        row = self.row
+        if row is not None and row.group_size is not None:  # LWS: each group is its own collective
+            return _int(self.resource.get(row.group_size), 1) or 1
         return sum(t.replicas or 0 for t in self.collective_templates)
 
     @cached_property
@@ -359,101 +396,48 @@ class Workload:
         return classify(self).collective
 
 
-def _add(w: Workload, path: DocPath, role: str, replicas: int | None) -> None:
-    if isinstance(w.resource.get(path), dict):
-        w.templates.append(PodTemplate(w, path, role, replicas))
-
-
-def _replica_specs(w: Workload, key: str) -> None:
-    specs = w.resource.get(("spec", key))
-    if not isinstance(specs, dict):
-        return
-    for role, spec in specs.items():
-        if isinstance(spec, dict):
-            _add(w, ("spec", key, role, "template"), str(role).lower(), _int(spec.get("replicas"), 1))
-
-
-def _ray_cluster(w: Workload, base: DocPath) -> None:
-    _add(w, base + ("headGroupSpec", "template"), "head", 1)
-    groups = w.resource.get(base + ("workerGroupSpecs",))
-    if isinstance(groups, list):
-        for i, g in enumerate(groups):
-            if not isinstance(g, dict):
-                continue
-            replicas = _int(g.get("replicas"), None) if "replicas" in g else _int(g.get("minReplicas"), 0)
-            hosts = _int(g.get("numOfHosts"), 1)
-            name = g.get("groupName") if isinstance(g.get("groupName"), str) else str(i)
-            pods = None if replicas is None or hosts is None else replicas * hosts
-            _add(w, base + ("workerGroupSpecs", i, "template"), f"worker:{name}", pods)
-
-
 def workload_of(resource: Resource) -> Workload | None:
-    """The workload view of ``resource``, or None if it runs no pods. A TrainJob has none here: its
-    pods come from its runtime's template (:mod:`eksmllint.models.trainer` reads the two together)."""
-    kind, w = resource.kind, Workload(resource)
-    spec = resource.get(("spec",))
-    if kind == "Pod":
-        if isinstance(spec, dict):
-            w.templates.append(PodTemplate(w, (), "pod", 1))
-    elif kind in ("Deployment", "StatefulSet", "ReplicaSet"):
-        _add(w, ("spec", "template"), "replica", _int(resource.get(("spec", "replicas")), 1))
-    elif kind == "DaemonSet":
-        _add(w, ("spec", "template"), "daemon", None)
-    elif w.is_volcano_job:
-        tasks = resource.get(("spec", "tasks"))
-        if isinstance(tasks, list):
-            for i, t in enumerate(tasks):
-                if isinstance(t, dict):
-                    name = t.get("name") if isinstance(t.get("name"), str) else str(i)
-                    _add(w, ("spec", "tasks", i, "template"), f"task:{name}", _int(t.get("replicas"), 1))
-    elif kind == "Job":
-        _add(w, ("spec", "template"), "pod", _int(resource.get(("spec", "parallelism")), 1))
-    elif kind == "CronJob":
-        _add(
-            w,
-            ("spec", "jobTemplate", "spec", "template"),
-            "pod",
-            _int(resource.get(("spec", "jobTemplate", "spec", "parallelism")), 1),
-        )
-    elif kind == "PyTorchJob":
-        _replica_specs(w, "pytorchReplicaSpecs")
-    elif kind == "TFJob":
-        _replica_specs(w, "tfReplicaSpecs")
-    elif kind == "MPIJob":
-        _replica_specs(w, "mpiReplicaSpecs")
-    elif kind == "RayCluster":
-        _ray_cluster(w, ("spec",))
-    elif kind == "RayJob":
-        _ray_cluster(w, ("spec", "rayClusterSpec"))
-        _add(w, ("spec", "submitterPodTemplate"), "submitter", 1)
-    elif kind == "JobSet":
-        rjobs = resource.get(("spec", "replicatedJobs"))
-        if isinstance(rjobs, list):
-            for i, rj in enumerate(rjobs):
-                if not isinstance(rj, dict):
-                    continue
-                job_spec = rj.get("template", {}).get("spec", {}) if isinstance(rj.get("template"), dict) else {}
-                par = _int(job_spec.get("parallelism"), 1) if isinstance(job_spec, dict) else 1
-                reps = _int(rj.get("replicas"), 1)
-                name = rj.get("name") if isinstance(rj.get("name"), str) else str(i)
-                _add(
-                    w,
-                    ("spec", "replicatedJobs", i, "template", "spec", "template"),
-                    f"job:{name}",
-                    None if reps is None or par is None else reps * par,
-                )
-    elif kind == "LeaderWorkerSet":
-        lwt = ("spec", "leaderWorkerTemplate")
-        size = _int(resource.get(lwt + ("size",)), 1) or 1
-        groups = _int(resource.get(("spec", "replicas")), 1) or 1
-        if isinstance(resource.get(lwt + ("leaderTemplate",)), dict):
-            _add(w, lwt + ("leaderTemplate",), "leader", groups)
-            _add(w, lwt + ("workerTemplate",), "worker", groups * (size - 1))
-        else:
-            _add(w, lwt + ("workerTemplate",), "worker", groups * size)
-    else:
+    """The workload view of ``resource``, built from its row of the kinds table
+    (:mod:`eksmllint.platform.kinds`); None when it runs no pods. A TrainJob's pods come from its
+    runtime (:func:`eksmllint.platform.derived.trainjob_resource`, merged by the run); a Katib
+    Experiment's from the object its trials run."""
+    row = row_for(resource.group, resource.kind)
+    if row is None or not row.templates:
         return None
+    w = Workload(resource)
+    w.__dict__["row"] = row
+    data = resource.data
+    for spec in row.templates:
+        if spec.shape == "embedded":
+            from eksmllint.platform.derived import embedded_resource
+
+            inner = embedded_resource(resource, spec.at)
+            return workload_of(inner) if inner is not None else None
+        holder = resource.get(spec.at)
+        if spec.shape == "single":
+            if spec.at == () and not isinstance(resource.get(("spec",)), dict):
+                continue  # a Pod without a spec
+            _add(w, spec, spec.at, spec.role, spec.pods_of(data, holder))
+        elif spec.shape == "map" and isinstance(holder, dict):
+            for role, entry in holder.items():
+                if isinstance(entry, dict):
+                    _add(w, spec, spec.at + (role,) + spec.template, str(role).lower(), spec.pods_of(data, entry))
+        elif spec.shape == "list" and isinstance(holder, list):
+            outside = spec.outside_collective(holder)
+            for i, entry in enumerate(holder):
+                if isinstance(entry, dict):
+                    name = entry.get(spec.name_field)
+                    role = spec.role.replace("{" + spec.name_field + "}", name if isinstance(name, str) else str(i))
+                    path = spec.at + (i,) + spec.template
+                    _add(w, spec, path, role, spec.pods_of(data, entry), i not in outside)
     return w
+
+
+def _add(
+    w: Workload, spec: TemplateSpec, path: DocPath, role: str, replicas: int | None, collective: bool = True
+) -> None:
+    if isinstance(w.resource.get(path), dict):
+        w.templates.append(PodTemplate(w, path, role, replicas, spec, collective))
 
 
 def iter_containers(templates: list[PodTemplate], init: bool = True) -> Iterator[Container]:

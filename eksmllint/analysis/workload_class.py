@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from eksmllint.lazy import kept_on
 from eksmllint.workload import (
     DISTRIBUTED_LAUNCHERS,
-    OPERATOR_MANAGED,
     Container,
     PodTemplate,
     Workload,
@@ -140,10 +139,6 @@ _SIGNAL_WORDS = (
     "save-strategy",
 )
 RENDEZVOUS_ENV = ("MASTER_ADDR", "WORLD_SIZE", "PET_NNODES", "TF_CONFIG")
-#: Kinds that run batch work to completion: accelerators there are taken as training.
-_BATCH_TRAINING_KINDS = frozenset({"JobSet", "RayCluster", "RayJob"})
-#: Long-running services: meant to be rescheduled, never a run to completion.
-SERVICE_KINDS = frozenset({"Deployment", "StatefulSet", "ReplicaSet"})
 _WORKER_ROLES = ("launcher", "submitter")
 
 
@@ -186,8 +181,8 @@ def _invocations(c: Container):
 
 def _training_evidence(w: Workload) -> list[str]:
     out: list[str] = []
-    if w.kind in OPERATOR_MANAGED:
-        out.append(f"{w.kind}: the Kubeflow training operator runs it")
+    if w.operator is not None:
+        out.append(f"{w.resource.owner.kind}: {w.operator} runs it")
     plugins = w.resource.get(("spec", "plugins")) if w.is_volcano_job else None
     if isinstance(plugins, dict):
         found = sorted({"pytorch", "mpi", "tensorflow"} & set(plugins))
@@ -225,7 +220,7 @@ def _accelerator_evidence(w: Workload) -> str | None:
     held = [t for t in w.templates if t.role not in _WORKER_ROLES and t.accelerator_total]
     if not held:
         return None
-    if w.kind in _BATCH_TRAINING_KINDS or w.is_volcano_job or w.is_indexed_job or w.is_batch_job:
+    if w.has("batch"):  # runs to completion: accelerators there are taken as training
         kind = "Indexed Job" if w.is_indexed_job else ("Volcano Job" if w.is_volcano_job else w.kind)
         return f"{kind} whose {held[0].role} pods hold accelerators"
     return None
@@ -237,7 +232,7 @@ def _pods_rendezvous(w: Workload) -> bool:
     distributed launcher, sets rendezvous variables, or a Volcano framework plugin is on."""
     if w.collective_size <= 1:
         return False
-    if w.kind in OPERATOR_MANAGED:
+    if w.has("operator-managed"):
         return True
     plugins = w.resource.get(("spec", "plugins")) if w.is_volcano_job else None
     if isinstance(plugins, dict) and {"pytorch", "mpi", "tensorflow"} & set(plugins):
@@ -270,7 +265,7 @@ def _classify(w: Workload) -> Classification:
     blob = "\n".join([t for _, t in texts + images] + [w.resource.name or ""]).lower()
     signal = any(word in blob for word in _SIGNAL_WORDS)  # substring tests: twice a regex alternation's speed
     found = _signal_class(w, texts, images, accelerators) if signal else None
-    if found is None and w.kind == "DaemonSet" and accelerators:
+    if found is None and w.has("per-node") and accelerators:
         found = Classification(WorkloadClass.BURN_IN, ("DaemonSet: one pod per node holding accelerators, not a job",))
     if found is None and not accelerators:
         client = next((c.name for c in containers if "RAY_ADDRESS" in c.env), None)
@@ -310,7 +305,7 @@ def _training_class(w: Workload, containers: list[Container]) -> Classification:
     """Training (collective or single pod) on training evidence, inference on a probed service
     port, else unknown."""
     evidence = _training_evidence(w)
-    if not evidence and w.kind not in SERVICE_KINDS | {"DaemonSet", "LeaderWorkerSet"}:
+    if not evidence and not (w.has("service") or w.has("per-node")):
         held = _accelerator_evidence(w)
         evidence = [held] if held else []
     if not evidence:
@@ -326,7 +321,7 @@ def _training_class(w: Workload, containers: list[Container]) -> Classification:
 
 def _server_evidence(w: Workload) -> str | None:
     """A long-running service kind with accelerators that listens on a port behind a probe."""
-    if w.kind not in SERVICE_KINDS | {"LeaderWorkerSet"}:
+    if not w.has("service"):
         return None
     for c in _containers(w):
         if (
@@ -338,25 +333,15 @@ def _server_evidence(w: Workload) -> str | None:
     return None
 
 
-def _runs_as_worker(w: Workload) -> bool:
-    return w.resource.get(("spec", "runLauncherAsWorker")) is True
-
-
 @kept_on
 def classify_template(t: PodTemplate) -> Classification:
     """The class of one pod template: its workload's, except for templates that only start work
     running elsewhere (an MPIJob launcher without ``runLauncherAsWorker``, a RayJob submitter)."""
     w = t.workload
     if classify(w).is_training:
-        if w.kind == "MPIJob" and t.role == "launcher" and not _runs_as_worker(w):
-            return Classification(
-                WorkloadClass.LAUNCHER,
-                ("MPIJob launcher: mpirun starts the ranks in the worker pods (runLauncherAsWorker is not set)",),
-            )
-        if w.kind == "RayJob" and t.role == "submitter":
-            return Classification(
-                WorkloadClass.LAUNCHER, ("RayJob submitter: submits the entrypoint to the Ray cluster",)
-            )
+        launcher = w.row.launcher_evidence(t.role, w.resource.data) if w.row is not None else None
+        if launcher is not None:
+            return Classification(WorkloadClass.LAUNCHER, (launcher,))
     return classify(w)
 
 

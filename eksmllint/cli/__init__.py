@@ -21,6 +21,7 @@ class LazyGroup(click.Group):
     not pay for the webhook server (uvicorn) or the graph renderer at start-up."""
 
     LAZY: ClassVar[dict[str, str]] = {
+        "audit": "eksmllint.cli.audit:audit_command",
         "explain": "eksmllint.cli.explain:explain",
         "fix": "eksmllint.cli.fix:fix_command",
         "graph": "eksmllint.cli.graph:graph_command",

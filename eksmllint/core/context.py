@@ -120,23 +120,39 @@ class LintRun:
     def build_workloads(self, crashed: Callable[[Resource, Exception], object]) -> None:
         """Build the workload views of the run's own resources one at a time, before any rule
         reads them: a resource whose view cannot be built is passed to ``crashed`` and left out
-        of :attr:`workloads`, instead of failing everything that reads them."""
-        workloads = []
+        of :attr:`workloads`, instead of failing everything that reads them.
+
+        A kind whose pods another object defines (a TrainJob: its runtime's template, merged) is
+        built from that object when the run holds it; a runtime a TrainJob of the run uses is
+        judged through the TrainJob, not again on its own."""
+        from eksmllint.platform.derived import trainjob_resource
+        from eksmllint.platform.kinds import row_for
+
+        built: list[Workload] = []
+        used: set[int] = set()  # runtimes judged through a TrainJob
         for resource in self.own_resources:
             try:
-                workload = workload_of(resource)
+                row = row_for(resource.group, resource.kind)
+                if row is not None and row.runtime_ref is not None:
+                    merged = trainjob_resource(self, resource)
+                    workload = workload_of(merged) if merged is not None else None
+                    if merged is not None and not resource.doc.file.context_only:
+                        used.add(id(merged.origin))  # (a context TrainJob's findings are not reported)
+                else:
+                    workload = workload_of(resource)
             except Exception as exc:
                 crashed(resource, exc)
                 continue
             if workload is not None:
-                workloads.append(workload)
-        self.__dict__["own_workloads"] = workloads
+                built.append(workload)
+        self.__dict__["own_workloads"] = [w for w in built if not (w.has("runtime") and id(w.resource) in used)]
         self.__dict__.pop("workloads", None)
 
     def own_workload(self, resource: Resource) -> Workload | None:
         """The workload view of one of the run's own resources (None: not a workload, or its
         view could not be built)."""
-        return next((w for w in self.own_workloads if w.resource is resource), None)
+
+        return next((w for w in self.own_workloads if w.resource.owner is resource), None)
 
     @cached_property
     def workloads(self) -> list[Workload]:
@@ -284,6 +300,8 @@ class RuleContext:
     ) -> Finding:
         workload = self.run.workload_for(resource)
         found = classify(workload) if workload is not None else None
+        if fix is not None and not resource.fixable(getattr(op, "path", ()) for op in fix.ops):
+            fix = None  # it would edit, in the runtime, a value a TrainJob overrides
         return Finding(
             code=self.rule.code,
             slug=self.rule.slug,

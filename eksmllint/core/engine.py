@@ -106,7 +106,7 @@ def _targets(rule: Rule, run: LintRun, focus: Workload | None) -> Sequence[objec
     target = rule.spec.target
     kinds = rule.spec.kinds
     if focus is not None:
-        res = focus.resource
+        res = focus.resource.owner  # a TrainJob, not the JobSet its runtime makes of it
         if target == "templates":
             return focus.templates
         if target == "workloads":
@@ -206,10 +206,26 @@ class Linter:
             findings += run_rules_forked(run, self.rules, rule_jobs, run_rules)
         else:
             findings += run_rules(run, self.rules, focus)
-        # Findings in context files (and in the shared views', which are context) are not reported.
-        context_paths = {f.path for f in run.own_files if f.context_only}
-        shared_paths = run.shared.paths
-        findings = [f for f in findings if f.location.file not in context_paths and f.location.file not in shared_paths]
+        # Findings in context files (and in the shared views', which are context) are not reported,
+        # nor those on a context object whose pods an object of the run defines (a context TrainJob
+        # run from the run's runtime); but those on an object of the run's own are, wherever they
+        # point (a TrainJob's run from a runtime in the context: they point into the runtime).
+        context_paths = {f.path for f in run.own_files if f.context_only} | run.shared.paths
+        if context_paths:
+            own = {r.ref for r in run.own_resources if not r.doc.file.context_only}
+            context: set | None = None  # refs of context objects: computed only when a finding asks
+
+            def reported(f: Finding) -> bool:
+                nonlocal context
+                if f.resource in own:
+                    return True
+                if f.location.file in context_paths:
+                    return False
+                if context is None:
+                    context = {r.ref for r in run.resources if r.doc.file.path in context_paths} - own
+                return f.resource not in context
+
+            findings = [f for f in findings if reported(f)]
         if self.overrides:
             findings = [f.with_(severity=self.overrides[f.code]) if f.code in self.overrides else f for f in findings]
         scope = suppression.collect(

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from eksmllint.core.finding import DocPath
+from eksmllint.platform.derived import ANCESTOR_LABEL, NODE, find_runtime
 from eksmllint.quantity import parse_count
 from eksmllint.workload import GPU, NEURONCORE, Container, PodTemplate, Workload
 
@@ -35,12 +36,6 @@ if TYPE_CHECKING:
     from eksmllint.core.context import LintRun
     from eksmllint.resource import Resource
 
-TRAINER_GROUP = "trainer.kubeflow.org"
-RUNTIME_KINDS = ("ClusterTrainingRuntime", "TrainingRuntime")
-#: Label of the runtime's replicated job whose pods run the trainer (torch: ``node``; mpi: ``launcher``).
-ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
-#: Name of the trainer container (and of the torch runtimes' replicated job) the controller configures.
-NODE = "node"
 #: Policies of ``mlPolicy`` (one of them is set); None in :attr:`TrainerView.policy` = runtime not in the run.
 POLICIES = ("torch", "mpi", "flux", "jax", "xgboost", "plainml")
 #: Device-plugin resources whose count is the processes one node should start (one per device).
@@ -191,22 +186,6 @@ def _devices(resources: Any, holder: Resource, path: DocPath) -> Devices | None:
                     return None  # templated (or zero): unknown
                 return Devices(count, r, Setting(values[r], holder, path + (which, r)))
     return None
-
-
-def find_runtime(run: LintRun, trainjob: Resource) -> Resource | None:
-    """The (Cluster)TrainingRuntime ``spec.runtimeRef`` names, when the run holds it (several copies
-    only when their specs agree)."""
-    ref = trainjob.get(("spec", "runtimeRef"))
-    if not isinstance(ref, dict) or not isinstance(ref.get("name"), str):
-        return None
-    kind = ref.get("kind") or "ClusterTrainingRuntime"
-    if kind not in RUNTIME_KINDS or ref.get("apiGroup", TRAINER_GROUP) != TRAINER_GROUP:
-        return None
-    namespace = trainjob.namespace if kind == "TrainingRuntime" else None
-    found = run.find(kind, ref["name"], namespace=namespace, group=TRAINER_GROUP)
-    if not found or any(r.get(("spec",)) != found[0].get(("spec",)) for r in found[1:]):
-        return None  # absent, or copies that disagree: which one the cluster holds is unknown
-    return found[0]
 
 
 def trainer_view(run: LintRun, trainjob: Resource) -> TrainerView:

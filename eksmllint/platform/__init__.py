@@ -2,6 +2,13 @@
 
 - :mod:`.versions` (``versions.yaml``): the releases of Karpenter, Kueue, KubeRay, the Neuron SDK and
   the training operators a run assumes (``platform:`` in the config).
+- :mod:`.kinds` (``kinds.yaml``): the workload kinds: where their pod templates are, their pod
+  counts, deadlines, gang fields and traits.
+- :mod:`.derived`: the objects whose pods another object defines (a TrainJob's JobSet, merged from
+  its runtime; a Katib trial).
+- :mod:`.provisioners` (``provisioners.yaml``): how nodes are provisioned (Karpenter, EKS Auto Mode,
+  SageMaker HyperPod, managed node groups, Kueue ResourceFlavors), the labels each sets and the
+  aliases of the instance catalogue's keys.
 
 Code elsewhere reads these tables instead of keeping kind sets, label tables or launcher lists of
 its own: a shape one module knows and another does not is a silent skip.

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 #: Display order of edge types (legend, JSON) and what each means, for legends and tooltips.
 EDGE_TYPES: dict[str, str] = {
     "template-of": "workload creates pods from this template",
+    "runs-template-of": "TrainJob runs the pods of this (Cluster)TrainingRuntime",
     "can-land-on": "pods can be scheduled on this NodePool",
     "blocked-by-taint": "pods select this NodePool but do not tolerate its taint",
     "uses-nodeclass": "NodePool launches nodes with this EC2NodeClass",
@@ -337,6 +338,7 @@ SEVERITY_COLORS: dict[str | None, tuple[str, str]] = {  # (fill, stroke)
 }
 EDGE_COLORS: dict[str, str] = {
     "template-of": "#6b7280",
+    "runs-template-of": "#6b7280",
     "can-land-on": "#2e7d32",
     "blocked-by-taint": "#c62828",
     "uses-nodeclass": "#6a1b9a",

@@ -31,6 +31,7 @@ from eksmllint.core.context import NO_SHARED_VIEWS, LintRun
 from eksmllint.core.engine import INTERNAL_ERROR, Linter
 from eksmllint.core.finding import Applicability, Finding
 from eksmllint.core.registry import Registry
+from eksmllint.platform.kinds import kinds_with
 from eksmllint.resource import Document, Resource, SourceFile
 from eksmllint.server.context import ContextSnapshot
 from eksmllint.yamlpos import YList, YMap
@@ -44,9 +45,7 @@ EXEMPT_ANNOTATION = "eksmllint.io/exempt"
 #: creates from them (a PyTorchJob's Pods, a JobSet's Jobs) were judged as part of their owner;
 #: judging them again would report every finding twice, to the controller instead of the user, and
 #: a denial would send the controller into a retry loop.
-JUDGED_OWNER_KINDS = frozenset(
-    {"Job", "CronJob", "PyTorchJob", "TFJob", "MPIJob", "TrainJob", "JobSet", "RayCluster", "RayJob", "LeaderWorkerSet"}
-)
+JUDGED_OWNER_KINDS = kinds_with("owner")
 
 
 @dataclass

@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 
 from eksmllint import __version__
+from eksmllint.platform.kinds import webhook_resources
 from eksmllint.server.cluster import CLUSTER_KINDS
 
 DEFAULT_NAMESPACE = "eksmllint"
@@ -24,17 +25,10 @@ WEBHOOK_TIMEOUT_S = 5
 #: Namespaces labelled with this (value "disabled") are not sent to the webhook at all.
 NAMESPACE_OPT_OUT_LABEL = "eksmllint.io/webhook"
 
-#: The training kinds (catalogue: "training workload") plus Pods and the Karpenter objects rules
+#: The workload kinds the kinds table sends to the webhook, plus the Karpenter objects rules
 #: judge. (group, versions, resources)
 WEBHOOK_RESOURCES: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
-    ("", ("v1",), ("pods",)),
-    ("batch", ("v1",), ("jobs", "cronjobs")),
-    ("kubeflow.org", ("v1", "v2beta1"), ("pytorchjobs", "tfjobs", "mpijobs")),
-    ("trainer.kubeflow.org", ("v1alpha1",), ("trainjobs",)),
-    ("batch.volcano.sh", ("v1alpha1",), ("jobs",)),
-    ("jobset.x-k8s.io", ("v1alpha2",), ("jobsets",)),
-    ("ray.io", ("v1",), ("rayclusters", "rayjobs")),
-    ("leaderworkerset.x-k8s.io", ("v1",), ("leaderworkersets",)),
+    *webhook_resources(),
     ("karpenter.sh", ("v1",), ("nodepools",)),
     ("karpenter.k8s.aws", ("v1",), ("ec2nodeclasses",)),
 )

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from eksmllint.analysis.placement import placement
-from eksmllint.analysis.workload_class import SERVICE_KINDS, classify
+from eksmllint.analysis.workload_class import classify
 from eksmllint.core.context import KARPENTER_GROUP, LintRun
 from eksmllint.lazy import kept_on
 from eksmllint.platform import Platform
@@ -36,9 +36,6 @@ DURATION_RELEASE = "1.12"
 KUEUE_MAX_EXEC_TIME = "kueue.x-k8s.io/max-exec-time-seconds"
 #: Disruption reasons a budget can name; "Empty" is harmless for training (no pod runs there).
 REASONS = ("Underutilized", "Empty", "Drifted")
-#: Long-running services and per-node daemons are meant to be moved around; do-not-disrupt on
-#: them would pin nodes.
-_NOT_RUN_TO_COMPLETION = SERVICE_KINDS | {"DaemonSet"}
 
 # --------------------------------------------------------------------------------------------
 # Go durations ("720h", "1h30m", "90s", "1.5h"): the format of expireAfter and consolidateAfter
@@ -147,8 +144,8 @@ def is_training_pod(t: PodTemplate) -> bool:
     """A pod that runs (part of) a training run to completion: a training-kind template, or a
     Job / Pod with accelerators. Services (Deployment, StatefulSet ...) are excluded even with
     GPUs: they are meant to be rescheduled, and do-not-disrupt on them would pin nodes forever."""
-    if t.workload.kind in _NOT_RUN_TO_COMPLETION:
-        return False
+    if t.workload.has("service") or t.workload.has("per-node"):
+        return False  # meant to be moved around: do-not-disrupt on them would pin nodes
     return classify(t.workload).is_training  # its launcher too: evicting it ends the job
 
 
@@ -190,29 +187,19 @@ def _deadline(value: object) -> int | None:
     return seconds if seconds is not None and seconds > 0 else None
 
 
-#: Where a kind declares the run length of all its pods (a batch Job: ``spec.activeDeadlineSeconds``).
-_JOB_DEADLINE = {
-    "PyTorchJob": ("spec", "runPolicy", "activeDeadlineSeconds"),
-    "TFJob": ("spec", "runPolicy", "activeDeadlineSeconds"),
-    "MPIJob": ("spec", "runPolicy", "activeDeadlineSeconds"),
-    "RayJob": ("spec", "activeDeadlineSeconds"),
-    "CronJob": ("spec", "jobTemplate", "spec", "activeDeadlineSeconds"),
-}
-
-
 def deadlines(w: Workload) -> Iterator[tuple[int, tuple, list[PodTemplate]]]:
-    """(seconds, path, templates bounded by it) for every declared run length of ``w``: each
-    ``activeDeadlineSeconds`` and Kueue's ``kueue.x-k8s.io/max-exec-time-seconds`` label. The
-    path's last key names the bound in messages."""
+    """(seconds, path, templates bounded by it) for every declared run length of ``w``: the kind's
+    ``deadline`` and each template's (kinds table), each pod's ``activeDeadlineSeconds`` and Kueue's
+    ``kueue.x-k8s.io/max-exec-time-seconds`` label. The path's last key names the bound in messages."""
     r = w.resource
-    job_level = _JOB_DEADLINE.get(w.kind)
-    if w.is_batch_job:
-        job_level = ("spec", "activeDeadlineSeconds")
+    row = w.row
+    job_level = row.deadline if row is not None else None
     if job_level and (d := _deadline(r.get(job_level))):
         yield d, job_level, list(w.templates)
-    if w.kind == "JobSet":
-        for t in w.templates:  # path: spec.replicatedJobs[i].template.spec.template
-            child = t.path[:-1] + ("activeDeadlineSeconds",)
+    for t in w.templates:  # a JobSet's child Job: spec.replicatedJobs[i].template.spec
+        spec = t.spec_row
+        if spec is not None and spec.deadline and spec.template and t.path[-len(spec.template) :] == spec.template:
+            child = t.path[: -len(spec.template)] + spec.deadline
             if d := _deadline(r.get(child)):
                 yield d, child, [t]
     for t in w.templates:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from eksmllint.analysis.placement import placement
-from eksmllint.analysis.workload_class import SERVICE_KINDS, WorkloadClass, classify
+from eksmllint.analysis.workload_class import WorkloadClass, classify
 from eksmllint.checks.disruption._shared import Exposure, exposure, hosting_pools, is_training_pod
 from eksmllint.core.context import KARPENTER_GROUP, LintRun, RuleContext
 from eksmllint.core.finding import AppendItem, Finding, Fix, SetValue
@@ -73,9 +73,7 @@ def training_use(run: LintRun, view: NodePoolView, by_definition: bool = True) -
             continue
         if is_training_pod(t) and t.accelerator_total:
             return f"training pods of {t.display()} land on it"
-        if t.accelerator_total and (
-            classify(t.workload).cls is WorkloadClass.INFERENCE or (t.workload.kind in SERVICE_KINDS)
-        ):
+        if t.accelerator_total and (classify(t.workload).cls is WorkloadClass.INFERENCE or t.workload.has("service")):
             services = True
     if services or not by_definition:
         return None

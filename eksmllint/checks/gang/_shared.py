@@ -19,7 +19,9 @@ from eksmllint.core.context import KUEUE_GROUP
 from eksmllint.graph import queue_references
 from eksmllint.guarded import Guarded
 from eksmllint.lazy import kept_on
+from eksmllint.platform.kinds import row_for
 from eksmllint.quantity import DIGITS
+from eksmllint.resource import Resource
 from eksmllint.workload import PodTemplate, Workload
 
 VOLCANO = "volcano"
@@ -30,14 +32,30 @@ COSCHEDULING_LABELS = ("scheduling.x-k8s.io/pod-group", "pod-group.scheduling.si
 VOLCANO_GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
 #: KubeRay's Volcano integration reads the queue of a RayCluster / RayJob from this label.
 RAY_VOLCANO_QUEUE_LABEL = "volcano.sh/queue-name"
-#: Kinds whose operator creates a PodGroup from ``spec.runPolicy.schedulingPolicy``.
-KUBEFLOW_KINDS = frozenset({"PyTorchJob", "TFJob", "MPIJob"})
+#: Where the Kubeflow training operator reads a job's PodGroup settings.
 SCHEDULING_POLICY = ("spec", "runPolicy", "schedulingPolicy")
 #: (kind, API group) of each object a workload can be queued in.
 QUEUE_KINDS = {"Queue": VOLCANO_SCHEDULING_GROUP, "LocalQueue": KUEUE_GROUP, "ClusterQueue": KUEUE_GROUP}
 
 _ELASTIC_NNODES = Guarded(rf"--nnodes[=\s]+({DIGITS}):({DIGITS})", ("--nnodes",))
 _HOROVOD_ELASTIC = Guarded(r"--(min-np|max-np|host-discovery-script)\b", ("-np", "--host-discovery"))
+
+
+def gang_policy(w: Workload) -> tuple[Resource, tuple] | None:
+    """(object, path) of the gang settings ``w``'s operator turns into a PodGroup, when written: the
+    kinds table's ``gang-policy`` of the object that defines the pods (a Kubeflow job's
+    ``runPolicy.schedulingPolicy``; for a TrainJob, its runtime's ``podGroupPolicy``)."""
+    origin = w.resource.origin
+    row = w.row if origin is w.resource else row_for(origin.group, origin.kind)
+    path = row.gang_policy if row is not None else None
+    if path is None or not isinstance(origin.get(path), dict):
+        return None
+    return origin, path
+
+
+def has_scheduling_policy(w: Workload) -> bool:
+    """Is ``w`` a kind whose operator reads ``spec.runPolicy.schedulingPolicy`` (Kubeflow jobs)?"""
+    return w.row is not None and w.row.gang_policy == SCHEDULING_POLICY
 
 
 def is_volcano_scheduler(name: object) -> bool:

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 
 from eksmllint.checks.gang._shared import (
     COSCHEDULING_LABELS,
-    KUBEFLOW_KINDS,
-    SCHEDULING_POLICY,
     VOLCANO_GROUP_ANNOTATION,
+    gang_policy,
+    has_scheduling_policy,
     is_elastic,
     is_volcano_scheduler,
     pod_breakdown,
@@ -27,7 +27,6 @@ RAY_GANG_LABELS = ("ray.io/scheduler-name", "ray.io/gang-scheduling-enabled")
 #: minMember = all replicas for these kinds (distributed training, Ray, JobSet) but minMember 1
 #: for a plain batch Job (docs/batch/README.md of NVIDIA/KAI-Scheduler).
 KAI_SCHEDULER = "kai-scheduler"
-KAI_GANG_KINDS = frozenset({"PyTorchJob", "TFJob", "MPIJob", "RayJob", "RayCluster", "JobSet"})
 #: Apache YuniKorn gang-schedules an application only when its pods declare task groups.
 YUNIKORN_TASK_GROUPS = "yunikorn.apache.org/task-groups"
 YUNIKORN = "yunikorn"
@@ -59,8 +58,9 @@ def gang_mechanism(w: Workload) -> str | None:
     r = w.resource
     if w.is_volcano_job:
         return "Volcano Job"  # schedulerName volcano and minAvailable = total by default
-    if w.kind in KUBEFLOW_KINDS and isinstance(r.get(SCHEDULING_POLICY), dict):
-        return "runPolicy.schedulingPolicy"
+    policy = gang_policy(w)
+    if policy is not None:  # the operator makes a PodGroup of it (Kubeflow jobs, Trainer runtimes)
+        return ".".join(str(k) for k in policy[1][1:])
     if isinstance(r.labels.get(KUEUE_QUEUE_LABEL), str):
         return "Kueue"
     # JobSet/LeaderWorkerSet exclusive-topology annotations (EXCLUSIVE_TOPOLOGY) are no gang: they
@@ -74,7 +74,7 @@ def gang_mechanism(w: Workload) -> str | None:
         and all(is_volcano_scheduler(t.scheduler_name) for t in w.templates)
     ):
         return "LeaderWorkerSet Volcano PodGroup per group"
-    if w.kind in KAI_GANG_KINDS and workers and all(t.scheduler_name == KAI_SCHEDULER for t in workers):
+    if w.has("kai-gang") and workers and all(t.scheduler_name == KAI_SCHEDULER for t in workers):
         return "KAI Scheduler pod-grouper"
     if YUNIKORN_TASK_GROUPS in r.annotations or any(YUNIKORN_TASK_GROUPS in t.annotations for t in w.templates):
         return "YuniKorn task groups"
@@ -102,12 +102,16 @@ def check(ctx: RuleContext, w: Workload) -> Iterator[Finding]:
     pods = w.collective_size
     accel = sum((t.replicas or 0) * t.accelerator_total for t in w.collective_templates)
     path: tuple = ("spec",)
-    if w.kind in KUBEFLOW_KINDS:
+    if has_scheduling_policy(w):
         how = "add runPolicy.schedulingPolicy.minAvailable (with the operator's gang scheduler) or a Kueue queue"
         path = ("spec", "runPolicy") if isinstance(r.get(("spec", "runPolicy")), dict) else path
     elif w.kind in ("RayCluster", "RayJob"):
         how = (
             "set the ray.io/scheduler-name label for KubeRay's batch scheduler (volcano, yunikorn) or use a Kueue queue"
+        )
+    elif r.origin is not r:  # a TrainJob: the trainer makes the PodGroup from its runtime
+        how = (
+            f"set podGroupPolicy (coscheduling or volcano) in {r.origin.kind} {r.origin.name!r} or a Kueue queue label"
         )
     elif w.is_batch_job:
         how = "use a Volcano Job, a Kueue queue or a coscheduling PodGroup (scheduling.x-k8s.io/pod-group)"
@@ -189,7 +193,7 @@ def _scheduler_note(w: Workload) -> str:
         return (
             "; KAI Scheduler's pod-grouper gives a plain Job minMember 1 (pod by pod): run the collective "
             "as a PyTorchJob, MPIJob or JobSet"
-            if w.kind not in KAI_GANG_KINDS
+            if not w.has("kai-gang")
             else "; KAI gangs the job only when every pod template sets schedulerName: kai-scheduler"
         )
     if any(n and YUNIKORN in n for n in names):

@@ -8,10 +8,10 @@ from collections.abc import Iterator
 from eksmllint.checks.gang._shared import (
     COSCHEDULING_GROUP,
     COSCHEDULING_LABELS,
-    KUBEFLOW_KINDS,
     SCHEDULING_POLICY,
     VOLCANO_GROUP_ANNOTATION,
     VOLCANO_SCHEDULING_GROUP,
+    has_scheduling_policy,
     is_elastic,
     pod_breakdown,
 )
@@ -168,7 +168,7 @@ def check(ctx: RuleContext, run: LintRun) -> Iterator[Finding]:
     for w in run.workloads:
         if w.is_volcano_job:
             yield from _volcano_min(ctx, w)
-        elif w.kind in KUBEFLOW_KINDS:
+        elif has_scheduling_policy(w):
             yield from _kubeflow_min(ctx, w)
     for pg in run.of_kind("PodGroup"):
         if pg.group in (COSCHEDULING_GROUP, VOLCANO_SCHEDULING_GROUP):

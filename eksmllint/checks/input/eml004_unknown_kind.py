@@ -15,9 +15,10 @@ from eksmllint.checks.input._shared import (
     modelled_kinds,
     schema_version,
 )
-from eksmllint.core.finding import Finding
+from eksmllint.core.finding import Finding, format_path
 from eksmllint.landing import unjudged_form
 from eksmllint.models import KNOWN_CRD_KINDS, model_for
+from eksmllint.platform.kinds import pod_template_paths, row_for
 from eksmllint.resource import Resource
 from eksmllint.schema import ApiStatus, api_status
 
@@ -33,9 +34,12 @@ def check(ctx: RuleContext, r: Resource) -> Iterator[Finding]:
     api, kind = r.api_version, r.kind
     if not api or not kind:
         return  # EML002 reports the missing apiVersion/kind
+    row = row_for(r.group, kind)
+    if row is not None and row.runtime_ref is not None and ctx.run.own_workload(r) is None:
+        yield from _runtime_not_in_run(ctx, r, row.runtime_ref)
     target = ctx.run.settings.kubernetes_version
     if model_for(api, kind) is not None or deprecation_status(api, kind, target, ctx.platform) is not None:
-        return
+        return  # a modelled kind with pod templates has a kinds row (tests/unit/platform/test_kinds.py)
     version = schema_version(target)
     if version and (api, kind) in core_kinds(version):
         return  # a core kind: answered without reading other bundled versions
@@ -63,7 +67,30 @@ def check(ctx: RuleContext, r: Resource) -> Iterator[Finding]:
         message = (
             f"eksmllint has no model for {api} {kind}; it is loaded into the graph but its fields are not validated"
         )
+    if row is None and (paths := pod_template_paths(r.data)):
+        message += f"; not judged: its pod templates {_at(paths)} are checked by no rule (no kinds row for {kind})"
     yield ctx.report(r, ("kind",), message)
+
+
+def _at(paths: list) -> str:
+    shown = ", ".join(format_path(p) or "(the object)" for p in paths[:3])
+    return f"at {shown}{' ...' if len(paths) > 3 else ''}"
+
+
+def _runtime_not_in_run(ctx: RuleContext, r: Resource, ref_path: tuple) -> Iterator[Finding]:
+    """A TrainJob whose runtime the run does not hold: its pods are not judged (the runtime is
+    usually installed cluster-wide; lint it with ``--context`` to judge them)."""
+    ref = r.get(ref_path)
+    if not isinstance(ref, dict) or not isinstance(ref.get("name"), str):
+        return  # EML002: the reference itself is broken
+    kind = ref.get("kind") or "ClusterTrainingRuntime"
+    copies = ctx.run.find(kind, ref["name"], namespace=r.namespace if kind == "TrainingRuntime" else None)
+    why = (
+        f"the run holds {len(copies)} different {kind}s named {ref['name']!r}, and which one the cluster has is unknown"
+        if copies
+        else f"{kind} {ref['name']!r} is not in the run; lint it with the runtime (--context) to judge them"
+    )
+    yield ctx.report(r, ref_path, f"not judged: the pods of this {r.kind} come from its runtime, but {why}")
 
 
 def _raw_status(api: str, kind: str, target: str, platform: Platform) -> ApiStatus | None:

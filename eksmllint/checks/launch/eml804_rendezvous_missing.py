@@ -10,7 +10,7 @@ from eksmllint.core.context import LintRun, RuleContext
 from eksmllint.core.finding import Finding
 from eksmllint.guarded import Guarded
 from eksmllint.launch.model import Invocation, Option, parse_int
-from eksmllint.workload import OPERATOR_MANAGED, Workload
+from eksmllint.workload import Workload
 
 # torchrun reads only its arguments and PET_<OPTION> variables (torch/distributed/argparse_util.py
 # ``env``: "Get argument values from PET_{dest} before defaulting"): a plain MASTER_ADDR is ignored.
@@ -35,7 +35,7 @@ def _operator_injects_rendezvous(w: Workload) -> str | None:
     """The operator that sets PET_MASTER_ADDR (PyTorchJob, TrainJob) for torchrun. Volcano's
     ``pytorch`` plugin is not one: it sets MASTER_ADDR/MASTER_PORT/WORLD_SIZE/RANK, which reach
     torchrun only through the command (``--master_addr=$MASTER_ADDR --node_rank=$RANK``)."""
-    return w.kind if w.kind in OPERATOR_MANAGED else None
+    return w.kind if w.has("operator-managed") else None
 
 
 def _missing_rendezvous(inv: Invocation) -> Option | None:

@@ -32,6 +32,7 @@ def _is_registry(first: str) -> bool:
 
 
 def check(ctx: RuleContext, run: LintRun) -> Iterator[Finding]:
+    reported = set()  # a TrainJob's image, judged in the JobSet its runtime makes, is not judged twice
     for t in run.templates:
         if not t.is_training or not ctx.judges(t):
             continue  # idle, burn-in, serving and benchmark pods are not training images
@@ -41,6 +42,7 @@ def check(ctx: RuleContext, run: LintRun) -> Iterator[Finding]:
             if why is None:
                 continue
             kind = "init container" if c.init else "container"
+            reported.add(t.resource.location(c.path + ("image",)))
             yield ctx.report(
                 t.resource,
                 c.path + ("image",),
@@ -50,7 +52,7 @@ def check(ctx: RuleContext, run: LintRun) -> Iterator[Finding]:
     for r in run.of_kind("TrainJob"):
         image = r.get(("spec", "trainer", "image"))
         why = image_mutability(image) if isinstance(image, str) else None
-        if why is not None:
+        if why is not None and r.location(("spec", "trainer", "image")) not in reported:
             yield ctx.report(
                 r,
                 ("spec", "trainer", "image"),

@@ -186,12 +186,6 @@ def literal_int(value: Any) -> int | None:
     return None
 
 
-#: Kinds whose pod count is not a collective size torchrun's ``--nnodes`` could refer to.
-_NO_COLLECTIVE_KINDS = frozenset(
-    {"Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "Pod", "CronJob", "RayCluster", "RayJob", "TFJob"}
-)
-
-
 def _replica_values(w: Workload) -> Iterator[Any]:
     """Every field a pod count is computed from (to refuse templated values like ``$NUM_NODES``,
     which the workload view reads as the default 1)."""
@@ -234,13 +228,14 @@ def run_collective_pods(run: LintRun, w: Workload) -> int | None:
 
 def collective_pods(w: Workload) -> int | None:
     """Pods one torchrun rendezvous spans (``--nnodes``), or None when unknown or not a collective."""
-    if w.kind in _NO_COLLECTIVE_KINDS:
+    if w.has("no-nnodes"):
         return None
     if any(literal_int(v) is None for v in _replica_values(w)):
         return None
     r = w.resource
-    if w.kind == "LeaderWorkerSet":  # one collective per group
-        return literal_int(r.get(("spec", "leaderWorkerTemplate", "size"))) or 1
+    group_size = w.row.group_size if w.row is not None else None
+    if group_size is not None:  # one collective per group (LWS)
+        return literal_int(r.get(group_size)) or 1
     if w.is_batch_job:
         par = literal_int(r.get(("spec", "parallelism")))
         comp = literal_int(r.get(("spec", "completions")))

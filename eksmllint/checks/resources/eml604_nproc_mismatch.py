@@ -19,7 +19,8 @@ from eksmllint.checks.resources._shared import (
 )
 from eksmllint.core.finding import Finding, Fix, SetValue
 from eksmllint.launch.model import Invocation, Option
-from eksmllint.models.trainer import RUNTIME_KINDS, TRAINER_GROUP, Devices, RuntimeView, Setting, trainer_view
+from eksmllint.models.trainer import Devices, RuntimeView, Setting, trainer_view
+from eksmllint.platform.derived import RUNTIME_KINDS, TRAINER_GROUP
 from eksmllint.resource import Resource
 from eksmllint.workload import (
     GPU,

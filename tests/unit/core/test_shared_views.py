@@ -16,7 +16,9 @@ def _ids(items):
 
 def _views(run: LintRun):
     return (
-        [id(w.resource) for w in run.workloads],
+        # a TrainJob's JobSet is built anew by each run: it is the same view when it stands for the
+        # same TrainJob and runtime
+        [(id(w.resource.owner), id(w.resource.origin)) for w in run.workloads],
         {kind: _ids(items) for kind, items in run.by_kind.items()},
         [id(v.resource) for v in run.nodepools],
     )
