@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import functools
 from importlib import resources
+from typing import TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from eksmllint.yamlpos import YAMLLoadError, load_data
 
@@ -42,6 +43,8 @@ from .labels import (
 )
 from .models import Catalogue, CatalogueError, InstanceType, Source
 from .requirements import Requirement
+
+_Facts = TypeVar("_Facts", bound=BaseModel)
 
 __all__ = [
     "ACCELERATOR_RESOURCES",
@@ -68,7 +71,9 @@ __all__ = [
     "karpenter_allocatable_cpu_millis",
     "karpenter_allocatable_memory_mib",
     "kubelet_allocatable",
+    "packaged_facts",
     "parse_catalogue",
+    "parse_facts",
 ]
 
 
@@ -87,6 +92,24 @@ def parse_catalogue(text: str) -> Catalogue:
         return Catalogue.model_validate(data)
     except ValidationError as exc:
         raise CatalogueError(f"instance catalogue failed validation:\n{exc}") from exc
+
+
+def parse_facts(model: type[_Facts], text: str, what: str) -> _Facts:
+    """Parse and validate a small facts table (``network_interfaces.yaml``, ``efa_hugepages.yaml``)
+    with its pydantic ``model``; raises :class:`CatalogueError` naming ``what`` on any problem."""
+    try:
+        data = load_data(text)
+    except YAMLLoadError as exc:
+        raise CatalogueError(f"{what} are not valid YAML: line {exc.line}: {exc.message}") from exc
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise CatalogueError(f"{what} are invalid: {exc}") from exc
+
+
+def packaged_facts(model: type[_Facts], filename: str, what: str) -> _Facts:
+    """A facts table packaged beside this module, parsed and validated."""
+    return parse_facts(model, resources.files(__name__).joinpath(filename).read_text(encoding="utf-8"), what)
 
 
 @functools.lru_cache(maxsize=1)

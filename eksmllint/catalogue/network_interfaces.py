@@ -11,13 +11,11 @@ validated on first read.
 from __future__ import annotations
 
 import functools
-from importlib import resources
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from eksmllint.catalogue import CatalogueError, Source
-from eksmllint.yamlpos import YAMLLoadError, load_data
+from eksmllint.catalogue import Source, packaged_facts, parse_facts
 
 
 class InterfaceType(BaseModel):
@@ -72,18 +70,10 @@ class NetworkInterfaceFacts(BaseModel):
 
 def parse_network_interface_facts(text: str) -> NetworkInterfaceFacts:
     """Parse and validate the facts YAML; raises :class:`CatalogueError` on any problem."""
-    try:
-        data = load_data(text)
-    except YAMLLoadError as exc:
-        raise CatalogueError(f"network interface facts are not valid YAML: line {exc.line}: {exc.message}") from exc
-    try:
-        return NetworkInterfaceFacts.model_validate(data)
-    except ValidationError as exc:
-        raise CatalogueError(f"network interface facts are invalid: {exc}") from exc
+    return parse_facts(NetworkInterfaceFacts, text, "network interface facts")
 
 
 @functools.cache
 def network_interface_facts() -> NetworkInterfaceFacts:
     """The packaged facts (``network_interfaces.yaml``), loaded and validated once per process."""
-    text = resources.files("eksmllint.catalogue").joinpath("network_interfaces.yaml").read_text(encoding="utf-8")
-    return parse_network_interface_facts(text)
+    return packaged_facts(NetworkInterfaceFacts, "network_interfaces.yaml", "network interface facts")

@@ -101,4 +101,24 @@ class ResourceFlavor(KubeObject):
     spec: ResourceFlavorSpec | None = None
 
 
-MODELS: tuple[type[KubeObject], ...] = (ClusterQueueV1beta1, ClusterQueue, LocalQueue, ResourceFlavor)
+class TopologyLevel(CRDModel):
+    node_label: Str
+
+
+class TopologySpec(CRDModel):
+    levels: list[TopologyLevel]
+
+
+class Topology(KubeObject):
+    """Topology-aware scheduling's hierarchy of node labels (v1alpha1 from Kueue 0.9, then v1beta1
+    and v1beta2 with the other Kueue APIs; ``apis/kueue/*/topology_types.go``)."""
+
+    KINDS = (
+        ("kueue.x-k8s.io/v1alpha1", "Topology"),
+        ("kueue.x-k8s.io/v1beta1", "Topology"),
+        ("kueue.x-k8s.io/v1beta2", "Topology"),
+    )
+    spec: TopologySpec | None = None
+
+
+MODELS: tuple[type[KubeObject], ...] = (ClusterQueueV1beta1, ClusterQueue, LocalQueue, ResourceFlavor, Topology)

@@ -50,7 +50,7 @@ def _why(codes: tuple[str, ...], kinds: tuple[str, ...], reason: str) -> dict[tu
 EXPLAINED: dict[tuple[str, str], str] = {
     **_why(("EML103",), _INDEPENDENT, "independent pods make no inter-node collective for EFA to carry"),
     **_why(("EML201",), ("Volcano Job",), "a Volcano Job is gang-scheduled by construction (minAvailable)"),
-    **_why(("EML204",), _ALL, "the defect is the workload's queue, which the pod template does not carry"),
+    **_why(("EML204", "EML706"), _ALL, "the defect is the workload's queue, which the pod template does not carry"),
     **_why(("EML301",), ("RayCluster", "RayJob"), "KubeRay mounts a memory-backed /dev/shm into Ray containers itself"),
     **_why(
         ("EML502",), ("Deployment", "StatefulSet"), "services are meant to be moved: do-not-disrupt would pin nodes"

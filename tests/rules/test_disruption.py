@@ -203,6 +203,34 @@ def test_eml501_lone_accelerator_pool_and_option():
     assert lint(text, "EML501", rules={"EML501": {"unused-accelerator-pools": False}}) == []
 
 
+DRIFT_10 = "{consolidationPolicy: WhenEmpty, consolidateAfter: 1m, budgets: [{nodes: '10%', reasons: [Drifted]}]}"
+PROTECTED = '{karpenter.sh/do-not-disrupt: "true"}'
+
+
+def test_eml501_drifted_budget_with_protected_pods_is_the_recommended_setting():
+    pool = nodepool("a10g", ["g5.2xlarge"], DRIFT_10) + NODECLASS
+    assert lint(pool + job("train", annotations=PROTECTED), "EML501") == []
+    # an unprotected training pod on the pool: drift reaches a busy node
+    assert codes(lint(pool + job("train"), "EML501")) == ["EML501"]
+    assert codes(lint(pool + job("a", annotations=PROTECTED) + job("b"), "EML501")) == ["EML501"]
+    # the run holds no workload: the pool is judged by its own settings, as before
+    assert codes(lint(pool, "EML501")) == ["EML501"]
+
+
+def test_eml501_termination_grace_period_overrides_do_not_disrupt_for_drift():
+    consolidating = "{consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 1m}"
+    pool = nodepool("a10g", ["g5.2xlarge"], consolidating, extra="terminationGracePeriod: 24h") + NODECLASS
+    [finding] = lint(pool + job("train", annotations=PROTECTED), "EML501")
+    assert "replace drifted nodes" in finding.message and "consolidate" not in finding.message
+    assert "terminationGracePeriod" in finding.message
+    assert finding.fix is not None
+    [drift] = [op.value for op in finding.fix.ops if getattr(op, "value", {}) and "reasons" in op.value]
+    assert drift["reasons"] == ["Drifted"] and "schedule" in drift  # a window, never a permanent zero
+    # without the grace period, do-not-disrupt keeps both consolidation and drift off busy nodes
+    no_grace = nodepool("a10g", ["g5.2xlarge"], consolidating) + NODECLASS
+    assert lint(no_grace + job("train", annotations=PROTECTED), "EML501") == []
+
+
 def test_eml501_silent_on_inference_and_cpu_pools():
     text = nodepool("inf", ["inf2.xlarge", "inf2.8xlarge"]) + nodepool("cpu", ["m6i.xlarge"]) + NODECLASS
     assert lint(text, "EML501") == []

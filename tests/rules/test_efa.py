@@ -6,9 +6,11 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from builders import ec2nodeclass, manifest
 
 from eksmllint.checks.efa.eml104_efa_env_conflict import transport_conflict
 from eksmllint.checks.efa.eml106_spot_for_collective import allowed_capacity
+from eksmllint.checks.efa.eml108_socket_ifname_unmatched import nccl_interfaces
 from eksmllint.config import parse_config
 from eksmllint.core.engine import lint_text
 from eksmllint.core.finding import Applicability, SetValue
@@ -571,3 +573,152 @@ def test_efa_not_requested_silent_on_pods_with_dra_claims():
         "              resources:", "              resources:\n                claims: [{name: gpus}]", 1
     )
     assert not lint(used, "EML103")
+
+
+RESERVED = 'operator: In\n          values: ["reserved"]'
+ONE_RESERVATION = "\n---\n" + manifest(
+    ec2nodeclass("gpu", capacityReservationSelectorTerms=[{"id": "cr-0123456789abcdef0"}])
+)
+
+
+def test_efa_multi_az_single_reservation_pool_is_single_az():
+    # a pool limited to reserved capacity from one reservation by id lives in that reservation's zone
+    assert not lint(pool(zones=(), capacity=RESERVED) + ONE_RESERVATION + pytorchjob(efa=4), "EML101")
+    # an on-demand fallback without a zone requirement spans zones again: the real defect
+    fallback = 'operator: In\n          values: ["reserved", "on-demand"]'
+    assert len(lint(pool(zones=(), capacity=fallback) + ONE_RESERVATION + pytorchjob(efa=4), "EML101")) == 1
+    # reservations selected by tags may sit in several zones
+    by_tags = "\n---\n" + manifest(ec2nodeclass("gpu", capacityReservationSelectorTerms=[{"tags": {"team": "ml"}}]))
+    assert len(lint(pool(zones=(), capacity=RESERVED) + by_tags + pytorchjob(efa=4), "EML101")) == 1
+
+
+# --- EML107 / EML109 ----------------------------------------------------------------------
+
+
+def _job(types: str, limits: str, env: str = "", requests: str = "") -> str:
+    return f"""
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: j
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      nodeSelector: {{node.kubernetes.io/instance-type: {types}}}
+      containers:
+        - name: c
+          image: pytorch:2.3.0{env}
+          resources:{requests}
+            limits: {limits}
+"""
+
+
+P2P_OFF = "\n          env: [{name: NCCL_P2P_DISABLE, value: '1'}]"
+
+
+def test_nvlink_p2p_disabled_needs_nvlink_everywhere_and_several_gpus():
+    assert len(lint(_job("p4d.24xlarge", "{nvidia.com/gpu: 8}", P2P_OFF), "EML107")) == 1
+    assert not lint(_job("g6e.48xlarge", "{nvidia.com/gpu: 8}", P2P_OFF), "EML107")  # PCIe only
+    assert not lint(_job("p4d.24xlarge", "{nvidia.com/gpu: 1}", P2P_OFF), "EML107")  # no peer
+    level = "\n          env: [{name: NCCL_P2P_LEVEL, value: NVL}]"
+    assert not lint(_job("p5.48xlarge", "{nvidia.com/gpu: 8}", level), "EML107")
+    # instance types unknown (a pool open to every GPU type): silent
+    open_pool = pool(types=("p4d.24xlarge", "g6e.48xlarge"), zones=())
+    assert not lint(
+        open_pool
+        + _job("p4d.24xlarge", "{nvidia.com/gpu: 8}", P2P_OFF).replace(
+            "nodeSelector: {node.kubernetes.io/instance-type: p4d.24xlarge}", "nodeSelector: {}"
+        ),
+        "EML107",
+    )
+
+
+def test_efa_hugepages_boundaries_and_fixes():
+    at_max = "{vpc.amazonaws.com/efa: 32, nvidia.com/gpu: 8, hugepages-2Mi: 10256Mi}"
+    assert not lint(_job("p5.48xlarge", at_max), "EML109")
+    [over] = lint(_job("p5.48xlarge", at_max.replace("10256Mi", "10258Mi")), "EML109")
+    assert _ops(over) == (
+        SetValue(("spec", "template", "spec", "containers", 0, "resources", "limits", "hugepages-2Mi"), "5120Mi"),
+    )
+    # no EFA: the node's huge pages are not the EFA driver's
+    assert not lint(_job("p5.48xlarge", "{nvidia.com/gpu: 8, hugepages-2Mi: 32Gi}"), "EML109")
+    # requests without limits
+    only_req = "\n            requests: {hugepages-2Mi: 2Gi}"
+    [mismatch] = lint(_job("p5.48xlarge", "{vpc.amazonaws.com/efa: 32}", requests=only_req), "EML109")
+    assert "limits none" in mismatch.message
+    assert [op.value for op in _ops(mismatch)] == ["2Gi", "2Gi"]
+
+
+def test_efa_hugepages_silent_when_the_node_class_sets_huge_pages():
+    script = "#!/bin/bash\necho 16384 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages\n"
+    user_data = "\n---\n" + manifest(ec2nodeclass("gpu", userData=script))
+    limits = "{vpc.amazonaws.com/efa: 32, nvidia.com/gpu: 8, hugepages-2Mi: 32Gi}"
+    job = _job("p5.48xlarge", limits)
+    p5 = pool(types=("p5.48xlarge",))
+    assert len(lint(p5 + job, "EML109")) == 1
+    assert not lint(p5 + user_data + job, "EML109")
+
+
+# --- EML108 -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "value,chosen",
+    [
+        ("eth", ["eth0"]),
+        ("=eth0", ["eth0"]),
+        ("=eth", []),
+        ("en", []),  # the cheatsheet's host value: eth0 does not start with "en"
+        ("ens5,enp", []),
+        ("^docker,lo,veth", ["eth0"]),
+        ("^lo", ["eth0"]),
+        ("^eth", []),
+        ("^=eth0", []),
+        ("lo", ["lo"]),  # loopback only when named
+        ("eth0,", None),
+    ],
+)
+def test_nccl_socket_ifname_syntax(value, chosen):
+    assert nccl_interfaces(value) == chosen
+
+
+def test_socket_ifname_silent_for_host_network_multus_and_substitutions():
+    def job(env_value: str, spec: str = "", annotations: str = "") -> str:
+        return f"""
+apiVersion: batch/v1
+kind: Job
+metadata: {{name: j}}
+spec:
+  template:{annotations}
+    spec:{spec}
+      restartPolicy: Never
+      containers:
+        - name: c
+          image: pytorch:2.3.0
+          env: [{{name: NCCL_SOCKET_IFNAME, value: "{env_value}"}}]
+"""
+
+    assert len(lint(job("ens5"), "EML108")) == 1
+    assert not lint(job("ens5", spec="\n      hostNetwork: true"), "EML108")
+    multus = "\n    metadata: {annotations: {k8s.v1.cni.cncf.io/networks: efa-net}}"
+    assert not lint(job("ens5", annotations=multus), "EML108")
+    assert not lint(job("$IFACE"), "EML108")
+
+
+def test_spot_for_collective_reports_a_collective_that_selects_spot_on_a_mixed_pool():
+    mixed = 'operator: In\n          values: ["spot", "on-demand"]'
+    spot_selector = """
+          nodeSelector:
+            karpenter.sh/capacity-type: spot"""
+    [finding] = lint(pool(capacity=mixed) + pytorchjob(efa=4, selector=spot_selector), "EML106")
+    assert finding.fix is None  # dropping spot from the pool would strand the pod
+    assert "selects spot itself although it offers on-demand" in finding.message
+    # without the pod's own selector, the pool's fix drops spot
+    [plain] = lint(pool(capacity=mixed) + pytorchjob(efa=4), "EML106")
+    assert plain.fix is not None and "itself" not in plain.message
+    # a spot-only pool: the pool is the defect, the pod's selector merely agrees with it
+    spot_only = 'operator: In\n          values: ["spot"]'
+    [only] = lint(pool(capacity=spot_only) + pytorchjob(efa=4, selector=spot_selector), "EML106")
+    assert "itself" not in only.message

@@ -822,3 +822,37 @@ def test_eml806_accelerate_num_processes_is_a_total_over_the_machines(tmp_path: 
     assert (
         lint([_sbatch(tmp_path, "--nodes=2;--ntasks-per-node=1;--gpus-per-node=8", total, "ok.sbatch")], "EML806") == []
     )
+
+
+# --------------------------------------------------------------------------- EML811
+
+
+@pytest.mark.parametrize(
+    "step,reported",
+    [
+        # what srun's per-node shell expands: single quotes, or escaped in double quotes
+        ("srun bash -c 'torchrun --nnodes 2 --rdzv_endpoint $(hostname):29500 t.py'", True),
+        ('srun bash -c "torchrun --nnodes 2 --rdzv_endpoint \\$(hostname):29500 t.py"', True),
+        ("srun bash -c 'torchrun --nnodes 2 --master_addr $SLURMD_NODENAME t.py'", True),
+        # the batch shell expands it once, on the first node: the right host
+        ('srun bash -c "torchrun --nnodes 2 --rdzv_endpoint $(hostname):29500 t.py"', False),
+        ("srun torchrun --nnodes 2 --rdzv_endpoint $(hostname):29500 t.py", False),
+        # ranks
+        ("srun torchrun --nnodes 2 --node_rank 1 --master_addr $H t.py", True),
+        ('srun bash -c "torchrun --nnodes 2 --node_rank $SLURM_NODEID --master_addr $H t.py"', True),
+        ("srun bash -c 'torchrun --nnodes 2 --node_rank $SLURM_NODEID --master_addr $H t.py'", False),
+        ('srun bash -c "torchrun --nnodes 2 --node_rank \\$SLURM_PROCID --master_addr $H t.py"', False),
+        ("torchrun --nnodes 2 --node_rank 0 --master_addr $H t.py", False),  # not under srun
+    ],
+)
+def test_811_per_node_expansions_and_constant_ranks(tmp_path: Path, step: str, reported: bool) -> None:
+    write(
+        tmp_path / "run.sbatch", f"#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\nH=$(hostname)\n{step}\n"
+    )
+    assert len(lint([tmp_path], "EML811")) == int(reported)
+
+
+def test_811_silent_on_one_node(tmp_path: Path) -> None:
+    step = "srun bash -c 'torchrun --rdzv_endpoint $(hostname):29500 --node_rank 0 t.py'"
+    write(tmp_path / "run.sbatch", f"#!/bin/bash\n#SBATCH --nodes=1\n{step}\n")
+    assert lint([tmp_path], "EML811") == []

@@ -4,10 +4,14 @@ down — noise guards, options, webhook mode, fixes."""
 from __future__ import annotations
 
 import pytest
+import yaml
+from builders import container, manifest, pod_template, pytorchjob, replica
+from repository import ROOT
 from scheduling_storage_manifests import CPU_POD, GPU_POD, MALFORMED, docs, findings, job, pool, pvc
 
 from eksmllint.config import Config
 from eksmllint.core.engine import lint_loaded, lint_paths, lint_text
+from eksmllint.core.finding import Severity
 from eksmllint.fix.apply import apply_fix
 from eksmllint.loader import LoadResult, parse_source
 from eksmllint.resource import SourceFile
@@ -318,3 +322,66 @@ def test_702_never_blames_devices_a_dra_pod_claims():
     body = DRA_POD.format(zone="\n  karpenter.sh/nodepool: a-trn1")  # a near miss of a-trn
     [f] = findings(docs(TRN_POOL, job("j", body)), "EML702")
     assert f.location.path[-1] == "karpenter.sh/nodepool"
+
+
+# --- EML707 -------------------------------------------------------------------------------------
+def _rwo_case(modes: str, gpus: int | None, claim: str = "ckpt") -> str:
+    limits = {"nvidia.com/gpu": gpus} if gpus else {"cpu": "2"}
+    worker = container(
+        "c",
+        command=["torchrun", "--nnodes=2", "train.py"],
+        limits=limits,
+        volumeMounts=[{"name": "v", "mountPath": "/ckpt"}],
+    )
+    volumes = [{"name": "v", "persistentVolumeClaim": {"claimName": claim}}]
+    claim_doc = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "ckpt", "namespace": "ml"},
+        "spec": {"accessModes": yaml.safe_load(modes), "resources": {"requests": {"storage": "10Gi"}}},
+    }
+    return manifest(
+        claim_doc, pytorchjob("pt", worker=replica(2, pod_template(worker, volumes=volumes)), namespace="ml")
+    )
+
+
+def test_707_rwo_reported_only_for_pods_that_cannot_share_a_node():
+    assert len(findings(_rwo_case("[ReadWriteOnce]", 8), "EML707")) == 1
+    assert findings(_rwo_case("[ReadWriteOnce]", 1), "EML707") == []  # two 1-GPU pods fit one node
+    assert findings(_rwo_case("[ReadWriteOnce]", None), "EML707") == []  # CPU pods may share a node
+    assert findings(_rwo_case("[ReadWriteMany]", 8), "EML707") == []
+    assert findings(_rwo_case("[ReadWriteOnce, ReadOnlyMany]", 8), "EML707") == []
+    assert findings(_rwo_case("[ReadWriteOnce]", 8, claim="elsewhere"), "EML707") == []  # modes unknown
+
+
+def test_707_read_write_once_pod_conflicts_on_one_node_too():
+    [f] = findings(_rwo_case("[ReadWriteOncePod]", None), "EML707")
+    assert "ReadWriteOncePod" in f.message
+
+
+# --- EML706 -------------------------------------------------------------------------------------
+_TAS_DIR = "fixtures/rules/EML706-topology-level-missing"
+
+
+def _tas_case(annotation: str = "podset-required-topology", level: str = "topology.k8s.aws/network-node-layer-4"):
+    text = (ROOT / _TAS_DIR / "bad.yaml").read_text()
+    return text.replace(
+        "kueue.x-k8s.io/podset-required-topology: topology.k8s.aws/network-node-layer-4  # expect: EML706",
+        f"kueue.x-k8s.io/{annotation}: {level}",
+    )
+
+
+def test_706_preferred_level_is_a_warning_and_required_an_error():
+    [required] = findings(_tas_case(), "EML706")
+    assert required.severity is Severity.ERROR and "never admitted" in required.message
+    [preferred] = findings(_tas_case("podset-preferred-topology"), "EML706")
+    assert preferred.severity is Severity.WARNING and "ignored" in preferred.message
+    assert findings(_tas_case(level="kubernetes.io/hostname"), "EML706") == []
+
+
+def test_706_silent_when_the_chain_is_incomplete_or_kueue_predates_tas():
+    text = _tas_case()
+    assert findings(text.replace("clusterQueue: training", "clusterQueue: elsewhere"), "EML706") == []
+    assert findings(text.replace("  topologyName: ec2-network\n", ""), "EML706") == []  # no TAS flavor
+    old = Config.model_validate({"platform": {"kueue": "0.8"}})
+    assert findings(text, "EML706", old) == []

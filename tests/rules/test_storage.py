@@ -3,9 +3,13 @@ file systems, the AMI family's version dependence and fixes — behaviour the fi
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+import yaml
+from builders import container, manifest, pod_template
+from builders import job as builders_job
 from scheduling_storage_manifests import MALFORMED, docs, findings, fsx_class, job, pvc
 
 from eksmllint.checks.storage.eml901_fsx_parameters import capacity_increment_ok, round_up_capacity
@@ -214,3 +218,80 @@ volumes:
 """
     found = findings(docs(SCRATCH_STORAGE, job("train", body)), "EML902")
     assert len(found) == (1 if reported else 0), [f.message for f in found]
+
+
+# --- EML906 -------------------------------------------------------------------------------------
+def _nodeclass(alias: str) -> str:
+    return f"""\
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {{name: gpu}}
+spec:
+  amiSelectorTerms: [{{alias: "{alias}"}}]
+  role: r
+"""
+
+
+def _on(version: str, **rules: dict) -> Config:
+    return Config.model_validate({"kubernetes-version": version, "rules": rules})
+
+
+@pytest.mark.parametrize(
+    "alias,version,reported",
+    [
+        ("al2023@v20240807", "1.31", True),  # 1.31 reached EKS on 2024-09-26
+        ("al2023@v20240807", "1.30", False),
+        ("al2023@v20250520", "1.33", False),  # within the margin before 2025-05-29
+        ("al2023@v20250401", "1.33", True),
+        ("al2@v20240807", "1.32", True),
+        ("al2@v20240807", "1.33", False),  # no AL2 AMI at all for 1.33: EML903's finding
+        ("al2023@latest", "1.34", False),
+        ("bottlerocket@v1.20.4", "1.34", False),  # a version number, not a date
+        ("al2023@v20200101", "1.28", False),  # a version the table does not list
+        ("al2023@v20241399", "1.34", False),  # not a date
+    ],
+)
+def test_906_alias_date_against_the_eks_release(alias, version, reported):
+    assert len(findings(_nodeclass(alias), "EML906", _on(version))) == int(reported)
+
+
+def test_906_margin_option_and_fix():
+    assert findings(_nodeclass("al2023@v20250520"), "EML906", _on("1.33", EML906={"margin-days": 0}))
+    [f] = findings(_nodeclass("al2023@v20240807"), "EML906", _on("1.33"))
+    assert [op.value for op in f.fix.ops] == ["al2023@latest"]
+
+
+# --- EML905 -------------------------------------------------------------------------------------
+def _offload_case(volume: str, device: str = "nvme", path: str = "/scratch/offload") -> str:
+    config = {"zero_optimization": {"stage": 3, "offload_param": {"device": device, "nvme_path": path}}}
+    configmap = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "ds", "namespace": "ml"},
+        "data": {"ds_config.json": json.dumps(config)},
+    }
+    train = container(
+        "c",
+        command=["deepspeed", "--num_gpus=8", "train.py", "--deepspeed", "/cfg/ds_config.json"],
+        gpus=8,
+        volumeMounts=[{"name": "scratch", "mountPath": "/scratch"}, {"name": "cfg", "mountPath": "/cfg"}],
+    )
+    volumes = [{"name": "cfg", "configMap": {"name": "ds"}}, yaml.safe_load(volume)]
+    return manifest(
+        configmap, builders_job("j", pod_template(train, restartPolicy="Never", volumes=volumes), namespace="ml")
+    )
+
+
+EFS_INLINE = "{name: scratch, csi: {driver: efs.csi.aws.com, volumeHandle: fs-1}}"
+
+
+def test_905_network_volumes_and_node_local_ones():
+    [f] = findings(_offload_case(EFS_INLINE), "EML905")
+    assert "EFS" in f.message and "offload_param" in f.message
+    assert findings(_offload_case("{name: scratch, nfs: {server: 10.0.0.1, path: /}}"), "EML905")
+    assert findings(_offload_case("{name: scratch, emptyDir: {}}"), "EML905") == []
+    assert findings(_offload_case("{name: scratch, hostPath: {path: /mnt/k8s-disks/0}}"), "EML905") == []
+    assert findings(_offload_case(EFS_INLINE, device="cpu"), "EML905") == []
+    assert findings(_offload_case(EFS_INLINE, path="/other/offload"), "EML905") == []  # not on the mount
+    unknown_claim = "{name: scratch, persistentVolumeClaim: {claimName: elsewhere}}"
+    assert findings(_offload_case(unknown_claim), "EML905") == []

@@ -176,6 +176,14 @@ def protection(t: PodTemplate, platform: Platform) -> float | None:
     return seconds if seconds is not None and platform.at_least("karpenter", DURATION_RELEASE) else None
 
 
+def protected_for_run(t: PodTemplate, platform: Platform) -> bool:
+    """``karpenter.sh/do-not-disrupt`` protects the pods of ``t`` for their whole declared run (or
+    for a duration chosen for a run of unknown length)."""
+    protected = protection(t, platform)
+    bound = run_bound(t)
+    return protected is not None and (bound is None or bound[0] <= protected)
+
+
 def annotated_duration(t: PodTemplate) -> float | None:
     """The Go duration ``karpenter.sh/do-not-disrupt`` is set to, or None."""
     value = t.annotations.get(DO_NOT_DISRUPT)

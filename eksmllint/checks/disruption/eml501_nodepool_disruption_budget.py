@@ -4,10 +4,17 @@ underutilized or replace drifted nodes while jobs run (no always-active zero bud
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 from eksmllint.analysis.placement import placement
 from eksmllint.analysis.workload_class import WorkloadClass, classify
-from eksmllint.checks.disruption._shared import Exposure, exposure, hosting_pools, is_training_pod
+from eksmllint.checks.disruption._shared import (
+    Exposure,
+    exposure,
+    hosting_pools,
+    is_training_pod,
+    protected_for_run,
+)
 from eksmllint.core.context import KARPENTER_GROUP, LintRun, RuleContext
 from eksmllint.core.finding import AppendItem, Finding, Fix, SetValue
 from eksmllint.resource import Resource
@@ -57,6 +64,15 @@ def accelerator_pool_reason(view: NodePoolView) -> str | None:
         if taint.key in ACCELERATOR_TAINTS and taint.effect in ("NoSchedule", "NoExecute"):
             return f"it taints its nodes {taint.key}"
     return None
+
+
+def training_tenants(run: LintRun, view: NodePoolView) -> list[PodTemplate]:
+    """Training pod templates of the run that request accelerators and land on ``view``."""
+    return [
+        t
+        for t in run.templates
+        if id(view.resource) in _hosting_ids(run, t) and is_training_pod(t) and t.accelerator_total
+    ]
 
 
 def training_use(run: LintRun, view: NodePoolView, by_definition: bool = True) -> str | None:
@@ -119,9 +135,20 @@ def check(ctx: RuleContext, pool: Resource) -> Iterator[Finding]:
     exp = exposure(pool)
     if not exp.disruptable:
         return
-    why = training_use(ctx.run, _view(ctx.run, pool), bool(ctx.options.get("unused-accelerator-pools", True)))
+    view = _view(ctx.run, pool)
+    why = training_use(ctx.run, view, bool(ctx.options.get("unused-accelerator-pools", True)))
     if why is None:
         return
+    tenants = training_tenants(ctx.run, view)
+    grace = view.template_spec.get("terminationGracePeriod") is not None
+    if tenants and all(protected_for_run(t, ctx.platform) for t in tenants):
+        # do-not-disrupt on every training pod keeps consolidation and drift off busy nodes, so a
+        # non-zero Drifted budget rolls AMIs on idle nodes only (Karpenter's recommended setting);
+        # terminationGracePeriod overrides do-not-disrupt for drift, which then reaches them.
+        if not grace or "Drifted" not in exp.uncovered:
+            return
+        exp = replace(exp, uncovered=("Drifted",))
+        why += "; its terminationGracePeriod overrides their karpenter.sh/do-not-disrupt for drift"
     reasons = " and ".join(
         {"Underutilized": "consolidate underutilized nodes", "Drifted": "replace drifted nodes"}[r]
         for r in exp.uncovered

@@ -15,6 +15,7 @@ from eksmllint.checks.disruption._shared import (
     hosting_pools,
     human_duration,
     is_training_pod,
+    protected_for_run,
     protection,
     run_bound,
 )
@@ -41,10 +42,10 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
     exposed = run.once("exposed", placement(run, t), disruptable_pools)  # shared: the cheap test first
     if not exposed:
         return
+    if protected_for_run(t, ctx.platform):
+        return  # protected for the whole run, or a duration chosen for a run of unknown length
     protected = protection(t, ctx.platform)
     bound = run_bound(t)
-    if protected is not None and (bound is None or bound[0] <= protected):
-        return  # protected for the whole run, or a duration chosen for a run of unknown length
     pool, exp = exposed[0]
     more = f" (and {len(exposed) - 1} more)" if len(exposed) > 1 else ""
     verbs = "/".join({"Underutilized": "consolidation", "Drifted": "drift"}[r] for r in exp.uncovered)

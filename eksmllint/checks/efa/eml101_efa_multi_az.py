@@ -16,6 +16,7 @@ from eksmllint.checks.efa._shared import (
     types_on,
     who,
 )
+from eksmllint.checks.efa.eml106_spot_for_collective import pool_capacity
 from eksmllint.checks.helpers import fmt_list
 from eksmllint.core.finding import Applicability, Finding, Fix, SetValue
 from eksmllint.resource import Resource
@@ -40,7 +41,7 @@ def check(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
     if pool is None:
         return
     count, zones = pool_zone_count(pool)
-    if count == 1 or single_subnet(ctx.run, pool):
+    if count == 1 or single_subnet(ctx.run, pool) or single_reservation(ctx.run, pool):
         return  # pool-level exemptions first: they make the scan over templates unnecessary
     tenants = [t for ids, ts in _multi_az_groups(ctx.run) if id(pool) in ids for t in ts]
     cls = class_efa(ctx.run, pool)
@@ -141,8 +142,21 @@ def pod_pins_one_zone(t: PodTemplate) -> bool:
 def single_subnet(run: LintRun, pool: NodePoolView) -> bool:
     """The pool's node class (EC2NodeClass, or Auto Mode's NodeClass) selects exactly one subnet by
     id (a subnet lives in one AZ)."""
+    return _selects_one_by_id(run, pool, "subnetSelectorTerms")
+
+
+def single_reservation(run: LintRun, pool: NodePoolView) -> bool:
+    """The pool is limited to capacity type ``reserved`` and its EC2NodeClass selects exactly one
+    capacity reservation by id (a reservation lives in one AZ). With an on-demand or spot fallback
+    the pool spans zones again and stays a finding."""
+    return pool_capacity(pool) == {"reserved"} and _selects_one_by_id(run, pool, "capacityReservationSelectorTerms")
+
+
+def _selects_one_by_id(run: LintRun, pool: NodePoolView, field: str) -> bool:
+    """The pool's node class (resolved by group, kind and name) has exactly one selector term in
+    ``spec.<field>``, an ``id``."""
     for nc in pool.node_class(run):
-        terms = nc.get(("spec", "subnetSelectorTerms"))
+        terms = nc.get(("spec", field))
         if (
             isinstance(terms, list)
             and len(terms) == 1

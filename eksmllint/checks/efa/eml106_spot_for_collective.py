@@ -62,13 +62,26 @@ def check(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
         head = f"NodePool {pool.name!r} {how} and serves multi-node training {who(served)} ({pods} pods in total)"
     else:
         head = f"NodePool {pool.name!r} {how} and is {judged}"
+    # A collective that selects spot itself on a pool that also offers other capacity: the choice
+    # is the pod's, and the pool's fix (drop spot) would strand it. Said on the pool's finding: a
+    # NodePool rule reports on NodePools (the webhook dispatches a workload to its own rules).
+    pinned = [t for t in served if selects_spot(t)] if allowed - {"spot"} else []
+    if pinned:
+        others = ", ".join(c for c in CAPACITY_TYPES if c in allowed and c != "spot")
+        head += f"; {who(pinned)} select{'s' if len(pinned) == 1 else ''} spot itself although it offers {others}"
     yield ctx.report(
         resource,
         path,
         f"{head}; {why}, and one reclaim (a short notice, not stopped by do-not-disrupt) kills the whole collective",
-        fix=None if interruptible else _no_spot_fix(pool, allowed),
+        fix=None if interruptible or pinned else _no_spot_fix(pool, allowed),
         related=[template_location(t) for t in served],
     )
+
+
+def selects_spot(t: PodTemplate) -> bool:
+    """Every requirement term of the pod's own selectors allows capacity type spot only."""
+    terms = pod_requirement_terms(t)
+    return bool(terms) and all(allowed_capacity(term, None) == {"spot"} for term in terms)
 
 
 def allowed_capacity(reqs: Iterable[Requirement], start: set[str] | None) -> set[str] | None:

@@ -11,6 +11,13 @@ from __future__ import annotations
 from eksmllint.resource import Resource
 
 FSX_PROVISIONER = "fsx.csi.aws.com"
+#: CSI drivers whose volumes are network file systems shared over the VPC (EML905), by the name
+#: each driver registers: aws-fsx-csi-driver, aws-efs-csi-driver, mountpoint-s3-csi-driver.
+NETWORK_FS_DRIVERS = {
+    FSX_PROVISIONER: "FSx for Lustre",
+    "efs.csi.aws.com": "EFS",
+    "s3.csi.aws.com": "Mountpoint for S3",
+}
 NODECLASS_GROUP = "karpenter.k8s.aws"
 SCRATCH = ("SCRATCH_1", "SCRATCH_2")
 PERSISTENT = ("PERSISTENT_1", "PERSISTENT_2")
@@ -50,3 +57,31 @@ def fsx_deployment_type(sc: Resource) -> str | None:
 def is_nodeclass(r: Resource) -> bool:
     """A Karpenter AWS EC2NodeClass."""
     return r.kind == "EC2NodeClass" and r.group == NODECLASS_GROUP
+
+
+def network_filesystem(run, namespace: str | None, volume: dict) -> str | None:
+    """What network file system a pod ``volume`` mounts ("FSx for Lustre (PVC data)"): an inline
+    ``nfs`` or CSI volume, or a PVC whose StorageClass (or bound PersistentVolume) uses a network
+    file-system driver; None when it is not one or the run does not show it."""
+    if isinstance(volume.get("nfs"), dict):
+        return "NFS"
+    csi = volume.get("csi")
+    if isinstance(csi, dict) and csi.get("driver") in NETWORK_FS_DRIVERS:
+        return NETWORK_FS_DRIVERS[csi["driver"]]
+    claim = volume.get("persistentVolumeClaim")
+    name = claim.get("claimName") if isinstance(claim, dict) else None
+    found = run.find("PersistentVolumeClaim", name, namespace) if isinstance(name, str) else []
+    if len(found) != 1:
+        return None
+    pvc = found[0]
+    drivers = []
+    sc_name = pvc.get(("spec", "storageClassName"))
+    if isinstance(sc_name, str):
+        drivers += [sc.get(("provisioner",)) for sc in run.find("StorageClass", sc_name)]
+    pv_name = pvc.get(("spec", "volumeName"))
+    if isinstance(pv_name, str):
+        drivers += [pv.get(("spec", "csi", "driver")) for pv in run.find("PersistentVolume", pv_name)]
+    kinds = {NETWORK_FS_DRIVERS.get(d) for d in drivers if isinstance(d, str)}
+    if len(kinds) == 1 and None not in kinds:
+        return f"{kinds.pop()} (PVC {name})"
+    return None

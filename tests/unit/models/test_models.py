@@ -480,6 +480,9 @@ def fixtures() -> dict[tuple[str, str], dict[str, Any]]:
                 },
             )
         )
+    for v in ("v1alpha1", "v1beta1", "v1beta2"):
+        levels = [{"nodeLabel": "topology.k8s.aws/network-node-layer-1"}, {"nodeLabel": "kubernetes.io/hostname"}]
+        add(_obj(f"kueue.x-k8s.io/{v}", "Topology", {"levels": levels}))
     for v, kinds in (
         ("v1beta1", ("Controller", "NodeSet", "LoginSet", "Accounting", "RestApi", "Token")),
         ("v1alpha1", ("Controller", "NodeSet", "LoginSet", "Accounting", "RestApi", "Token", "Cluster")),
