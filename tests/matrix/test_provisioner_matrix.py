@@ -34,3 +34,11 @@ def test_every_cell_is_judged_or_explained():
         assert all(why.strip() for why in case.not_for.values())
         assert f"| {case.rule} |" in table
     assert len(cells()) + sum(len(c.not_for) for c in CASES) == len(CASES) * len(FORMS)
+
+
+def test_every_modelled_provisioner_form_is_a_column():
+    """A provisioner row added to provisioners.yaml without a matrix column is a test failure."""
+    from eksmllint.platform.provisioners import provisioners
+
+    modelled = {name for name, p in provisioners().provisioners.items() if p.modelled}
+    assert modelled == set(FORMS)
