@@ -95,9 +95,9 @@ def build_graph(run: LintRun) -> nx.MultiDiGraph:
 
     for pool in run.nodepools:
         src = res_node("NodePool", pool.resource.namespace, pool.name)
-        if pool.node_class_name:
-            for dst in targets("EC2NodeClass", pool.node_class_name, None):
-                g.add_edge(src, dst, type="uses-nodeclass", path=("spec", "template", "spec", "nodeClassRef"))
+        for nc in pool.node_class(run):  # by group, kind and name
+            dst = res_node(nc.kind, nc.namespace, nc.name)
+            g.add_edge(src, dst, type="uses-nodeclass", path=("spec", "template", "spec", "nodeClassRef"))
     for pvc in run.of_kind("PersistentVolumeClaim"):
         src = res_node(pvc.kind, pvc.namespace, pvc.name)
         sc = pvc.get(("spec", "storageClassName"))

@@ -1,26 +1,37 @@
 """Where can a pod template land? NodePool requirements, node selectors, affinity and taints.
 
 Karpenter semantics (facts file, section 3): a pod's constraints must fall inside a NodePool's
-requirements; labels Karpenter itself sets (instance type, zone, capacity type, ``karpenter.k8s.aws/*``)
-are satisfiable even when the NodePool does not mention them, but a custom label is only satisfiable
-when the NodePool's template sets it. The capacity-reservation labels are the exception among
-Karpenter's own: only reserved nodes carry them, so they need a pool that allows capacity type
-``reserved``. Startup taints need no toleration.
+requirements; labels the pool's provisioner sets itself (instance type, zone, capacity type,
+``karpenter.k8s.aws/*`` for Karpenter, ``eks.amazonaws.com/instance-*`` for EKS Auto Mode:
+``platform/provisioners.yaml``) are satisfiable even when the NodePool does not mention them, but a
+custom label is only satisfiable when the NodePool's template sets it. The capacity-reservation
+labels are the exception among Karpenter's own: only reserved nodes carry them, so they need a pool
+that allows capacity type ``reserved``. Startup taints need no toleration.
+
+Which pools a pod is judged against (the provisioner it aims at, the open world) and the landing
+itself are :mod:`eksmllint.landing`'s.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 
-from eksmllint.catalogue import RESERVATION_LABELS, InstanceType, get_catalogue
+from eksmllint.catalogue import LABEL_ALIASES, RESERVATION_LABELS, InstanceType, ec2_instance_name, get_catalogue
 from eksmllint.lazy import cached_property, kept_on
-from eksmllint.placeholders import is_placeholder
+from eksmllint.platform.provisioners import Provisioner, provisioners
 from eksmllint.resource import Resource
 from eksmllint.workload import PodTemplate
 
 Requirement = tuple[str, str, tuple[str, ...]]  # (key, operator, values)
+
+
+def canonical_key(key: str) -> str:
+    """The catalogue's key for a provider's label (``eks.amazonaws.com/instance-family`` ->
+    ``karpenter.k8s.aws/instance-family``); instance-type math only."""
+    return LABEL_ALIASES.get(key, key)
+
 
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
 ZONE = "topology.kubernetes.io/zone"
@@ -30,52 +41,50 @@ ZONE_NAME_KEYS = (ZONE, "failure-domain.beta.kubernetes.io/zone")
 #: Taint effects that keep a pod off a node it does not tolerate (PreferNoSchedule only discourages).
 BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
 CAPACITY_TYPE = "karpenter.sh/capacity-type"
-WELL_KNOWN_PREFIXES = ("karpenter.k8s.aws/", "karpenter.sh/")
-WELL_KNOWN = frozenset(
-    {
-        INSTANCE_TYPE,
-        "beta.kubernetes.io/instance-type",
-        ZONE,
-        "failure-domain.beta.kubernetes.io/zone",
-        "topology.kubernetes.io/region",
-        "kubernetes.io/arch",
-        "kubernetes.io/os",
-        "kubernetes.io/hostname",
-        "node.kubernetes.io/windows-build",
-        "topology.k8s.aws/zone-id",
-    }
+NODEPOOL_LABEL = "karpenter.sh/nodepool"
+#: Labels every node carries, whoever provisioned it (platform/provisioners.yaml ``common-labels``).
+WELL_KNOWN = frozenset(provisioners().common_labels.keys)
+_CATALOGUE_INSTANCE_KEYS = (
+    INSTANCE_TYPE,
+    "karpenter.k8s.aws/instance-family",
+    "karpenter.k8s.aws/instance-category",
+    "karpenter.k8s.aws/instance-gpu-name",
+    "karpenter.k8s.aws/instance-accelerator-name",
+    "karpenter.k8s.aws/instance-size",
+    "karpenter.k8s.aws/instance-generation",
+    "karpenter.k8s.aws/instance-gpu-count",
+    "karpenter.k8s.aws/instance-accelerator-count",
+    "karpenter.k8s.aws/instance-gpu-manufacturer",
+    "karpenter.k8s.aws/instance-cpu",
+    "karpenter.k8s.aws/instance-memory",
 )
-#: Keys whose values the catalogue knows completely; an unknown value means "not an accelerated type".
-INSTANCE_KEYS = frozenset(
-    {
-        INSTANCE_TYPE,
-        "beta.kubernetes.io/instance-type",
-        "karpenter.k8s.aws/instance-family",
-        "karpenter.k8s.aws/instance-category",
-        "karpenter.k8s.aws/instance-gpu-name",
-        "karpenter.k8s.aws/instance-accelerator-name",
-        "karpenter.k8s.aws/instance-size",
-        "karpenter.k8s.aws/instance-generation",
-        "karpenter.k8s.aws/instance-gpu-count",
-        "karpenter.k8s.aws/instance-accelerator-count",
-        "karpenter.k8s.aws/instance-gpu-manufacturer",
-        "karpenter.k8s.aws/instance-cpu",
-        "karpenter.k8s.aws/instance-memory",
-    }
+#: Keys whose values the catalogue knows completely (with every provider's alias of them); an
+#: unknown value means "not an accelerated type".
+INSTANCE_KEYS = frozenset(_CATALOGUE_INSTANCE_KEYS) | frozenset(
+    alias for alias, key in LABEL_ALIASES.items() if key in _CATALOGUE_INSTANCE_KEYS
 )
-_CLOSED_KEYS = {
+_CLOSED = {
     INSTANCE_TYPE: "instance-type",
-    "beta.kubernetes.io/instance-type": "instance-type",
     "karpenter.k8s.aws/instance-family": "karpenter.k8s.aws/instance-family",
     "karpenter.k8s.aws/instance-category": "karpenter.k8s.aws/instance-category",
     "karpenter.k8s.aws/instance-gpu-name": "karpenter.k8s.aws/instance-gpu-name",
     "karpenter.k8s.aws/instance-accelerator-name": "karpenter.k8s.aws/instance-accelerator-name",
 }
+_CLOSED_KEYS = {k: _CLOSED[canonical_key(k)] for k in INSTANCE_KEYS if canonical_key(k) in _CLOSED}
+_COUNT_KEYS = frozenset(
+    k
+    for k in INSTANCE_KEYS
+    if canonical_key(k) in ("karpenter.k8s.aws/instance-gpu-count", "karpenter.k8s.aws/instance-accelerator-count")
+)
 
 
 def is_well_known(key: str) -> bool:
-    """A label Karpenter sets itself: satisfiable even when a NodePool does not mention it."""
-    return key in WELL_KNOWN or key.startswith(WELL_KNOWN_PREFIXES)
+    """A label some NodePool provisioner (Karpenter, EKS Auto Mode) sets itself: satisfiable even
+    when a NodePool does not mention it (:meth:`NodePoolView.sets_label` asks for one pool)."""
+    return key in WELL_KNOWN or any(p.sets_labels.has_key(key) for p in _NODEPOOL_FORMS)
+
+
+_NODEPOOL_FORMS = tuple(p for p in provisioners().of_kind("nodepool") if p.modelled)
 
 
 def parse_requirements(items: object) -> list[Requirement]:
@@ -142,7 +151,9 @@ def tolerates(tolerations: Iterable[dict], taint: Taint) -> bool:
 
 
 class NodePoolView:
-    """A Karpenter NodePool (v1, and v1beta1 read the same way where the fields agree)."""
+    """A ``karpenter.sh`` NodePool (v1, and v1beta1 read the same way where the fields agree), of
+    the provisioner its ``nodeClassRef`` names: Karpenter's EC2NodeClass, EKS Auto Mode's
+    NodeClass, or one recognised but not modelled (``form.modelled`` false; None: unknown)."""
 
     def __init__(self, resource: Resource) -> None:
         self.resource = resource
@@ -179,10 +190,52 @@ class NodePoolView:
         return None
 
     @property
-    def node_class_name(self) -> str | None:
+    def node_class_ref(self) -> tuple[str | None, str | None, str | None]:
+        """(group, kind, name) of ``nodeClassRef``; v1beta1 wrote ``apiVersion`` instead of group."""
         ref = self.template_spec.get("nodeClassRef")
-        name = ref.get("name") if isinstance(ref, dict) else None
-        return name if isinstance(name, str) else None
+        if not isinstance(ref, dict):
+            return (None, None, None)
+        group, kind, name = ref.get("group"), ref.get("kind"), ref.get("name")
+        api = ref.get("apiVersion")
+        if group is None and isinstance(api, str):
+            group = api.split("/")[0] if "/" in api else None
+        return (
+            group if isinstance(group, str) else None,
+            kind if isinstance(kind, str) else None,
+            name if isinstance(name, str) else None,
+        )
+
+    @cached_property
+    def form(self) -> Provisioner | None:
+        """The provisioner row of this pool (by nodeClassRef group + kind); None: a class no row knows."""
+        group, kind, _ = self.node_class_ref
+        return provisioners().by_node_class(group, kind)
+
+    @cached_property
+    def modelled(self) -> bool:
+        """Placement can judge this pool (its provisioner is modelled)."""
+        return self.form is not None and self.form.modelled
+
+    @property
+    def node_class_name(self) -> str | None:
+        return self.node_class_ref[2]
+
+    def node_class(self, run) -> list[Resource]:
+        """The node class objects of the run this pool launches nodes with: resolved by group,
+        kind and name (an Auto Mode pool never matches an EC2NodeClass of the same name)."""
+        form, name = self.form, self.node_class_name
+        if form is None or form.node_class is None or not name:
+            return []
+        return run.find(form.node_class.kind, name, group=form.node_class.group)
+
+    def sets_label(self, key: str) -> bool:
+        """Nodes of this pool carry ``key`` although the pool does not mention it (its provisioner
+        sets it: instance type, zone, ``karpenter.k8s.aws/*`` for Karpenter, ``eks.amazonaws.com/
+        instance-*`` for Auto Mode)."""
+        if key in WELL_KNOWN:
+            return True
+        form = self.form
+        return form.sets_labels.has_key(key) if form is not None else is_well_known(key)
 
     @cached_property
     def instance_types(self) -> tuple[InstanceType, ...] | None:
@@ -205,10 +258,13 @@ def _instance_types_for(instance_reqs: tuple[Requirement, ...]) -> tuple[Instanc
     pinned = False
     for key, op, values in instance_reqs:
         if key in _CLOSED_KEYS and op == "In":
-            if not set(values) <= known[_CLOSED_KEYS[key]]:
+            closed = _CLOSED_KEYS[key]
+            if closed == "instance-type":  # a HyperPod node's ml.<type> is its EC2 twin's hardware
+                values = tuple(ec2_instance_name(v) for v in values)
+            if not set(values) <= known[closed]:
                 return None
             pinned = True
-        elif key in ("karpenter.k8s.aws/instance-gpu-count", "karpenter.k8s.aws/instance-accelerator-count"):
+        elif key in _COUNT_KEYS:
             pinned = pinned or op in ("Gt", "Gte", "Exists", "In")
     if not pinned:
         return None
@@ -298,7 +354,7 @@ def _labels_compatible(pod_reqs: list[Requirement], pool: NodePoolView) -> bool:
         if not offered:
             if op in ("NotIn", "DoesNotExist"):
                 continue
-            if not is_well_known(key):
+            if not pool.sets_label(key):
                 return False  # Karpenter cannot create a node with a label the pool does not set
             continue
         for _, pop, pvals in offered:
@@ -313,23 +369,6 @@ def _labels_compatible(pod_reqs: list[Requirement], pool: NodePoolView) -> bool:
             if pop in ("In", "Exists") and op == "DoesNotExist":
                 return False
     return True
-
-
-@dataclass
-class Landing:
-    """Result of placing one pod template on the NodePools of the run (labels and taints; the
-    device fit is :mod:`eksmllint.analysis.placement`'s)."""
-
-    pools: list[NodePoolView] = field(default_factory=list)  # compatible and tolerated
-    blocked: list[tuple[NodePoolView, Taint]] = field(default_factory=list)  # compatible, taint not tolerated
-    pools_present: bool = False
-    terms: list[list[Requirement]] = field(default_factory=list)
-
-    @cached_property
-    def instance_types(self) -> tuple[InstanceType, ...] | None:
-        """Types of the compatible pools the terms allow (None = unknown: stay silent); computed
-        on first use (most runs read the placement's device-aware types instead)."""
-        return _landing_types(self.terms, self.pools if self.pools_present else None)
 
 
 def _toleration_key(tol: dict) -> tuple:
@@ -347,54 +386,3 @@ def placement_key(t: PodTemplate) -> tuple:
     """Everything :func:`land` reads from a template (its requirement terms and tolerations):
     templates with equal keys land in the same places, so a run places each key once."""
     return (tuple(tuple(term) for term in pod_requirement_terms(t)), tuple(_toleration_key(x) for x in t.tolerations))
-
-
-def land(t: PodTemplate, pools: list[NodePoolView]) -> Landing:
-    terms = pod_requirement_terms(t)
-    if any(_templated(r) for term in terms for r in term):
-        # a selector filled in at apply time (`${INSTANCE_TYPE}`): where the pod lands is unknown,
-        # as if the run had no NodePools, so no rule claims "no pool" or "lands on X"
-        return Landing(pools_present=False, terms=[[r for r in term if not _templated(r)] for term in terms])
-    result = Landing(pools_present=bool(pools), terms=terms)
-    tolerations = t.tolerations
-    for pool in pools:
-        if not any(compatible(term, pool) for term in terms):
-            continue
-        untolerated = [
-            taint
-            for taint in pool.taints
-            if taint.effect in ("NoSchedule", "NoExecute") and not tolerates(tolerations, taint)
-        ]
-        if untolerated:
-            result.blocked.append((pool, untolerated[0]))
-        else:
-            result.pools.append(pool)
-    return result
-
-
-def _templated(req: Requirement) -> bool:
-    key, _op, values = req
-    return is_placeholder(key) or any(is_placeholder(v) for v in values)
-
-
-def _landing_types(terms: list[list[Requirement]], pools: list[NodePoolView] | None) -> tuple[InstanceType, ...] | None:
-    if pools is None:  # no NodePools in the run: only the pod's own constraints pin the type
-        found: dict[str, InstanceType] = {}
-        for term in terms:
-            types = instance_types_for(term)
-            if types is None:
-                return None
-            found.update((it.name, it) for it in types)
-        return tuple(found.values())
-    if not pools:
-        return ()
-    found = {}
-    for pool in pools:
-        for term in terms:
-            if not compatible(term, pool):
-                continue
-            types = instance_types_for(pool.requirements + [r for r in term if r[0] in INSTANCE_KEYS])
-            if types is None:
-                return None
-            found.update((it.name, it) for it in types)
-    return tuple(found.values())

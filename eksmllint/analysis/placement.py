@@ -48,6 +48,7 @@ from eksmllint.scheduling import (
     INSTANCE_TYPE,
     NodePoolView,
     Requirement,
+    canonical_key,
     compatible,
     instance_types_for,
 )
@@ -69,7 +70,8 @@ def allowed_categories(reqs: Iterable[Requirement]) -> set[str] | None:
     for key, op, values in reqs:
         if op != "In":
             continue
-        if key in (INSTANCE_TYPE, "beta.kubernetes.io/instance-type", L_FAMILY):
+        key = canonical_key(key)  # Auto Mode's eks.amazonaws.com/instance-* are the same facts
+        if key in (INSTANCE_TYPE, L_FAMILY):
             cats = {c for v in values if (c := category_of(v))}
         elif key == L_CATEGORY:
             cats = set(values)

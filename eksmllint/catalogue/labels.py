@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from eksmllint.platform.provisioners import label_aliases
+
 # --------------------------------------------------------------------------------------------
 # Label keys and resource names
 # --------------------------------------------------------------------------------------------
@@ -63,12 +65,9 @@ INSTANCE_LABEL_KEYS: frozenset[str] = frozenset(
 )
 """Label keys :meth:`Catalogue.matching` evaluates; requirements on other keys are ignored."""
 
-LABEL_ALIASES: Mapping[str, str] = {
-    # Deprecated beta labels Kubernetes and Karpenter still normalise to the GA keys.
-    "beta.kubernetes.io/instance-type": L_INSTANCE_TYPE,
-    "beta.kubernetes.io/arch": L_ARCH,
-    "beta.kubernetes.io/os": L_OS,
-}
+LABEL_ALIASES: Mapping[str, str] = label_aliases()
+"""Other labels for the same facts: the deprecated beta labels Kubernetes still normalises to the
+GA keys, and EKS Auto Mode's ``eks.amazonaws.com/instance-*`` (platform/provisioners.yaml)."""
 
 SAGEMAKER_PREFIX = "ml."
 """SageMaker HyperPod names its nodes' instance types ``ml.<EC2 type>`` (source: sagemaker-hyperpod-names)."""

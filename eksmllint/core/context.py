@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     import networkx as nx
 
     from eksmllint.core.rule import Rule
-    from eksmllint.scheduling import Landing, NodePoolView
+    from eksmllint.landing import Landing
+    from eksmllint.scheduling import NodePoolView
 
 
 _MISSING = object()
@@ -244,13 +245,15 @@ class LintRun:
         cache = self._landing_cache
         found = cache.get(id(template))
         if found is None:
-            from eksmllint.scheduling import land, placement_key
+            from eksmllint.landing import flavor_labels, land
+            from eksmllint.scheduling import placement_key
 
-            key = placement_key(template)
+            flavors = flavor_labels(self, template)  # Kueue adds a ResourceFlavor's nodeLabels
+            key = (placement_key(template), flavors)
             shared = self._landing_by_key
             found = shared.get(key)
             if found is None:
-                found = shared[key] = land(template, self.nodepools)
+                found = shared[key] = land(template, self.nodepools, flavors)
             cache[id(template)] = found
         return found
 

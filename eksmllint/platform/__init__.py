@@ -12,6 +12,9 @@
 - Launchers: the program and option tables of :mod:`eksmllint.launch.programs` and
   :mod:`eksmllint.launch.options` are the registry of launchers (torchrun, deepspeed, accelerate,
   mpirun, srun, ``python -m`` modules) and their option grammars.
+- :mod:`.provisioners` (``provisioners.yaml``): how nodes are provisioned (Karpenter, EKS Auto Mode,
+  SageMaker HyperPod, managed node groups, Kueue ResourceFlavors), the labels each sets and the
+  aliases of the instance catalogue's keys.
 
 Code elsewhere reads these tables instead of keeping kind sets, label tables or launcher lists of
 its own: a shape one module knows and another does not is a silent skip.

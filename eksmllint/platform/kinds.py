@@ -105,9 +105,13 @@ class TemplateSpec(_Row):
             for e in holder:
                 deps = e.get(self.runs_before) if isinstance(e, dict) else None
                 for d in deps if isinstance(deps, list) else ():
-                    if isinstance(d, dict) and d.get("status") == "Complete":
-                        first.add(d.get("name"))
-            out |= {i for i, e in enumerate(holder) if isinstance(e, dict) and e.get(self.name_field) in first}
+                    if isinstance(d, dict) and d.get("status") == "Complete" and isinstance(d.get("name"), str):
+                        first.add(d["name"])
+            out |= {
+                i
+                for i, e in enumerate(holder)
+                if isinstance(e, dict) and isinstance(e.get(self.name_field), str) and e[self.name_field] in first
+            }
         if self.not_collective is not None:
             rule = self.not_collective
             out |= {i for i, e in enumerate(holder) if _get(e, rule.path) in rule.values}

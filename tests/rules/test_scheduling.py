@@ -53,10 +53,16 @@ def test_701_skips_daemonsets_and_non_karpenter_selectors():
 
 
 # --- EML702 -------------------------------------------------------------------------------------
-def test_702_unknown_nodepool_name_is_reported_at_the_selector():
+def test_702_misspelt_nodepool_name_is_reported_at_the_selector():
+    body = "nodeSelector:\n  karpenter.sh/nodepool: gpu-larg\n" + CPU_POD
+    [f] = findings(docs(pool("gpu-large", '"g5.2xlarge"', tainted=False), job("j", body)), "EML702")
+    assert f.location.path[-1] == "karpenter.sh/nodepool" and "gpu-larg" in f.message
+
+
+def test_702_silent_for_a_nodepool_the_run_does_not_hold():
+    """Open world: a pod pinned to a pool created elsewhere (Terraform, a built-in Auto Mode pool)."""
     body = "nodeSelector:\n  karpenter.sh/nodepool: gpu-large\n" + CPU_POD
-    [f] = findings(docs(pool("gpu", '"g5.2xlarge"', tainted=False), job("j", body)), "EML702")
-    assert f.location.path[-1] == "karpenter.sh/nodepool" and "gpu-large" in said(f)
+    assert findings(docs(pool("gpu", '"g5.2xlarge"', tainted=False), job("j", body)), "EML702") == []
 
 
 def test_702_silent_without_nodepools_and_for_hyperpod_instance_types():
@@ -313,7 +319,7 @@ def test_705_names_the_pools_of_a_dra_pod_by_its_selectors():
 def test_702_never_blames_devices_a_dra_pod_claims():
     """No device reason without a device count: a DRA pod is reported only for its labels."""
     assert findings(docs(TRN_POOL, dra_job()), "EML702") == []
-    body = DRA_POD.format(zone="\n  karpenter.sh/nodepool: gpu-large")
+    body = DRA_POD.format(zone="\n  karpenter.sh/nodepool: a-trn1")  # a near miss of a-trn
     [f] = findings(docs(TRN_POOL, job("j", body)), "EML702")
     assert f.location.path[-1] == "karpenter.sh/nodepool"
 

@@ -67,10 +67,7 @@ def _class_efa(run: LintRun, pool: NodePoolView) -> ClassEfa | None:
     name = pool.node_class_name
     if not name or not run.settings.platform.at_least("karpenter", facts.since_karpenter):
         return None
-    counts = {
-        facts.efa_devices(nc.get(("spec", "networkInterfaces")))
-        for nc in run.find("EC2NodeClass", name, group="karpenter.k8s.aws")
-    }
+    counts = {facts.efa_devices(nc.get(("spec", "networkInterfaces"))) for nc in pool.node_class(run)}
     if len(counts) != 1:
         return None  # not in the run, or several classes of that name that disagree
     devices = counts.pop()

@@ -143,7 +143,8 @@ def pod_pins_one_zone(t: PodTemplate) -> bool:
 
 
 def single_subnet(run: LintRun, pool: NodePoolView) -> bool:
-    """The pool's EC2NodeClass selects exactly one subnet by id (a subnet lives in one AZ)."""
+    """The pool's node class (EC2NodeClass, or Auto Mode's NodeClass) selects exactly one subnet by
+    id (a subnet lives in one AZ)."""
     return _selects_one_by_id(run, pool, "subnetSelectorTerms")
 
 
@@ -155,9 +156,9 @@ def single_reservation(run: LintRun, pool: NodePoolView) -> bool:
 
 
 def _selects_one_by_id(run: LintRun, pool: NodePoolView, field: str) -> bool:
-    """The pool's EC2NodeClass has exactly one selector term in ``spec.<field>``, an ``id``."""
-    name = pool.node_class_name
-    for nc in run.find("EC2NodeClass", name, group="karpenter.k8s.aws") if name else ():
+    """The pool's node class (resolved by group, kind and name) has exactly one selector term in
+    ``spec.<field>``, an ``id``."""
+    for nc in pool.node_class(run):
         terms = nc.get(("spec", field))
         if (
             isinstance(terms, list)

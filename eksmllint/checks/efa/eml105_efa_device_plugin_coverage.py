@@ -60,7 +60,8 @@ def check(ctx: RuleContext, run: LintRun) -> Iterator[Finding]:
             path,
             f"EFA device plugin {name} {what}",
             detail=f"EFA pods {'land' if gap.landed else 'are meant to land'} there ({users}); those nodes never "
-            "advertise vpc.amazonaws.com/efa and the pods stay Pending.",
+            "advertise vpc.amazonaws.com/efa and the pods stay Pending (assuming the run holds every EFA device "
+            "plugin DaemonSet of the cluster).",
             related=related,
         )
 

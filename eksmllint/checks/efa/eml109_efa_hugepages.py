@@ -72,8 +72,7 @@ def _recommended(c: Container, facts: EfaHugepages) -> Fix:
 def _custom_hugepages(ctx: RuleContext, t: PodTemplate) -> bool:
     """Some EC2NodeClass of the pools the pod lands on sets huge pages itself in its userData."""
     for pool in placement(ctx.run, t).hosting:
-        name = pool.node_class_name
-        for nc in ctx.run.find("EC2NodeClass", name, group="karpenter.k8s.aws") if name else ():
+        for nc in pool.node_class(ctx.run):  # by group, kind and name
             data = nc.get(("spec", "userData"))
             if isinstance(data, str) and "hugepages" in data.lower():
                 return True

@@ -16,6 +16,7 @@ from eksmllint.checks.input._shared import (
     schema_version,
 )
 from eksmllint.core.finding import Finding, format_path
+from eksmllint.landing import unjudged_form
 from eksmllint.models import KNOWN_CRD_KINDS, model_for
 from eksmllint.platform.kinds import pod_template_paths, row_for
 from eksmllint.resource import Resource
@@ -27,6 +28,9 @@ if TYPE_CHECKING:
 
 
 def check(ctx: RuleContext, r: Resource) -> Iterator[Finding]:
+    if (unjudged := unjudged_form(ctx.run, r)) is not None:  # a provisioner form without a model
+        yield ctx.report(r, *unjudged)
+        return
     api, kind = r.api_version, r.kind
     if api == "v1" and kind == "ConfigMap":
         yield from _unmodelled_configs(ctx, r)

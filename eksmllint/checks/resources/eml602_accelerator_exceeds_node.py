@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from eksmllint.analysis.placement import placement
 from eksmllint.catalogue import InstanceType
 from eksmllint.checks.helpers import fmt_list
 from eksmllint.checks.resources._shared import (
@@ -48,10 +49,11 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
 def _uncounted_gpu(ctx, t: PodTemplate, types: tuple[InstanceType, ...], r: str) -> Iterator:
     """A GPU pod that can only land on types whose GPU EC2 counts as 0 (g6f/gr6f: a fraction of an
     L4): no node ever advertises nvidia.com/gpu, so Karpenter never launches one for the pod. With
-    NodePools in the run EML702 reports it (no pool can launch a node with the pod's devices)."""
+    NodePools the pod is judged against EML702 reports it (no pool can launch a node with the pod's
+    devices)."""
     if r != GPU or not types or not all(it.has_uncounted_gpu for it in types):
         return
-    if ctx.run.nodepools:
+    if placement(ctx.run, t).present:
         return
     top = max((c for c in t.containers + t.init_containers), key=lambda c: c.count(r))
     shares = fmt_list(sorted({f"{it.name} ({it.gpu_fraction:g} of an {it.accelerator})" for it in types}))

@@ -82,8 +82,8 @@ def _kubelets_of(run, where) -> list[dict | None]:
     for pool in where.usable:  # the pools whose types the rule compares
         own = pool.template_spec.get("kubelet")
         block = own if isinstance(own, dict) else None
-        if block is None and pool.node_class_name:
-            for nc in run.find("EC2NodeClass", pool.node_class_name)[:1]:
+        if block is None:
+            for nc in pool.node_class(run)[:1]:
                 k = nc.get(("spec", "kubelet"))
                 block = k if isinstance(k, dict) else None
         found.append(block)

@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from eksmllint.analysis.placement import Placement, placement, serves
 from eksmllint.core.context import LintRun, RuleContext
 from eksmllint.core.finding import DocPath
+from eksmllint.landing import flavor_labels
 from eksmllint.resource import Resource
 from eksmllint.scheduling import (
     INSTANCE_KEYS,
-    INSTANCE_TYPE,
-    WELL_KNOWN_PREFIXES,
+    WELL_KNOWN,
     ZONE_NAME_KEYS,
     NodePoolView,
     Requirement,
@@ -30,16 +30,8 @@ from eksmllint.scheduling import (
 )
 from eksmllint.workload import PodTemplate
 
-#: Label prefixes / keys that only non-Karpenter nodes carry (managed node groups, Fargate, eksctl)
-#: or that pin one existing node: pods selecting them are not meant for a NodePool.
-NON_KARPENTER_PREFIXES = (
-    "eks.amazonaws.com/",
-    "alpha.eksctl.io/",
-    "sagemaker.amazonaws.com/",
-    "kubernetes.io/hostname",
-)
-#: Instance types Karpenter never launches: SageMaker HyperPod nodes (``ml.g5.8xlarge``).
-NON_KARPENTER_TYPE_PREFIXES = ("ml.",)
+#: A label that pins one existing node: such a pod is not meant for a NodePool.
+HOSTNAME = "kubernetes.io/hostname"
 #: Related locations listed per finding: a pod that fits 500 NodePools must not carry 500.
 RELATED_MAX = 5
 POSITIVE_OPS = ("In", "Exists", "Gt", "Lt", "Gte", "Lte")
@@ -87,6 +79,17 @@ def requirement_terms(t: PodTemplate) -> list[list[Req]]:
     return out
 
 
+def admitted_terms(run: LintRun, t: PodTemplate) -> list[list[Req]]:
+    """:func:`requirement_terms` as Kueue admits the pod: one alternative per ResourceFlavor of its
+    queue, with the flavor's ``nodeLabels`` (:func:`eksmllint.landing.flavor_labels`; reported
+    at the pod spec, which they are added to)."""
+    terms = requirement_terms(t)
+    flavors = flavor_labels(run, t)
+    if not flavors:
+        return terms
+    return [term + [Req(k, "In", (v,), t.spec_path) for k, v in labels] for labels in flavors for term in terms]
+
+
 def plain(term: list[Req]) -> list[Requirement]:
     return [r.plain for r in term]
 
@@ -117,12 +120,14 @@ def targets_nodepools(
 ) -> bool:
     """Whether the pod is clearly meant to run on the run's NodePools.
 
-    True for pods that request accelerators or pin Karpenter-provisioned capacity (instance type /
-    family / GPU labels, ``karpenter.sh/*``, ``karpenter.k8s.aws/*``, or a custom label some NodePool
-    of the run sets). False for DaemonSets (they follow nodes, never cause provisioning; EML105 covers
-    device-plugin coverage), pods bound to a node (``nodeName``), and pods that select labels only
-    other capacity carries (managed node groups, Fargate, SageMaker HyperPod ``ml.*`` instances, one
-    host) or a custom label no NodePool sets.
+    True for pods that request accelerators or pin NodePool-provisioned capacity (instance type /
+    family / GPU labels, labels a NodePool provisioner sets such as ``karpenter.k8s.aws/*`` or
+    ``eks.amazonaws.com/instance-*``, or a custom label some NodePool of the run sets). False for
+    DaemonSets (they follow nodes, never cause provisioning; EML105 covers device-plugin
+    coverage), pods bound to a node (``nodeName``, ``kubernetes.io/hostname``), and pods that
+    select a label no NodePool sets (a managed node group's, a custom one no pool of the run
+    sets). Pods aimed at another provisioner form (HyperPod ``ml.*``, a node group) have no
+    NodePools to judge in the first place (:func:`eksmllint.landing.relevant_pools`).
     """
     if t.resource.kind == "DaemonSet" or t.spec.get("nodeName"):
         return False
@@ -133,20 +138,14 @@ def targets_nodepools(
         for r in term:
             if r.op not in POSITIVE_OPS:
                 continue
-            if r.key.startswith(NON_KARPENTER_PREFIXES):
-                return False
-            if (
-                r.key in (INSTANCE_TYPE, "beta.kubernetes.io/instance-type")
-                and r.values
-                and all(v.startswith(NON_KARPENTER_TYPE_PREFIXES) for v in r.values)
-            ):
+            if r.key == HOSTNAME:
                 return False
             if not is_well_known(r.key):
                 if r.key not in offered:
                     return False  # e.g. a managed node group's label: another provisioner's nodes
                 pinned = True
-            elif r.key in INSTANCE_KEYS or r.key.startswith(WELL_KNOWN_PREFIXES):
-                pinned = True
+            elif r.key in INSTANCE_KEYS or r.key not in WELL_KNOWN:
+                pinned = True  # an instance label, or one a NodePool provisioner sets
     return pinned
 
 
@@ -192,7 +191,7 @@ def _verdict(run: LintRun, t: PodTemplate) -> Verdict | None:
         return None  # a templated selector (`${INSTANCE_TYPE}`): where it lands is unknown
     return Verdict(
         targeted=targets_nodepools(
-            t, requirement_terms(t), run.nodepools, run.once("eml7-offered", run, _offered_keys)
+            t, admitted_terms(run, t), run.nodepools, run.once("eml7-offered", run, _offered_keys)
         ),
         usable=where.usable,
         blocked=where.blocked,
@@ -207,6 +206,18 @@ def analyse(ctx: RuleContext, t: PodTemplate) -> Verdict | None:
     if not ctx.run.nodepools:
         return None
     return ctx.run.once("eml7-verdict", t, _verdict)
+
+
+def assumed_complete(run: LintRun, pools: list[NodePoolView]) -> str:
+    """How a finding concluded from absence says what it assumed: the run is a partial view of
+    the cluster, so "no pool can" holds only if the run holds every pool of these forms (once per
+    list of pools: pods that land alike share it)."""
+    return run.once("assumed-complete", pools, _assumed_complete)
+
+
+def _assumed_complete(_run: LintRun, pools: list[NodePoolView]) -> str:
+    forms = sorted({p.form.label for p in pools if p.form is not None}) or ["Karpenter"]
+    return f"assuming the run holds every {' and '.join(forms)} NodePool of the cluster"
 
 
 def candidates(t: PodTemplate, verb: str = "can") -> str:

@@ -7,7 +7,15 @@ from collections.abc import Iterator
 
 from eksmllint.analysis.placement import device_fit, requirement_text
 from eksmllint.checks.helpers import sentences
-from eksmllint.checks.scheduling._shared import POOL_REQUIREMENTS, Req, analyse, plain, pods_of, requirement_terms
+from eksmllint.checks.scheduling._shared import (
+    POOL_REQUIREMENTS,
+    Req,
+    admitted_terms,
+    analyse,
+    assumed_complete,
+    plain,
+    pods_of,
+)
 from eksmllint.core.context import RuleContext
 from eksmllint.core.finding import DocPath, Finding
 from eksmllint.scheduling import CAPACITY_TYPE, INSTANCE_KEYS, NodePoolView, compatible, reserved_only
@@ -55,9 +63,9 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
     placement = analyse(ctx, t)
     if placement is None or placement.status != "nomatch":
         return
-    terms = requirement_terms(t)
+    terms = admitted_terms(ctx.run, t)
     accels = t.accelerators
-    pools = ctx.run.nodepools
+    pools = ctx.run.landing(t).considered or ctx.run.nodepools
     reasons: list[str] = []
     culprit: Req | None = None
     for pool in pools:  # the three shown, and on until some pool names the requirement at fault
@@ -72,6 +80,6 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
         t.resource,
         path,
         f"no NodePool of the run can launch a node for {pods_of(t)}",
-        detail=sentences(shown, "so Karpenter never provisions one"),
+        detail=sentences(shown, "so Karpenter never provisions one") + f" ({assumed_complete(ctx.run, pools)})",
         related=[p.resource.location(POOL_REQUIREMENTS) for p in pools[:5]],
     )

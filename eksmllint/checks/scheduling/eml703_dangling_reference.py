@@ -112,9 +112,9 @@ def workload_references(run: LintRun) -> Iterator[Reference]:
         if (sc := literal_name(pvc.get(("spec", "storageClassName")))) is not None:
             yield Reference(pvc, "StorageClass", sc, None, ("spec", "storageClassName"))
     for pool in run.nodepools:
-        ref = pool.template_spec.get("nodeClassRef")
-        ref_kind = ref.get("kind", "EC2NodeClass") if isinstance(ref, dict) else None
-        if ref_kind == "EC2NodeClass" and (name := literal_name(pool.node_class_name)) is not None:
+        form = pool.form  # an Auto Mode pool names a NodeClass, never an EC2NodeClass
+        ref = form.node_class if form is not None else None
+        if ref is not None and ref.kind == "EC2NodeClass" and (name := literal_name(pool.node_class_name)) is not None:
             yield Reference(
                 pool.resource, "EC2NodeClass", name, None, ("spec", "template", "spec", "nodeClassRef", "name")
             )
@@ -151,6 +151,13 @@ def is_defined(run: LintRun, kind: str, name: str, namespace: str | None) -> boo
     return kind == "Secret" and name in _secret_generators(run, namespace)
 
 
+def _assumed(run: LintRun, kind: str) -> str:
+    """What the finding assumed: the run is a partial view of the cluster."""
+    if run.by_kind.get(kind):
+        return f"the run holds {kind} objects, so it is assumed to hold every one the cluster has"
+    return f"the configuration says the run holds every {kind} the cluster has"
+
+
 def check(ctx: RuleContext, run: LintRun) -> Iterator[Finding]:
     """EML703: a referenced object is not defined in the run (only for kinds the run holds)."""
     kinds = checked_kinds(ctx)
@@ -180,5 +187,6 @@ def check(ctx: RuleContext, run: LintRun) -> Iterator[Finding]:
         yield ctx.report(
             ref.source,
             ref.path,
-            f"{ref.kind} {ref.name!r} is referenced but no manifest in the run defines it{where}{hint}",
+            f"{ref.kind} {ref.name!r} is referenced but no manifest in the run defines it{where}{hint} "
+            f"({_assumed(run, ref.kind)})",
         )
