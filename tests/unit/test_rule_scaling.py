@@ -1,0 +1,71 @@
+"""Per-pool rules read a per-run index of the templates hosted on each pool instead of scanning
+every template for every pool (issue 23): counted, not timed."""
+
+from __future__ import annotations
+
+import pytest
+
+from eksmllint.checks.disruption import eml501_nodepool_disruption_budget as eml501
+from eksmllint.checks.efa import eml106_spot_for_collective as eml106
+from eksmllint.config import Config, with_overrides
+from eksmllint.core.engine import lint_text
+
+POOLS, JOBS = 40, 120
+
+
+def _pool(j: int) -> str:
+    return f"""apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {{name: pool-{j}}}
+spec:
+  template:
+    metadata: {{labels: {{team: team-{j}}}}}
+    spec:
+      requirements:
+        - {{key: node.kubernetes.io/instance-type, operator: In, values: [p4d.24xlarge]}}
+      nodeClassRef: {{group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}}
+      taints: [{{key: team, value: team-{j}, effect: NoSchedule}}]
+  disruption: {{consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 10m}}
+"""
+
+
+def _job(i: int) -> str:
+    team = i % POOLS
+    return f"""apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {{name: job-{i}, namespace: ml}}
+spec:
+  pytorchReplicaSpecs:
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          nodeSelector: {{team: team-{team}}}
+          tolerations: [{{key: team, operator: Equal, value: team-{team}, effect: NoSchedule}}]
+          containers:
+            - name: w
+              image: pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime
+              command: [torchrun, --nnodes=2, --nproc_per_node=8, train.py]
+              resources: {{limits: {{nvidia.com/gpu: 8}}}}
+"""
+
+
+TEXT = "---\n".join([_pool(j) for j in range(POOLS)] + [_job(i) for i in range(JOBS)])
+
+
+@pytest.mark.parametrize(
+    "module, counted, code",
+    [(eml106, "placement", "EML106"), (eml501, "_hosting_ids", "EML501")],
+)
+def test_per_pool_rules_read_each_template_once(monkeypatch, module, counted, code):
+    calls = [0]
+    original = getattr(module, counted)
+
+    def counting(*args):
+        calls[0] += 1
+        return original(*args)
+
+    monkeypatch.setattr(module, counted, counting)
+    result = lint_text(TEXT, with_overrides(Config(), select=(code,)))
+    assert sum(f.code == code for f in result.findings) == POOLS  # every pool serves training
+    assert 0 < calls[0] <= JOBS  # once per template (a scan per pool: POOLS x JOBS)
