@@ -69,3 +69,31 @@ def test_per_pool_rules_read_each_template_once(monkeypatch, module, counted, co
     result = lint_text(TEXT, with_overrides(Config(), select=(code,)))
     assert sum(f.code == code for f in result.findings) == POOLS  # every pool serves training
     assert 0 < calls[0] <= JOBS  # once per template (a scan per pool: POOLS x JOBS)
+
+
+def test_find_in_a_namespace_reads_only_that_namespace():
+    """One ServiceAccount name in N namespaces, looked up in each (EML703's is_defined): O(1)
+    candidates read per lookup, where a scan of the name's objects made N x N (0.4 s at 400)."""
+    from eksmllint.core.context import LintRun
+    from eksmllint.loader.files import parse_source
+    from eksmllint.resource import SourceFile
+
+    spaces = 60
+    text = "---\n".join(
+        f"apiVersion: v1\nkind: ServiceAccount\nmetadata: {{name: trainer, namespace: ns-{n}}}\n" for n in range(spaces)
+    )
+    resources, _ = parse_source(SourceFile("sa.yaml", text, "yaml"))
+    run = LintRun(resources, [])
+    read = [0]
+
+    class Counted(list):
+        def __iter__(self):
+            for item in super().__iter__():
+                read[0] += 1
+                yield item
+
+    run.__dict__["_by_kind_name"] = {k: Counted(v) for k, v in run._by_kind_name.items()}
+    for n in range(spaces):
+        assert [r.namespace for r in run.find("ServiceAccount", "trainer", f"ns-{n}")] == [f"ns-{n}"]
+    assert len(run.find("ServiceAccount", "trainer")) == spaces
+    assert read[0] <= 2 * spaces  # the lookups without a namespace read them all
