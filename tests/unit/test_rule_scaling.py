@@ -97,3 +97,30 @@ def test_find_in_a_namespace_reads_only_that_namespace():
         assert [r.namespace for r in run.find("ServiceAccount", "trainer", f"ns-{n}")] == [f"ns-{n}"]
     assert len(run.find("ServiceAccount", "trainer")) == spaces
     assert read[0] <= 2 * spaces  # the lookups without a namespace read them all
+
+
+def test_only_selected_rule_modules_are_imported(tmp_path):
+    """Start-up (issue 23): the registry imports no check module; a run imports its selected ones."""
+    import subprocess
+    import sys
+
+    manifest = tmp_path / "cm.yaml"
+    manifest.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {a: b}\n")
+    code = f"""
+import sys
+from eksmllint.config import Config, with_overrides
+from eksmllint.core.engine import lint_paths, select_rules
+from eksmllint.core.registry import default_registry
+from eksmllint.core.rule import check_module
+checks = lambda: sorted(m for m in sys.modules if m.startswith("eksmllint.checks.") and ".eml" in m)
+assert len(default_registry()) > 50 and checks() == [], checks()
+cfg = with_overrides(Config(), select=("EML301",))
+lint_paths([{str(manifest)!r}], cfg)
+selected = sorted(check_module(r.code, r.slug) for r in select_rules(default_registry(), cfg))
+assert checks() == selected and "eksmllint.checks.shm.eml301_shm_missing" in selected, (checks(), selected)
+print(len(selected), len(default_registry()))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    selected, registered = map(int, out.stdout.split())
+    assert selected < registered / 4  # EML301 and the mandatory input rules
