@@ -37,7 +37,6 @@ metadata: {{name: job-{i}, namespace: ml}}
 spec:
   pytorchReplicaSpecs:
     Worker:
-      replicas: 2
       template:
         spec:
           nodeSelector: {{team: team-{team}}}
@@ -47,6 +46,7 @@ spec:
               image: pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime
               command: [torchrun, --nnodes=2, --nproc_per_node=8, train.py]
               resources: {{limits: {{nvidia.com/gpu: 8}}}}
+      replicas: 2
 """
 
 
