@@ -17,16 +17,30 @@ def available_cpus() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def idle_cpus() -> int:
+    """Available CPUs that other processes leave idle, by the 1-minute load average, rounded (at
+    least 1). A process forked onto a busy CPU does not run beside this one, it competes with it:
+    on a 2-CPU machine shared with other work, forking made the default 1.2x slower than
+    ``--jobs 1`` (issue 23)."""
+    cpus = available_cpus()
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # no load average on this platform
+        return cpus
+    return max(1, min(cpus, round(cpus - load)))
+
+
 def resolve_jobs(jobs: int | None) -> int:
-    """Parse workers. ``None`` or 0 (automatic): one per available CPU when there are at least
+    """Parse workers. ``None`` or 0 (automatic): one per idle CPU when there are at least
     :data:`AUTO_MIN_CPUS`, else none (1). Anything else is clamped to at least 1."""
     if not jobs:
-        cpus = available_cpus()
+        cpus = idle_cpus()
         return cpus if cpus >= AUTO_MIN_CPUS else 1
     return max(1, int(jobs))
 
 
 def rule_jobs(jobs: int | None) -> int:
-    """Processes for the rules: ``--jobs N`` as given; automatic (0) is one per available CPU
-    (there is no transfer of documents to pay for, unlike parsing)."""
-    return max(1, int(jobs)) if jobs else available_cpus()
+    """Processes for the rules: ``--jobs N`` as given; automatic (0) is one per idle CPU (there
+    is no transfer of documents to pay for, unlike parsing); :mod:`eksmllint.parallel` still runs
+    a run too small to pay for a fork in one process."""
+    return max(1, int(jobs)) if jobs else idle_cpus()

@@ -72,8 +72,8 @@ from eksmllint.formatters.safe import one_line
     type=click.IntRange(min=0),
     default=0,
     show_default="0 = automatic",
-    help="Processes: for parsing (0: one per CPU from 4 CPUs on) and, on large runs, for the rules "
-    "(0: one per CPU); 1: no subprocesses. Every rule sees every file either way.",
+    help="Processes: for parsing (0: one per idle CPU from 4 on) and, on large runs, for the rules "
+    "(0: one per idle CPU, by the load average); 1: no subprocesses. Every rule sees every file either way.",
 )
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Reuse the parse of unchanged files from DIR.")
 @click.option(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -185,11 +185,24 @@ class LintRun:
             out.setdefault((r.kind, r.name), []).append(r)
         return out
 
+    @cached_property
+    def _by_kind_name_namespace(self) -> dict[tuple[str, str | None, str | None], list[Resource]]:
+        out: dict[tuple[str, str | None, str | None], list[Resource]] = {}
+        for r in self.resources:
+            out.setdefault((r.kind, r.name, r.namespace), []).append(r)
+        return out
+
     def find(self, kind: str, name: str, namespace: str | None = None, group: str | None = None) -> list[Resource]:
         """Resources of ``kind`` named ``name``; with a namespace, those in it or with none given."""
+        found: Sequence[Resource] = self._by_kind_name.get((kind, name), ())
+        if namespace is not None and len(found) > 1:  # one name in hundreds of namespaces: no scan
+            index = self._by_kind_name_namespace
+            inside, unset = index.get((kind, name, namespace), ()), index.get((kind, name, None), ())
+            if not (inside and unset):  # else both, interleaved in run order: filtered below
+                found = inside or unset
         return [
             r
-            for r in self._by_kind_name.get((kind, name), ())
+            for r in found
             if (group is None or r.group == group) and (namespace is None or r.namespace in (None, namespace))
         ]
 

@@ -174,10 +174,10 @@ def run_rules(
         if stop is not None and stop.is_set():
             raise Abandoned
         ctx = RuleContext(rule, run)
-        check = rule.check
         try:
+            check = rule.check  # a built-in rule's module is imported here, when it first runs
             items = target_items(rule, run, own)
-        except Exception as exc:  # a derived view of the run could not be built
+        except Exception as exc:  # a derived view could not be built, or the rule module imported
             findings.append(internal_error(rule, focus, run, exc))
             continue
         for target in items:

@@ -8,6 +8,7 @@ package exposes an entry point in the group ``eksmllint.rules`` whose object is 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from importlib import metadata
@@ -53,7 +54,7 @@ def load_rule_dir(directory: Path, source: str = "builtin") -> Iterator[Rule]:
             raise RegistryError(f"{path}: a plugin rule must name its check ('module:function')")
 
 
-def _builtin_check(path: Path, spec: RuleSpec):
+def _builtin_check(path: Path, spec: RuleSpec) -> str:
     """A built-in rule is three things found from its code and slug: ``rules/<family>/CODE-slug.yaml``,
     the module ``eksmllint/checks/<family>/code_slug.py`` with a function ``check``, and its bad/good
     examples in ``fixtures/rules/CODE-slug/``. A missing one is an error, not a silently dead rule."""
@@ -66,7 +67,14 @@ def _builtin_check(path: Path, spec: RuleSpec):
         raise RegistryError(
             f"{path}: a built-in rule names no check; its module is {check_module(spec.code, spec.slug)}"
         )
-    return _resolve(f"{check_module(spec.code, spec.slug)}:check")
+    module = check_module(spec.code, spec.slug)
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except ImportError:
+        found = False
+    if not found:
+        raise RegistryError(f"check {module + ':check'!r} cannot be imported: no module named {module!r}")
+    return f"{module}:check"  # imported when the rule is selected and run (Rule.check)
 
 
 class Registry:

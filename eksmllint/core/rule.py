@@ -7,6 +7,7 @@ bad/good examples live in ``fixtures/rules/<code>-<slug>/`` — linked by that o
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
@@ -179,16 +180,26 @@ def check_module(code: str, slug: str) -> str:
 
 class Rule:
     """A registered rule: immutable metadata plus its check function. Stateless by design
-    (the webhook runs rules concurrently), so options live in a read-only mapping."""
+    (the webhook runs rules concurrently), so options live in a read-only mapping. ``check`` may
+    be given as ``"module:function"``: the module is imported when the check is first asked for,
+    so a run imports the modules of the rules it selects only (and ``rules``/``explain`` none)."""
 
-    __slots__ = ("check", "options", "severity", "source", "spec")
+    __slots__ = ("_check", "options", "severity", "source", "spec")
 
-    def __init__(self, spec: RuleSpec, check: CheckFn, source: str = "builtin") -> None:
+    def __init__(self, spec: RuleSpec, check: CheckFn | str, source: str = "builtin") -> None:
         self.spec = spec
-        self.check = check
+        self._check = check
         self.source = source
         self.options: Mapping[str, Any] = MappingProxyType(dict(spec.options))
         self.severity: Severity = Severity.parse(spec.severity)  # read for every finding
+
+    @property
+    def check(self) -> CheckFn:
+        check = self._check
+        if isinstance(check, str):
+            module, _, attr = check.partition(":")
+            check = self._check = getattr(importlib.import_module(module), attr)
+        return check
 
     @property
     def code(self) -> str:
@@ -208,7 +219,7 @@ class Rule:
 
     def with_options(self, options: Mapping[str, Any]) -> Rule:
         rule = Rule.__new__(Rule)
-        rule.spec, rule.check, rule.source, rule.severity = self.spec, self.check, self.source, self.severity
+        rule.spec, rule._check, rule.source, rule.severity = self.spec, self._check, self.source, self.severity
         merged = dict(self.spec.options)
         merged.update(options)
         rule.options = MappingProxyType(merged)

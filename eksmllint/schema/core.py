@@ -42,7 +42,6 @@ unknown value, not an error.
 from __future__ import annotations
 
 import datetime as _dt
-import difflib
 import functools
 import json
 import re
@@ -53,6 +52,7 @@ from importlib import resources
 from typing import Any
 
 from eksmllint.placeholders import is_placeholder
+from eksmllint.suggest import closest
 
 __all__ = ["MAX_ISSUES", "SchemaIssue", "supported_versions", "validate_core"]
 
@@ -391,9 +391,9 @@ def _type_words(allowed: frozenset[str]) -> str:
 def _unknown(path: tuple[Any, ...], key: Any, known: dict[str, Any]) -> str:
     message = f'unknown field "{_display((*path, _key(key)))}"'
     if isinstance(key, str):
-        close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.75)
+        close = closest(key, known, cutoff=0.75)
         if close:
-            message += f' (did you mean "{close[0]}"?)'
+            message += f' (did you mean "{close}"?)'
     return message
 
 

@@ -17,8 +17,12 @@ def test_bench_runs_on_a_tiny_corpus(tmp_path):
         [
             sys.executable,
             str(ROOT / "bench" / "run.py"),
+            "--shapes",
+            "mixed",
+            "external-refs",
             "--sizes",
             "120",
+            "240",
             "--repeat",
             "1",
             "--out",
@@ -31,17 +35,22 @@ def test_bench_runs_on_a_tiny_corpus(tmp_path):
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
-    result = json.loads(out.read_text())["sizes"]["120"]
-    assert result["documents"] >= 120
-    assert result["eksmllint"]["wall_s"] > 0 and result["floor"]["wall_s"] > 0
+    shapes = json.loads(out.read_text())["shapes"]
+    assert set(shapes) == {"mixed", "external-refs"}
+    for shape in shapes.values():
+        result = shape["sizes"]["120"]
+        assert result["documents"] >= 120
+        assert result["jobs1"]["wall_s"] > 0 and result["default"]["wall_s"] > 0 and result["floor"]["wall_s"] > 0
+        assert shape["scaling"]["sizes"] == [120, 240]
 
 
 def test_generator_is_deterministic(tmp_path):
     sys.path.insert(0, str(ROOT / "bench"))
-    from generate import generate
+    from generate import SHAPES, generate
 
-    generate(60, tmp_path / "a")
-    generate(60, tmp_path / "b")
-    a = sorted(p.read_text() for p in (tmp_path / "a").rglob("*.yaml"))
-    b = sorted(p.read_text() for p in (tmp_path / "b").rglob("*.yaml"))
-    assert a == b and a
+    for shape in SHAPES:
+        assert generate(60, tmp_path / shape / "a", shape=shape) >= 60
+        generate(60, tmp_path / shape / "b", shape=shape)
+        a = sorted((p.name, p.read_text()) for p in (tmp_path / shape / "a").rglob("*") if p.is_file())
+        b = sorted((p.name, p.read_text()) for p in (tmp_path / shape / "b").rglob("*") if p.is_file())
+        assert a == b and a, shape

@@ -41,6 +41,20 @@ def _hosting_ids(run: LintRun, t: PodTemplate) -> set[int]:
     )
 
 
+def _templates_on(run: LintRun) -> dict[int, list[PodTemplate]]:
+    """NodePool resource id -> the templates of the run hosted there, in run order: built once per
+    run, where a scan of every template per pool made the rule pools x templates."""
+
+    def build(run: LintRun, _: object) -> dict[int, list[PodTemplate]]:
+        index: dict[int, list[PodTemplate]] = {}
+        for t in run.templates:
+            for pool_id in _hosting_ids(run, t):
+                index.setdefault(pool_id, []).append(t)
+        return index
+
+    return run.once("eml501-templates-on", run, build)
+
+
 def _view(run: LintRun, pool: Resource) -> NodePoolView:
     return run.nodepool_of(pool) or NodePoolView(pool)
 
@@ -85,9 +99,7 @@ def training_use(run: LintRun, view: NodePoolView, by_definition: bool = True) -
     3. Otherwise it is judged by its own definition (:func:`accelerator_pool_reason`), so a lone
        NodePool linted on its own is still checked."""
     services = False
-    for t in run.templates:
-        if id(view.resource) not in _hosting_ids(run, t):
-            continue
+    for t in _templates_on(run).get(id(view.resource), ()):
         if is_training_pod(t) and t.accelerator_total:
             return f"training pods of {t.display()} land on it"
         if t.accelerator_total and (classify(t.workload).cls is WorkloadClass.INFERENCE or t.workload.has("service")):

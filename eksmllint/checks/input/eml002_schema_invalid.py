@@ -20,6 +20,7 @@ from eksmllint.models.common import ModelIssue
 from eksmllint.resource import Resource
 from eksmllint.schema import supported_versions, validate_core
 from eksmllint.schema.core import SchemaIssue
+from eksmllint.suggest import closest
 
 if TYPE_CHECKING:
     from eksmllint.core.context import RuleContext
@@ -80,10 +81,8 @@ def _span(versions: list[str]) -> str:
 
 
 def _did_you_mean(word: str, choices: set[str]) -> str:
-    import difflib  # only for a message
-
-    close = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]}?)" if close else ""
+    close = closest(word, choices, cutoff=0.6)
+    return f" (did you mean {close}?)" if close else ""
 
 
 _MISSING_CONTAINERS = 'missing required field "containers"'

@@ -21,6 +21,7 @@ from eksmllint.models import KNOWN_CRD_KINDS, model_for
 from eksmllint.platform.kinds import pod_template_paths, row_for
 from eksmllint.resource import Resource
 from eksmllint.schema import ApiStatus, api_status
+from eksmllint.suggest import closest
 
 if TYPE_CHECKING:
     from eksmllint.core.context import RuleContext
@@ -55,11 +56,8 @@ def check(ctx: RuleContext, r: Resource) -> Iterator[Finding]:
         same = {k for a, k in KNOWN_CRD_KINDS if a == api}
         known = sorted(same or modelled)
         notes = [f"it models {', '.join(known[:8])}{' ...' if len(known) > 8 else ''} there"]
-        import difflib  # only for a message
-
-        close = difflib.get_close_matches(kind, known, n=1, cutoff=0.6)
-        if close:
-            notes.append(f"did you mean {close[0]}?")
+        if close := closest(kind, known, cutoff=0.6):
+            notes.append(f"did you mean {close}?")
         if deprecated is not None and deprecated.replacement:
             notes.append(f"{api} itself is {deprecated.state}, use {deprecated.replacement}")
         message = f"eksmllint has no model for {kind} in {api}" + (f"; did you mean {close[0]}?" if close else "")

@@ -258,4 +258,4 @@ def optional_volume(t: PodTemplate, path: DocPath) -> bool:
 
 def elsewhere(run: LintRun, kind: str, name: str, namespace: str | None) -> list[Resource]:
     """Objects named ``name`` in explicit namespaces other than ``namespace``."""
-    return [x for x in run.of_kind(kind) if x.name == name and x.namespace not in (None, namespace)]
+    return [x for x in run.find(kind, name) if x.namespace not in (None, namespace)]  # indexed, not a scan

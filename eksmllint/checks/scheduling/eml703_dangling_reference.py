@@ -4,7 +4,6 @@ run holds, the ``kinds`` option or config ``reference-kinds``)."""
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -13,6 +12,7 @@ from eksmllint.core.context import LintRun, RuleContext
 from eksmllint.core.finding import DocPath, Finding
 from eksmllint.graph import template_references
 from eksmllint.resource import Resource
+from eksmllint.suggest import Names
 
 REFERENCE_KINDS = (
     "PersistentVolumeClaim",
@@ -122,7 +122,15 @@ def workload_references(run: LintRun) -> Iterator[Reference]:
 
 def _secret_generators(run: LintRun, namespace: str | None) -> set[str]:
     """Names of Secrets that objects of the run create: ExternalSecret (``spec.target.name``, else
-    its own name), SealedSecret (its name), SecretProviderClass (``spec.secretObjects[].secretName``)."""
+    its own name), SealedSecret (its name), SecretProviderClass (``spec.secretObjects[].secretName``).
+    Computed once per run and namespace."""
+    memo = run.memo("eml703-secret-generators")
+    if namespace not in memo:
+        memo[namespace] = _generated_secrets(run, namespace)
+    return memo[namespace]
+
+
+def _generated_secrets(run: LintRun, namespace: str | None) -> set[str]:
     names: set[str] = set()
 
     def in_ns(r: Resource) -> bool:
@@ -158,6 +166,26 @@ def _assumed(run: LintRun, kind: str) -> str:
     return f"the configuration says the run holds every {kind} the cluster has"
 
 
+def suggestions(run: LintRun, kind: str, namespace: str | None) -> Names:
+    """The names a reference to ``kind`` in ``namespace`` could have meant (those in it or with
+    no namespace; every one for ``None``), indexed once per run, kind and namespace."""
+    by_kind = run.memo("eml703-names-by-namespace")
+    if kind not in by_kind:
+        by_kind[kind] = {}
+        for x in run.of_kind(kind):
+            if x.name:
+                by_kind[kind].setdefault(x.namespace, set()).add(x.name)
+    memo = run.memo("eml703-names")
+    if (kind, namespace) not in memo:
+        by_ns = by_kind[kind]
+        if namespace is None:
+            names = set().union(*by_ns.values())
+        else:
+            names = by_ns.get(None, set()) | by_ns.get(namespace, set())
+        memo[(kind, namespace)] = Names(names, cutoff=0.75)
+    return memo[(kind, namespace)]
+
+
 def check(ctx: RuleContext, run: LintRun) -> Iterator[Finding]:
     """EML703: a referenced object is not defined in the run (only for kinds the run holds)."""
     kinds = checked_kinds(ctx)
@@ -175,15 +203,8 @@ def check(ctx: RuleContext, run: LintRun) -> Iterator[Finding]:
         if others:
             hint = f"; one exists in namespace {others[0].namespace}, which pods cannot use"
         else:
-            names = sorted(
-                {
-                    x.name
-                    for x in run.of_kind(ref.kind)
-                    if x.name and (ref.namespace is None or x.namespace in (None, ref.namespace))
-                }
-            )
-            close = difflib.get_close_matches(ref.name, names, n=1, cutoff=0.75)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            close = suggestions(run, ref.kind, ref.namespace).closest(ref.name)
+            hint = f"; did you mean {close!r}?" if close else ""
         yield ctx.report(
             ref.source,
             ref.path,

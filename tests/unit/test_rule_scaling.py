@@ -1,0 +1,126 @@
+"""Per-pool rules read a per-run index of the templates hosted on each pool instead of scanning
+every template for every pool (issue 23): counted, not timed."""
+
+from __future__ import annotations
+
+import pytest
+
+from eksmllint.checks.disruption import eml501_nodepool_disruption_budget as eml501
+from eksmllint.checks.efa import eml106_spot_for_collective as eml106
+from eksmllint.config import Config, with_overrides
+from eksmllint.core.engine import lint_text
+
+POOLS, JOBS = 40, 120
+
+
+def _pool(j: int) -> str:
+    return f"""apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {{name: pool-{j}}}
+spec:
+  template:
+    metadata: {{labels: {{team: team-{j}}}}}
+    spec:
+      requirements:
+        - {{key: node.kubernetes.io/instance-type, operator: In, values: [p4d.24xlarge]}}
+      nodeClassRef: {{group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}}
+      taints: [{{key: team, value: team-{j}, effect: NoSchedule}}]
+  disruption: {{consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 10m}}
+"""
+
+
+def _job(i: int) -> str:
+    team = i % POOLS
+    return f"""apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {{name: job-{i}, namespace: ml}}
+spec:
+  pytorchReplicaSpecs:
+    Worker:
+      template:
+        spec:
+          nodeSelector: {{team: team-{team}}}
+          tolerations: [{{key: team, operator: Equal, value: team-{team}, effect: NoSchedule}}]
+          containers:
+            - name: w
+              image: pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime
+              command: [torchrun, --nnodes=2, --nproc_per_node=8, train.py]
+              resources: {{limits: {{nvidia.com/gpu: 8}}}}
+      replicas: 2
+"""
+
+
+TEXT = "---\n".join([_pool(j) for j in range(POOLS)] + [_job(i) for i in range(JOBS)])
+
+
+@pytest.mark.parametrize(
+    "module, counted, code",
+    [(eml106, "placement", "EML106"), (eml501, "_hosting_ids", "EML501")],
+)
+def test_per_pool_rules_read_each_template_once(monkeypatch, module, counted, code):
+    calls = [0]
+    original = getattr(module, counted)
+
+    def counting(*args):
+        calls[0] += 1
+        return original(*args)
+
+    monkeypatch.setattr(module, counted, counting)
+    result = lint_text(TEXT, with_overrides(Config(), select=(code,)))
+    assert sum(f.code == code for f in result.findings) == POOLS  # every pool serves training
+    assert 0 < calls[0] <= JOBS  # once per template (a scan per pool: POOLS x JOBS)
+
+
+def test_find_in_a_namespace_reads_only_that_namespace():
+    """One ServiceAccount name in N namespaces, looked up in each (EML703's is_defined): O(1)
+    candidates read per lookup, where a scan of the name's objects made N x N (0.4 s at 400)."""
+    from eksmllint.core.context import LintRun
+    from eksmllint.loader.files import parse_source
+    from eksmllint.resource import SourceFile
+
+    spaces = 60
+    text = "---\n".join(
+        f"apiVersion: v1\nkind: ServiceAccount\nmetadata: {{name: trainer, namespace: ns-{n}}}\n" for n in range(spaces)
+    )
+    resources, _ = parse_source(SourceFile("sa.yaml", text, "yaml"))
+    run = LintRun(resources, [])
+    read = [0]
+
+    class Counted(list):
+        def __iter__(self):
+            for item in super().__iter__():
+                read[0] += 1
+                yield item
+
+    run.__dict__["_by_kind_name"] = {k: Counted(v) for k, v in run._by_kind_name.items()}
+    for n in range(spaces):
+        assert [r.namespace for r in run.find("ServiceAccount", "trainer", f"ns-{n}")] == [f"ns-{n}"]
+    assert len(run.find("ServiceAccount", "trainer")) == spaces
+    assert read[0] <= 2 * spaces  # the lookups without a namespace read them all
+
+
+def test_only_selected_rule_modules_are_imported(tmp_path):
+    """Start-up (issue 23): the registry imports no check module; a run imports its selected ones."""
+    import subprocess
+    import sys
+
+    manifest = tmp_path / "cm.yaml"
+    manifest.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {a: b}\n")
+    code = f"""
+import sys
+from eksmllint.config import Config, with_overrides
+from eksmllint.core.engine import lint_paths, select_rules
+from eksmllint.core.registry import default_registry
+from eksmllint.core.rule import check_module
+checks = lambda: sorted(m for m in sys.modules if m.startswith("eksmllint.checks.") and ".eml" in m)
+assert len(default_registry()) > 50 and checks() == [], checks()
+cfg = with_overrides(Config(), select=("EML301",))
+lint_paths([{str(manifest)!r}], cfg)
+selected = sorted(check_module(r.code, r.slug) for r in select_rules(default_registry(), cfg))
+assert checks() == selected and "eksmllint.checks.shm.eml301_shm_missing" in selected, (checks(), selected)
+print(len(selected), len(default_registry()))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    selected, registered = map(int, out.stdout.split())
+    assert selected < registered / 4  # EML301 and the mandatory input rules
