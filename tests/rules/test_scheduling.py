@@ -56,7 +56,7 @@ def test_701_skips_daemonsets_and_non_karpenter_selectors():
 def test_702_misspelt_nodepool_name_is_reported_at_the_selector():
     body = "nodeSelector:\n  karpenter.sh/nodepool: gpu-larg\n" + CPU_POD
     [f] = findings(docs(pool("gpu-large", '"g5.2xlarge"', tainted=False), job("j", body)), "EML702")
-    assert f.location.path[-1] == "karpenter.sh/nodepool" and "gpu-larg" in f.message
+    assert f.location.path[-1] == "karpenter.sh/nodepool" and "gpu-larg" in said(f)
 
 
 def test_702_silent_for_a_nodepool_the_run_does_not_hold():

@@ -83,11 +83,8 @@ def accelerator_pool_reason(view: NodePoolView) -> str | None:
 
 def training_tenants(run: LintRun, view: NodePoolView) -> list[PodTemplate]:
     """Training pod templates of the run that request accelerators and land on ``view``."""
-    return [
-        t
-        for t in run.templates
-        if id(view.resource) in _hosting_ids(run, t) and is_training_pod(t) and t.accelerator_total
-    ]
+    hosted = _templates_on(run).get(id(view.resource), [])
+    return [t for t in hosted if is_training_pod(t) and t.accelerator_total]
 
 
 def training_use(run: LintRun, view: NodePoolView, by_definition: bool = True) -> str | None:

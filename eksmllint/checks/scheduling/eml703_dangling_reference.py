@@ -208,6 +208,6 @@ def check(ctx: RuleContext, run: LintRun) -> Iterator[Finding]:
         yield ctx.report(
             ref.source,
             ref.path,
-            f"{ref.kind} {ref.name!r} is referenced but no manifest in the run defines it{where}{hint} "
-            f"({_assumed(run, ref.kind)})",
+            f"{ref.kind} {ref.name!r} is referenced but no manifest in the run defines it{where}{hint}",
+            detail=f"Assumed complete: {_assumed(run, ref.kind)}.",
         )

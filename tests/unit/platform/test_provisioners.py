@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 import yaml
-from builders import container, manifest, nodepool, pod_template, requirement
+from builders import container, manifest, nodepool, pod_template, requirement, said
 from pydantic import ValidationError
 
 from eksmllint.config import Config
@@ -129,7 +129,7 @@ def test_auto_mode_labels_are_read_as_the_catalogue_keys():
     auto = auto_pool("auto-gpu", requirement("eks.amazonaws.com/instance-family", "g5"))
     job = gpu_job({"eks.amazonaws.com/instance-gpu-name": "h100"})
     [f] = findings(manifest(auto, job), "EML702")
-    assert "auto-gpu" in f.message and "EKS Auto Mode" in f.message
+    assert "auto-gpu" in said(f) and "EKS Auto Mode" in said(f)
     assert findings(manifest(auto, gpu_job({"eks.amazonaws.com/instance-gpu-name": "a10g"})), "EML702") == []
 
 
