@@ -9,6 +9,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from eksmllint.tables import load_table
+
 DATA = Path(__file__).with_name("configs.yaml")
 PRECISIONS = ("fp16", "bf16")
 
@@ -80,8 +82,5 @@ class _Table(BaseModel):
 @lru_cache(maxsize=1)
 def config_forms() -> tuple[ConfigForm, ...]:
     """The config forms, in recognition order (validated once)."""
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    table = _Table.model_validate(yaml.load(DATA.read_text(encoding="utf-8"), Loader=loader))
+    table = load_table(_Table, DATA)
     return tuple(form.model_copy(update={"name": name}) for name, form in table.forms.items())

@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from eksmllint.platform.versions import parse_version
+from eksmllint.tables import load_table
 
 DATA = Path(__file__).with_name("eks_releases.yaml")
 
@@ -52,10 +53,7 @@ class _Table(BaseModel):
 @lru_cache(maxsize=1)
 def eks_releases() -> dict[tuple[int, int], Release]:
     """(major, minor) -> its EKS release, from the validated table."""
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    table = _Table.model_validate(yaml.load(DATA.read_text(encoding="utf-8"), Loader=loader))
+    table = load_table(_Table, DATA)
     return {parse_version(v): r for v, r in table.releases.items()}
 
 

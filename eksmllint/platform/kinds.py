@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from eksmllint.quantity import parse_int
+from eksmllint.tables import load_table
 
 DATA = Path(__file__).with_name("kinds.yaml")
 
@@ -202,10 +203,7 @@ def _get(data: Any, path: Path_) -> Any:
 @lru_cache(maxsize=1)
 def rows() -> tuple[KindRow, ...]:
     """Every kind row, validated once."""
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return _Table.model_validate(yaml.load(DATA.read_text(encoding="utf-8"), Loader=loader)).kinds
+    return load_table(_Table, DATA).kinds
 
 
 @lru_cache(maxsize=1)

@@ -18,6 +18,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from eksmllint.tables import load_table
+
 DATA = Path(__file__).with_name("provisioners.yaml")
 
 
@@ -140,10 +142,7 @@ class ProvisionerTable(BaseModel):
 @lru_cache(maxsize=1)
 def provisioners() -> ProvisionerTable:
     """The provisioner table, validated once."""
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return ProvisionerTable.model_validate(yaml.load(DATA.read_text(encoding="utf-8"), Loader=loader))
+    return load_table(ProvisionerTable, DATA)
 
 
 def label_aliases() -> Mapping[str, str]:

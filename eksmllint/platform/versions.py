@@ -17,6 +17,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from eksmllint.tables import load_table
+
 DATA = Path(__file__).with_name("versions.yaml")
 _VERSION_RE = re.compile(r"v?(\d{1,3})\.(\d{1,4})(?:\.\d{1,4})?(?:[-+][0-9A-Za-z.-]*)?")
 
@@ -44,10 +46,7 @@ class _Table(BaseModel):
 @lru_cache(maxsize=1)
 def components() -> dict[str, Component]:
     """The known components (config name -> label, newest release, source), validated once."""
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return _Table.model_validate(yaml.load(DATA.read_text(encoding="utf-8"), Loader=loader)).components
+    return load_table(_Table, DATA).components
 
 
 def parse_version(value: Any, where: str = "version") -> tuple[int, int]:

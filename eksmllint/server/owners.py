@@ -15,6 +15,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from eksmllint.tables import load_table
+
 DATA = Path(__file__).with_name("owners.yaml")
 
 
@@ -42,10 +44,7 @@ class _Table(BaseModel):
 @lru_cache(maxsize=1)
 def owners() -> dict[str, Owner]:
     """Owner kind -> the controllers that create objects from it (validated once)."""
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return _Table.model_validate(yaml.load(DATA.read_text(encoding="utf-8"), Loader=loader)).owners
+    return load_table(_Table, DATA).owners
 
 
 def default_controllers() -> frozenset[str]:
