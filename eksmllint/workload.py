@@ -310,11 +310,17 @@ class Workload:
     def operator(self) -> str | None:
         """Who runs the kind's pods ("the Kubeflow training operator"); for a view another object
         defines, that object's operator."""
-        row, owner = self.row, self.resource.owner
+        row, owner_row = self.row, self._owner_row
         if row is not None and row.operator is not None:
             return row.operator
-        owner_row = row_for(owner.group, owner.kind) if owner is not self.resource else None
         return owner_row.operator if owner_row is not None else None
+
+    @cached_property
+    def _owner_row(self) -> KindRow | None:
+        """The kinds row of the object this view stands for, when that is another object (a
+        TrainJob for the JobSet its runtime makes); None otherwise."""
+        owner = self.resource.owner
+        return row_for(owner.group, owner.kind) if owner is not self.resource else None
 
     def has(self, trait: Trait) -> bool:
         """Does the kind have ``trait`` (kinds table)? A view another object defines has that
@@ -323,9 +329,8 @@ class Workload:
 
     @cached_property
     def _traits(self) -> frozenset[str]:
-        row, owner = self.row, self.resource.owner
+        row, owner_row = self.row, self._owner_row
         traits: frozenset[str] = row.traits if row is not None else frozenset()
-        owner_row = row_for(owner.group, owner.kind) if owner is not self.resource else None
         return traits | owner_row.traits if owner_row is not None else traits
 
     @cached_property
