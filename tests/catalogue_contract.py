@@ -44,6 +44,7 @@ CATALOGUE = [
     ("EML607", "nodepool-limit-too-small", "error", "no"),
     ("EML608", "neuron-cores-mismatch", "error", "safe"),
     ("EML609", "partial-node-collective", "info", "no"),
+    ("EML610", "ray-train-workers-exceed", "error", "no"),
     ("EML701", "untolerated-taint", "error", "safe"),
     ("EML702", "no-matching-nodepool", "error", "no"),
     ("EML703", "dangling-reference", "warning", "no"),

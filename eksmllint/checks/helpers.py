@@ -42,6 +42,12 @@ def container_invocations(c: Container) -> tuple[Invocation, ...]:
     return found
 
 
+def script_invocations(script: str) -> tuple[Invocation, ...]:
+    """Launches of a command line held outside a container (a RayJob's ``entrypoint``, which Ray runs
+    with ``/bin/sh -c``), read by the same analyser as container commands; no env is known."""
+    return _analyse(("sh", "-c", script), None, ())
+
+
 @lru_cache(maxsize=4096)
 def _analyse(
     command: tuple[str, ...] | None, args: tuple[str, ...] | None, env: tuple[tuple[str, str | None], ...]

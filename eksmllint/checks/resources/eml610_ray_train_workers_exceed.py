@@ -1,0 +1,223 @@
+"""EML610 ray-train-workers-exceed: a RayJob's Ray Train entrypoint asks for more workers x GPUs per
+worker than its Ray cluster's worker groups can ever offer: the trainer's placement group is never
+satisfied and the job holds the cluster's GPUs until its deadline."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from eksmllint.checks.helpers import script_invocations, sentences
+from eksmllint.launch.model import Invocation, parse_int
+from eksmllint.quantity import parse_count
+from eksmllint.resource import Resource
+
+if TYPE_CHECKING:
+    from eksmllint.core.context import LintRun, RuleContext
+    from eksmllint.core.finding import DocPath, Finding
+
+RAY_GROUP = "ray.io"
+
+#: Ray Train's ScalingConfig as a training script takes it on its command line (canonical names:
+#: ``--num-workers`` and ``--num_workers`` alike): Ray's Train examples read ``--num-workers N
+#: --use-gpu`` (use_gpu: one GPU per worker); ``--gpus-per-worker`` is resources_per_worker GPU.
+SCALING_ARGS: dict[str, tuple[str, ...]] = {
+    "num_workers": ("num_workers",),
+    "use_gpu": ("use_gpu",),
+    "gpus_per_worker": ("gpus_per_worker", "num_gpus_per_worker"),
+}
+#: KubeRay's key in ``clusterSelector`` naming the RayCluster a RayJob runs on (RayJob controller).
+CLUSTER_SELECTOR_KEY = "ray.io/cluster"
+#: The first KubeRay release that creates ``numOfHosts`` pods per replica (kuberay#1834); before it
+#: the field is unknown and each replica is one pod.
+NUM_OF_HOSTS_RELEASE = "1.1"
+
+
+@dataclass(frozen=True)
+class Ask:
+    """What the Ray Train launch asks: workers, and GPUs each (one bundle per worker)."""
+
+    workers: int
+    gpus: int
+
+
+@dataclass(frozen=True)
+class Group:
+    """A head or worker group: its pods at most, and the GPUs Ray sees on each pod."""
+
+    name: str
+    pods: int
+    gpus: int
+
+
+def check(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
+    if resource.group != RAY_GROUP:
+        return
+    entrypoint = resource.get(("spec", "entrypoint"))
+    asks = _asks(entrypoint) if isinstance(entrypoint, str) else []
+    if not asks:
+        return  # no literal worker count and GPUs per worker: the count comes from code
+    found = _cluster(ctx.run, resource)
+    if found is None:
+        return  # a selected cluster that is not in the run, or selected by other labels
+    holder, base = found
+    groups = _groups(ctx, holder, base)
+    if groups is None:
+        return
+    for ask in asks:
+        fit = [(g, g.pods * (g.gpus // ask.gpus)) for g in groups]
+        total = sum(n for _, n in fit)
+        if ask.workers > total:
+            yield _report(ctx, resource, holder, base, ask, fit, total)
+            return  # one finding per entrypoint: the first launch that cannot be placed
+
+
+def _report(
+    ctx: RuleContext,
+    resource: Resource,
+    holder: Resource,
+    base: DocPath,
+    ask: Ask,
+    fit: list[tuple[Group, int]],
+    total: int,
+) -> Finding:
+    offers = ", ".join(f"{g.name} {g.pods} x {g.gpus}" for g, _ in fit if g.gpus) or "none"
+    where = "its rayClusterSpec" if holder is resource else f"RayCluster {holder.name}"
+    return ctx.report(
+        resource,
+        ("spec", "entrypoint"),
+        f"Ray Train asks {ask.workers} workers x {_gpus(ask.gpus)} but {where} can place at most {total}",
+        related=[holder.location(base + ("workerGroupSpecs",))],
+        detail=sentences(
+            f"GPU pods at most (group pods x GPUs): {offers}; each worker's GPUs must be on one pod",
+            "The trainer's placement group is never satisfied: the job holds the cluster's GPUs until it times out",
+            _assumed(ctx, holder, base),
+        ),
+    )
+
+
+def _gpus(n: int) -> str:
+    return "1 GPU" if n == 1 else f"{n} GPUs"
+
+
+def _asks(entrypoint: str) -> list[Ask]:
+    """Every Ray Train launch of the entrypoint with a literal worker count and GPUs per worker."""
+    return [ask for inv in script_invocations(entrypoint) if (ask := _scaling(inv)) is not None]
+
+
+def _arg(inv: Invocation, key: str):
+    return next((o for name in SCALING_ARGS[key] if (o := inv.script_flag(name)) is not None), None)
+
+
+def _scaling(inv: Invocation) -> Ask | None:
+    if inv.launcher != "python":
+        return None  # torchrun & co. are not how a Ray Train driver starts
+    workers_opt = _arg(inv, "num_workers")
+    workers = workers_opt.int_value() if workers_opt is not None else None
+    if workers is None or workers < 1:
+        return None
+    per_opt = _arg(inv, "gpus_per_worker")
+    if per_opt is not None:
+        gpus = per_opt.int_value()  # a fraction (0.5) shares GPUs: not judged
+    else:
+        use_gpu = _arg(inv, "use_gpu")
+        gpus = 1 if use_gpu is not None and use_gpu.is_enabled() is True else None
+    return Ask(workers, gpus) if gpus else None
+
+
+def _cluster(run: LintRun, job: Resource) -> tuple[Resource, DocPath] | None:
+    """(the resource holding the RayClusterSpec, its path): the RayJob's own ``rayClusterSpec``,
+    else the RayCluster its ``clusterSelector`` names, when the run holds exactly one."""
+    if isinstance(job.get(("spec", "rayClusterSpec")), dict):
+        return job, ("spec", "rayClusterSpec")
+    selector = job.get(("spec", "clusterSelector"))
+    if not isinstance(selector, dict) or set(selector) != {CLUSTER_SELECTOR_KEY}:
+        return None
+    name = selector[CLUSTER_SELECTOR_KEY]
+    found = [r for r in run.find("RayCluster", name, job.namespace) if r.group == RAY_GROUP] if isinstance(name, str) else []
+    return (found[0], ("spec",)) if len(found) == 1 else None
+
+
+def _autoscaling(holder: Resource, base: DocPath) -> bool | None:
+    value = holder.get(base + ("enableInTreeAutoscaling",), False)
+    return value if isinstance(value, bool) else None
+
+
+def _groups(ctx: RuleContext, holder: Resource, base: DocPath) -> list[Group] | None:
+    """The head and every worker group with the most pods it can run (replicas clamped into
+    [minReplicas, maxReplicas], or maxReplicas with in-tree autoscaling, x numOfHosts) and the GPUs
+    of each pod; None when one of them is unknown or unbounded."""
+    autoscaling = _autoscaling(holder, base)
+    head = holder.get(base + ("headGroupSpec",))
+    workers = holder.get(base + ("workerGroupSpecs",), [])
+    if autoscaling is None or not isinstance(head, dict) or not isinstance(workers, list):
+        return None
+    head_gpus = _pod_gpus(head)
+    if head_gpus is None:
+        return None
+    groups = [Group("head", 1, head_gpus)]
+    hosts_known = ctx.platform.at_least("kuberay", NUM_OF_HOSTS_RELEASE)
+    for spec in workers:
+        if not isinstance(spec, dict):
+            return None
+        pods, gpus = _group_pods(spec, autoscaling, hosts_known), _pod_gpus(spec)
+        if pods is None or gpus is None:
+            return None
+        groups.append(Group(str(spec.get("groupName", "?")), pods, gpus))
+    return groups
+
+
+#: A count written but not a literal int (templated, malformed): the group cannot be judged.
+_UNREADABLE = -1
+
+
+def _int_field(spec: dict, key: str, default: int) -> int:
+    """A literal non-negative int field, ``default`` when absent, else :data:`_UNREADABLE`."""
+    value = spec.get(key, default)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else _UNREADABLE
+
+
+#: ``maxReplicas`` absent: KubeRay's default is the int32 maximum (no bound).
+_UNBOUNDED = 2**31 - 1
+
+
+def _group_pods(spec: dict, autoscaling: bool, hosts_known: bool) -> int | None:
+    """KubeRay's pods of a worker group at most (GetWorkerGroupDesiredReplicas; CRD defaults
+    replicas 0, minReplicas 0, maxReplicas the int32 maximum, numOfHosts 1)."""
+    replicas, low, high = (_int_field(spec, k, d) for k, d in (("replicas", 0), ("minReplicas", 0), ("maxReplicas", _UNBOUNDED)))
+    hosts = _int_field(spec, "numOfHosts", 1) if hosts_known else 1
+    if _UNREADABLE in (replicas, low, high, hosts):
+        return None
+    most = high if autoscaling else min(max(replicas, low), high)
+    return None if most == _UNBOUNDED else most * hosts
+
+
+def _pod_gpus(spec: dict) -> int | None:
+    """GPUs Ray sees on a pod of the group: ``rayStartParams`` ``num-gpus``, else the Ray container's
+    (the first) limits of every resource ending in ``gpu``, as KubeRay passes them to ``ray start``.
+    None when written but unreadable, or when the group's own ``resources`` may set GPUs."""
+    resources = spec.get("resources")
+    if isinstance(resources, dict) and any("gpu" in str(k).lower() for k in resources):
+        return None  # KubeRay 1.5's group resources: not read yet
+    params = spec.get("rayStartParams")
+    if isinstance(params, dict) and "num-gpus" in params:
+        return parse_int(str(params["num-gpus"]))
+    containers = spec.get("template", {}).get("spec", {}).get("containers") if isinstance(spec.get("template"), dict) else None
+    if not isinstance(containers, list) or not containers or not isinstance(containers[0], dict):
+        return None
+    res = containers[0].get("resources")
+    limits = res.get("limits") if isinstance(res, dict) else None
+    total = 0
+    for key, value in (limits or {}).items() if isinstance(limits, dict) else ():
+        if str(key).endswith("gpu"):
+            count = parse_count(value)
+            if count is None:
+                return None
+            total += count
+    return total
+
+
+def _assumed(ctx: RuleContext, holder: Resource, base: DocPath) -> str:
+    scaling = "maxReplicas (in-tree autoscaling)" if _autoscaling(holder, base) else "replicas within min/maxReplicas"
+    return f"Counted: {scaling} x numOfHosts; {ctx.platform.describe('kuberay')}"
