@@ -79,6 +79,16 @@ class ProgramCall:
         """Whether the words are arguments a program acts on (not text it prints)."""
         return self.program not in TEXT_PROGRAMS
 
+    @property
+    def runs_elsewhere(self) -> bool:
+        """``ray job submit ... -- ENTRYPOINT``: the entrypoint's flags act in the Ray cluster, not in
+        this container (its /dev/shm, its devices)."""
+        if self.program != "ray":
+            return False
+        texts = [w.text for w in self.words]
+        at = next(i for i, t in enumerate(texts) if posixpath.basename(t) == "ray")  # after VAR=x words
+        return texts[at + 1 : at + 3] == ["job", "submit"]
+
 
 def _argv(c: Container) -> list[tuple[DocPath, str]]:
     out = []

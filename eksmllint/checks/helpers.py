@@ -99,7 +99,7 @@ def dataloader_workers(container: Container) -> int:
     if not any("workers" in a for a in (command or []) + (args or [])):
         return 0  # no such flag anywhere: skip reading the command (most containers)
     for call in container_calls(container):
-        if not call.reads_arguments:
+        if not call.reads_arguments or call.runs_elsewhere:
             continue
         words = call.words
         for j, w in enumerate(words):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from . import slurmopts
 from .model import Arg, ArgPosition, Invocation, Option, Source, SrunInfo
-from .options import MPIRUN_SPEC, PER_NODE_SPECS, parse_launcher_options, parse_script_args
+from .options import MPIRUN_SPEC, PER_NODE_SPECS, RAY_JOB_SUBMIT_SPEC, parse_launcher_options, parse_script_args
 from .programs import (
     ACCELERATE_MODULES,
     DEEPSPEED_MODULES,
@@ -52,6 +52,7 @@ class _Launch:
     wrappers: list[str] = field(default_factory=list)
     srun: SrunInfo | None = None
     env: dict[str, Option] = field(default_factory=dict)
+    ray_job: dict[str, Option] | None = None
 
 
 class _Analyser:
@@ -88,6 +89,7 @@ class _Analyser:
             script_position=spos,
             positionals=positionals,
             env=dict(st.env),
+            ray_job=st.ray_job,
         )
 
     # -- entry -----------------------------------------------------------------
@@ -184,6 +186,14 @@ class _Analyser:
             if base in ("poetry", "pipenv", "pdm") and nxt == "run":
                 st.wrappers.append(f"{base} run")
                 i += 2
+                continue
+            if base == "ray" and nxt == "job" and i + 2 < n and args[i + 2].text == "submit":
+                # the entrypoint runs in the Ray cluster, through a shell: one word is a script
+                st.ray_job, j = parse_launcher_options(args, i + 3, RAY_JOB_SUBMIT_SPEC, {})
+                st.wrappers.append("ray job submit")
+                if j == n - 1 and " " in args[j].text and not args[j].opaque:
+                    return self._nested_script(args[j], st)
+                i = j
                 continue
             if base == "srun":
                 if st.wrappers.count("srun") >= _MAX_DEPTH:
@@ -343,7 +353,7 @@ class _Analyser:
             sub = _Analyser(AnalysisContext(kind, cmd.text, cmd.state, self.ctx.depth + 1))
             env = dict(st.env)
             env.update(cmd.env)
-            out.extend(sub.analyse(cmd.args, _Launch(list(st.wrappers), st.srun, env)))
+            out.extend(sub.analyse(cmd.args, _Launch(list(st.wrappers), st.srun, env, st.ray_job)))
         return out
 
     # -- launchers -------------------------------------------------------------

@@ -186,7 +186,8 @@ class Invocation:
     script started directly).  ``program`` is the launcher as written
     (``python -m torch.distributed.run``).  ``env`` holds variables the command sets for the
     launched processes: leading ``VAR=x``, ``env VAR=x`` and ``mpirun -x VAR[=x]`` (value None
-    when only the name is passed through).
+    when only the name is passed through). ``ray_job`` holds the options of the ``ray job submit``
+    whose entrypoint the launch is (``address`` names the Ray cluster it runs in).
     """
 
     launcher: str
@@ -201,6 +202,7 @@ class Invocation:
     script_position: ArgPosition | None = None
     positionals: tuple[str, ...] = ()
     env: dict[str, Option] = field(default_factory=dict)
+    ray_job: dict[str, Option] | None = None
 
     def option(self, name: str) -> Option | None:
         """A launcher option by any spelling (``nproc-per-node`` == ``nproc_per_node``)."""

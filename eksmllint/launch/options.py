@@ -118,6 +118,18 @@ ACCELERATE_SPEC = LauncherSpec(
     value_prefixes=("fsdp_", "megatron_lm_", "fp8_", "aws_", "dynamo_", "tpu_"),
 )
 
+#: ``ray job submit``'s own options (Ray Jobs CLI reference): the entrypoint follows ``--`` (or the
+#: first positional) and runs, through a shell, in the Ray cluster of ``--address``.
+RAY_JOB_SUBMIT_SPEC = LauncherSpec(
+    values=frozenset(
+        "address job_id submission_id runtime_env runtime_env_json metadata_json working_dir "
+        "entrypoint_num_cpus entrypoint_num_gpus entrypoint_memory entrypoint_resources "
+        "entrypoint_label_selector headers verify log_style log_color".split()
+    ),
+    flags=frozenset("no_wait verbose".split()),
+    aliases={"v": "verbose"},
+)
+
 PER_NODE_SPECS = {"torchrun": TORCHRUN_SPEC, "deepspeed": DEEPSPEED_SPEC, "accelerate": ACCELERATE_SPEC}
 
 _NUMBER_RE = re.compile(r"-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?")

@@ -176,3 +176,71 @@ def test_more_workers_never_silence_and_more_capacity_never_reports(groups, work
         assert fires(workers + extra, spec)
     else:
         assert not fires(workers, bigger)
+
+
+# --- ray job submit -------------------------------------------------------------------------------
+def submit_job(command: list[str], env: list[dict[str, str]] | None = None) -> dict[str, Any]:
+    extra = {"env": env} if env else {}
+    submit = container("submit", "rayproject/ray:2.40.0", command=command, limits={"cpu": "1", "memory": "2Gi"}, **extra)
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "submit", "namespace": "ml"},
+        "spec": {"template": pod_template(submit, restartPolicy="Never")},
+    }
+
+
+@pytest.mark.parametrize(
+    "address",
+    ["http://shared-head-svc:8265", "http://shared-head-svc.ml.svc.cluster.local:8265", "shared-head-svc.ml:8265"],
+)
+def test_ray_job_submit_names_its_cluster_by_the_head_service(address):
+    def job(n: int) -> str:
+        return manifest(
+            submit_job(["ray", "job", "submit", f"--address={address}", "--", "python", "t.py", f"--num-workers={n}", "--use-gpu"]),
+            raycluster("shared", TWO_BY_EIGHT),
+        )
+
+    (f,) = lint(job(17))
+    assert "RayCluster shared can place at most 16" in said(f)
+    assert f.location.path[-2:] == ("command", 7)  # the element holding the worker count
+    assert lint(job(16)) == []
+
+
+def test_ray_job_submit_forms():
+    cluster = raycluster("shared", TWO_BY_EIGHT)
+    script = "ray job submit --address http://shared-head-svc:8265 --no-wait -- 'python t.py --num-workers 17 --use-gpu'"
+    assert len(lint(manifest(submit_job(["bash", "-c", script]), cluster))) == 1  # one quoted entrypoint word
+    from_env = submit_job(
+        ["ray", "job", "submit", "--", "python", "t.py", "--num-workers", "17", "--use-gpu"],
+        env=[{"name": "RAY_ADDRESS", "value": "http://shared-head-svc:8265"}],
+    )
+    assert len(lint(manifest(from_env, cluster))) == 1
+    elsewhere = ["ray", "job", "submit", "--address", "http://shared-head-svc.other:8265", "--", "python", "t.py"]
+    assert lint(manifest(submit_job([*elsewhere, "--num-workers", "99", "--use-gpu"]), cluster)) == []
+    balancer = ["ray", "job", "submit", "--address", "http://10.0.0.7:8265", "--", "python", "t.py"]
+    assert lint(manifest(submit_job([*balancer, "--num-workers", "99", "--use-gpu"]), cluster)) == []
+
+
+def test_a_rayjob_submitter_without_an_address_submits_to_its_own_cluster():
+    submitter = pod_template(
+        container("submit", "rayproject/ray:2.40.0", command=["ray", "job", "submit", "--", "python", "t.py", "--num-workers", "17", "--use-gpu"]),
+        restartPolicy="Never",
+    )
+    (f,) = lint(manifest(rayjob("python t.py", TWO_BY_EIGHT, submitterPodTemplate=submitter)))
+    assert "its rayClusterSpec can place at most 16" in said(f)
+
+
+def test_a_submit_inside_an_entrypoint_is_not_held_against_the_rayjobs_cluster():
+    entry = "ray job submit --address http://10.0.0.7:8265 -- python t.py --num-workers 99 --use-gpu"
+    assert lint(manifest(rayjob(entry, TWO_BY_EIGHT))) == []
+
+
+def test_flags_a_submit_passes_on_are_not_the_submit_containers_own():
+    """EML301 reads --num-workers as DataLoader workers of the container; behind `ray job submit --`
+    they are the Ray cluster's, so the small submit container needs no /dev/shm for them."""
+    command = ["ray", "job", "submit", "--address", "http://x-head-svc:8265", "--", "python", "train.py", "--num-workers", "8"]
+    text = manifest(submit_job(command))
+    assert [f.code for f in lint_text(text, Config(select=("EML301",))).active] == []
+    local = manifest(submit_job(["python", "train.py", "--num-workers", "8"]))
+    assert [f.code for f in lint_text(local, Config(select=("EML301",))).active] == ["EML301"]

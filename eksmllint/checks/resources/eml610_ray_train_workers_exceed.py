@@ -1,6 +1,7 @@
-"""EML610 ray-train-workers-exceed: a RayJob's Ray Train entrypoint asks for more workers x GPUs per
-worker than its Ray cluster's worker groups can ever offer: the trainer's placement group is never
-satisfied and the job holds the cluster's GPUs until its deadline."""
+"""EML610 ray-train-workers-exceed: a Ray Train launch (a RayJob's entrypoint, or the entrypoint of a
+``ray job submit`` a container runs) asks for more workers x GPUs per worker than its Ray cluster's
+groups can ever offer: the trainer's placement group is never satisfied and the job holds the
+cluster's GPUs until its deadline."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from eksmllint.checks.helpers import script_invocations, sentences
+from eksmllint.checks.helpers import container_invocations, script_invocations, sentences
+from eksmllint.checks.resources._shared import option_path
 from eksmllint.launch.model import Invocation, parse_int
 from eksmllint.quantity import parse_count
 from eksmllint.resource import Resource
+from eksmllint.workload import Container, Workload
 
 if TYPE_CHECKING:
     from eksmllint.core.context import LintRun, RuleContext
@@ -29,6 +32,9 @@ SCALING_ARGS: dict[str, tuple[str, ...]] = {
 }
 #: KubeRay's key in ``clusterSelector`` naming the RayCluster a RayJob runs on (RayJob controller).
 CLUSTER_SELECTOR_KEY = "ray.io/cluster"
+#: KubeRay names a RayCluster's head Service ``<cluster>-head-svc`` (utils.GenerateHeadServiceName):
+#: a ``ray job submit --address http://<cluster>-head-svc[.<namespace>...]:8265`` names its cluster.
+HEAD_SERVICE_SUFFIX = "-head-svc"
 #: The first KubeRay release that creates ``numOfHosts`` pods per replica (kuberay#1834); before it
 #: the field is unknown and each replica is one pod.
 NUM_OF_HOSTS_RELEASE = "1.1"
@@ -40,6 +46,7 @@ class Ask:
 
     workers: int
     gpus: int
+    path: DocPath  # where the launch is written
 
 
 @dataclass(frozen=True)
@@ -51,17 +58,34 @@ class Group:
     gpus: int
 
 
-def check(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
-    if resource.group != RAY_GROUP:
-        return
-    entrypoint = resource.get(("spec", "entrypoint"))
-    asks = _asks(entrypoint) if isinstance(entrypoint, str) else []
-    if not asks:
-        return  # no literal worker count and GPUs per worker: the count comes from code
-    found = _cluster(ctx.run, resource)
-    if found is None:
-        return  # a selected cluster that is not in the run, or selected by other labels
-    holder, base = found
+def check(ctx: RuleContext, w: Workload) -> Iterator[Finding]:
+    job = w.resource
+    if job.kind == "RayJob" and job.group == RAY_GROUP:
+        entrypoint = job.get(("spec", "entrypoint"))
+        if isinstance(entrypoint, str):
+            # a `ray job submit` inside the entrypoint runs elsewhere: judged by its own address
+            asks = [
+                ask
+                for inv in script_invocations(entrypoint)
+                if inv.ray_job is None and (ask := _scaling(inv, ("spec", "entrypoint"))) is not None
+            ]
+            if asks:  # else the count comes from code
+                yield from _judge(ctx, job, asks, _cluster(ctx.run, job))
+    for t in w.templates:
+        for c in t.containers:
+            for inv in container_invocations(c):
+                ask = _scaling(inv, None, c) if inv.ray_job is not None else None
+                if ask is not None:
+                    yield from _judge(ctx, job, [ask], _submitted_to(ctx.run, job, t.role, c, inv))
+
+
+def _judge(
+    ctx: RuleContext, resource: Resource, asks: list[Ask], cluster: tuple[Resource, DocPath] | None
+) -> Iterator[Finding]:
+    """A finding for the first launch the cluster (None: unknown, silent) can never place."""
+    if cluster is None:
+        return  # a cluster that is not in the run, or selected by other labels
+    holder, base = cluster
     groups = _groups(ctx, holder, base)
     if groups is None:
         return
@@ -70,7 +94,7 @@ def check(ctx: RuleContext, resource: Resource) -> Iterator[Finding]:
         total = sum(n for _, n in fit)
         if ask.workers > total:
             yield _report(ctx, resource, holder, base, ask, fit, total)
-            return  # one finding per entrypoint: the first launch that cannot be placed
+            return  # one finding per command line: the first launch that cannot be placed
 
 
 def _report(
@@ -86,7 +110,7 @@ def _report(
     where = "its rayClusterSpec" if holder is resource else f"RayCluster {holder.name}"
     return ctx.report(
         resource,
-        ("spec", "entrypoint"),
+        ask.path,
         f"Ray Train asks {ask.workers} workers x {_gpus(ask.gpus)} but {where} can place at most {total}",
         related=[holder.location(base + ("workerGroupSpecs",))],
         detail=sentences(
@@ -101,16 +125,13 @@ def _gpus(n: int) -> str:
     return "1 GPU" if n == 1 else f"{n} GPUs"
 
 
-def _asks(entrypoint: str) -> list[Ask]:
-    """Every Ray Train launch of the entrypoint with a literal worker count and GPUs per worker."""
-    return [ask for inv in script_invocations(entrypoint) if (ask := _scaling(inv)) is not None]
-
-
 def _arg(inv: Invocation, key: str):
     return next((o for name in SCALING_ARGS[key] if (o := inv.script_flag(name)) is not None), None)
 
 
-def _scaling(inv: Invocation) -> Ask | None:
+def _scaling(inv: Invocation, path: DocPath | None, c: Container | None = None) -> Ask | None:
+    """The workers and GPUs each of a Ray Train driver's literal arguments, written at ``path`` (a
+    RayJob's entrypoint) or in container ``c``; None when either comes from code."""
     if inv.launcher != "python":
         return None  # torchrun & co. are not how a Ray Train driver starts
     workers_opt = _arg(inv, "num_workers")
@@ -123,7 +144,9 @@ def _scaling(inv: Invocation) -> Ask | None:
     else:
         use_gpu = _arg(inv, "use_gpu")
         gpus = 1 if use_gpu is not None and use_gpu.is_enabled() is True else None
-    return Ask(workers, gpus) if gpus else None
+    if not gpus:
+        return None
+    return Ask(workers, gpus, path if c is None else option_path(c, workers_opt))
 
 
 def _cluster(run: LintRun, job: Resource) -> tuple[Resource, DocPath] | None:
@@ -136,6 +159,27 @@ def _cluster(run: LintRun, job: Resource) -> tuple[Resource, DocPath] | None:
         return None
     name = selector[CLUSTER_SELECTOR_KEY]
     found = [r for r in run.find("RayCluster", name, job.namespace) if r.group == RAY_GROUP] if isinstance(name, str) else []
+    return (found[0], ("spec",)) if len(found) == 1 else None
+
+
+def _submitted_to(
+    run: LintRun, owner: Resource, role: str, c: Container, inv: Invocation
+) -> tuple[Resource, DocPath] | None:
+    """The cluster of a ``ray job submit``: the RayCluster of the run whose head Service its
+    ``--address`` (else the container's ``RAY_ADDRESS``) names; a RayJob's own submitter pod that
+    names no literal address submits to the RayJob's cluster."""
+    opt = (inv.ray_job or {}).get("address")
+    address = opt.resolved if opt is not None else c.env.get("RAY_ADDRESS")
+    if not address:
+        if owner.kind == "RayJob" and role == "submitter":
+            return _cluster(run, owner)
+        return None
+    host = address.split("://", 1)[-1].split("/", 1)[0].rsplit(":", 1)[0]
+    service, _, rest = host.partition(".")
+    if not service.endswith(HEAD_SERVICE_SUFFIX):
+        return None  # an IP, a load balancer, ray://: not a cluster the run can name
+    namespace = rest.split(".", 1)[0] if rest else owner.namespace
+    found = [r for r in run.find("RayCluster", service.removesuffix(HEAD_SERVICE_SUFFIX), namespace) if r.group == RAY_GROUP]
     return (found[0], ("spec",)) if len(found) == 1 else None
 
 
