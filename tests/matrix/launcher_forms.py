@@ -9,6 +9,7 @@ PyTorch Lightning, Hugging Face ``TrainingArguments``), not copied from public m
 
 from __future__ import annotations
 
+import copy
 import json
 import shlex
 from dataclasses import dataclass, field
@@ -237,6 +238,43 @@ BASES = {
     "t4-job": ("Job", "g4dn.12xlarge", {"nvidia.com/gpu": 4, "cpu": "44", "memory": "160Gi"}, "40Gi"),
     "a100-mpijob": ("MPIJob", "p4d.24xlarge", {"nvidia.com/gpu": 8, "cpu": "90", "memory": "1000Gi"}, "200Gi"),
     "a100-pytorchjob": ("PyTorchJob", "p4d.24xlarge", {"nvidia.com/gpu": 8, "cpu": "90", "memory": "1000Gi"}, "200Gi"),
+    "ray-submit-job": ("Job", None, {"cpu": "1", "memory": "2Gi"}, "1Gi"),
+}
+
+#: Objects a base's workload is linted beside: the RayCluster a submit Job sends its job to
+#: (KubeRay: 2 worker pods x 8 GPUs, head Service ``train-cluster-head-svc``).
+CONTEXT = {
+    "ray-submit-job": (
+        {
+            "apiVersion": "ray.io/v1",
+            "kind": "RayCluster",
+            "metadata": {"name": "train-cluster", "namespace": "ml"},
+            "spec": {
+                "headGroupSpec": {
+                    "rayStartParams": {},
+                    "template": {"spec": {"containers": [{"name": "ray-head", "image": "rayproject/ray:2.40.0"}]}},
+                },
+                "workerGroupSpecs": [
+                    {
+                        "groupName": "gpu",
+                        "replicas": 2,
+                        "rayStartParams": {},
+                        "template": {
+                            "spec": {
+                                "containers": [
+                                    {
+                                        "name": "ray-worker",
+                                        "image": "rayproject/ray:2.40.0-gpu",
+                                        "resources": {"limits": {"nvidia.com/gpu": 8}},
+                                    }
+                                ]
+                            }
+                        },
+                    }
+                ],
+            },
+        },
+    ),
 }
 
 #: Slurm bases: a batch script on a partition whose Slinky NodeSet pins the instance type.
@@ -246,6 +284,7 @@ _SLURM_CONFIGS = "a config named by a Slurm script is not read for precision (on
 _TRAIN = ("train.py", "--epochs", "3")
 _TORCHRUN8 = ("torchrun", "--nproc_per_node=8")
 _NO_CONFIG = "a launcher option, not a training setting: no config file holds it"
+_RAY_SUBMIT = ("ray", "job", "submit", "--address", "http://train-cluster-head-svc:8265", "--")
 
 CASES = (
     Case("EML401", "a100-job", Precision("fp16"), Precision("bf16")),
@@ -283,6 +322,16 @@ CASES = (
         Line(("torchrun", "--nnodes=3", "--nproc_per_node=8"), _TRAIN),
         Line(("torchrun", "--nnodes=2", "--nproc_per_node=8"), _TRAIN),
         dict.fromkeys(CONFIG_FORMS, _NO_CONFIG),
+    ),
+    Case(
+        "EML610",
+        "ray-submit-job",
+        Line(_RAY_SUBMIT, ("python", "train.py", "--num-workers", "17", "--use-gpu")),
+        Line(_RAY_SUBMIT, ("python", "train.py", "--num-workers", "16", "--use-gpu")),
+        {
+            **dict.fromkeys(CONFIG_FORMS, "Ray Train's scaling arguments: no config file holds them"),
+            "srun bash -c": "a Ray job is submitted once, not on every node by srun",
+        },
     ),
 )
 
@@ -358,6 +407,7 @@ def manifests(case: Case, form: str, bad: bool) -> dict[str, str]:
                 }
             )
     docs.insert(0, _job("train", pod, kind))
+    docs.extend(copy.deepcopy(CONTEXT.get(case.base, ())))
     files["workload.yaml"] = yaml.safe_dump_all(docs, sort_keys=False)
     return files
 

@@ -58,6 +58,12 @@ EXPLAINED: dict[tuple[str, str], str] = {
     ),
     **_why(("EML503",), _ALL, "the defect is the workload's run length, which the pod template does not carry"),
     **_why(
+        ("EML610",),
+        _ALL,
+        "the defect is a Ray Train launch against a Ray cluster (a RayJob's entrypoint, a submit to another "
+        "workload's head Service), which one pod template does not carry",
+    ),
+    **_why(
         ("EML701", "EML702", "EML705"), ("DaemonSet",), "a DaemonSet's pods follow nodes; they never cause provisioning"
     ),
     **_why(("EML801",), _ALL, "the defect is a batch Job's completionMode, which the pod template does not carry"),

@@ -35,7 +35,10 @@ def group(name: str = "gpu", gpus: int | None = 8, **fields: Any) -> dict[str, A
 
 
 def cluster_spec(*groups: dict[str, Any], head_gpus: int | None = None, **fields: Any) -> dict[str, Any]:
-    head = {"rayStartParams": {}, "template": pod_template(container("ray-head", "rayproject/ray:2.40.0", gpus=head_gpus))}
+    head = {
+        "rayStartParams": {},
+        "template": pod_template(container("ray-head", "rayproject/ray:2.40.0", gpus=head_gpus)),
+    }
     return {**fields, "headGroupSpec": head, "workerGroupSpecs": list(groups)}
 
 
@@ -47,7 +50,12 @@ def rayjob(entrypoint: str, spec: dict[str, Any] | None = None, **fields: Any) -
 
 
 def raycluster(name: str, spec: dict[str, Any]) -> dict[str, Any]:
-    return {"apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": {"name": name, "namespace": "ml"}, "spec": spec}
+    return {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCluster",
+        "metadata": {"name": name, "namespace": "ml"},
+        "spec": spec,
+    }
 
 
 TWO_BY_EIGHT = cluster_spec(group(replicas=2, minReplicas=2, maxReplicas=2))  # 16 one-GPU workers
@@ -181,7 +189,9 @@ def test_more_workers_never_silence_and_more_capacity_never_reports(groups, work
 # --- ray job submit -------------------------------------------------------------------------------
 def submit_job(command: list[str], env: list[dict[str, str]] | None = None) -> dict[str, Any]:
     extra = {"env": env} if env else {}
-    submit = container("submit", "rayproject/ray:2.40.0", command=command, limits={"cpu": "1", "memory": "2Gi"}, **extra)
+    submit = container(
+        "submit", "rayproject/ray:2.40.0", command=command, limits={"cpu": "1", "memory": "2Gi"}, **extra
+    )
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -197,7 +207,7 @@ def submit_job(command: list[str], env: list[dict[str, str]] | None = None) -> d
 def test_ray_job_submit_names_its_cluster_by_the_head_service(address):
     def job(n: int) -> str:
         return manifest(
-            submit_job(["ray", "job", "submit", f"--address={address}", "--", "python", "t.py", f"--num-workers={n}", "--use-gpu"]),
+            submit_job(f"ray job submit --address={address} -- python t.py --num-workers={n} --use-gpu".split()),
             raycluster("shared", TWO_BY_EIGHT),
         )
 
@@ -209,7 +219,9 @@ def test_ray_job_submit_names_its_cluster_by_the_head_service(address):
 
 def test_ray_job_submit_forms():
     cluster = raycluster("shared", TWO_BY_EIGHT)
-    script = "ray job submit --address http://shared-head-svc:8265 --no-wait -- 'python t.py --num-workers 17 --use-gpu'"
+    script = (
+        "ray job submit --address http://shared-head-svc:8265 --no-wait -- 'python t.py --num-workers 17 --use-gpu'"
+    )
     assert len(lint(manifest(submit_job(["bash", "-c", script]), cluster))) == 1  # one quoted entrypoint word
     from_env = submit_job(
         ["ray", "job", "submit", "--", "python", "t.py", "--num-workers", "17", "--use-gpu"],
@@ -224,7 +236,11 @@ def test_ray_job_submit_forms():
 
 def test_a_rayjob_submitter_without_an_address_submits_to_its_own_cluster():
     submitter = pod_template(
-        container("submit", "rayproject/ray:2.40.0", command=["ray", "job", "submit", "--", "python", "t.py", "--num-workers", "17", "--use-gpu"]),
+        container(
+            "submit",
+            "rayproject/ray:2.40.0",
+            command="ray job submit -- python t.py --num-workers 17 --use-gpu".split(),
+        ),
         restartPolicy="Never",
     )
     (f,) = lint(manifest(rayjob("python t.py", TWO_BY_EIGHT, submitterPodTemplate=submitter)))
@@ -239,7 +255,7 @@ def test_a_submit_inside_an_entrypoint_is_not_held_against_the_rayjobs_cluster()
 def test_flags_a_submit_passes_on_are_not_the_submit_containers_own():
     """EML301 reads --num-workers as DataLoader workers of the container; behind `ray job submit --`
     they are the Ray cluster's, so the small submit container needs no /dev/shm for them."""
-    command = ["ray", "job", "submit", "--address", "http://x-head-svc:8265", "--", "python", "train.py", "--num-workers", "8"]
+    command = "ray job submit --address http://x-head-svc:8265 -- python train.py --num-workers 8".split()
     text = manifest(submit_job(command))
     assert [f.code for f in lint_text(text, Config(select=("EML301",))).active] == []
     local = manifest(submit_job(["python", "train.py", "--num-workers", "8"]))

@@ -13,7 +13,7 @@ from eksmllint.checks.helpers import container_invocations, script_invocations, 
 from eksmllint.checks.resources._shared import option_path
 from eksmllint.launch.model import Invocation, parse_int
 from eksmllint.quantity import parse_count
-from eksmllint.resource import Resource
+from eksmllint.resource import Resource, get_path
 from eksmllint.workload import Container, Workload
 
 if TYPE_CHECKING:
@@ -144,9 +144,8 @@ def _scaling(inv: Invocation, path: DocPath | None, c: Container | None = None) 
     else:
         use_gpu = _arg(inv, "use_gpu")
         gpus = 1 if use_gpu is not None and use_gpu.is_enabled() is True else None
-    if not gpus:
-        return None
-    return Ask(workers, gpus, path if c is None else option_path(c, workers_opt))
+    where = option_path(c, workers_opt) if c is not None else path
+    return Ask(workers, gpus, where) if gpus and where is not None else None
 
 
 def _cluster(run: LintRun, job: Resource) -> tuple[Resource, DocPath] | None:
@@ -158,7 +157,11 @@ def _cluster(run: LintRun, job: Resource) -> tuple[Resource, DocPath] | None:
     if not isinstance(selector, dict) or set(selector) != {CLUSTER_SELECTOR_KEY}:
         return None
     name = selector[CLUSTER_SELECTOR_KEY]
-    found = [r for r in run.find("RayCluster", name, job.namespace) if r.group == RAY_GROUP] if isinstance(name, str) else []
+    return _raycluster(run, name, job.namespace) if isinstance(name, str) else None
+
+
+def _raycluster(run: LintRun, name: str, namespace: str | None) -> tuple[Resource, DocPath] | None:
+    found = [r for r in run.find("RayCluster", name, namespace) if r.group == RAY_GROUP]
     return (found[0], ("spec",)) if len(found) == 1 else None
 
 
@@ -179,8 +182,7 @@ def _submitted_to(
     if not service.endswith(HEAD_SERVICE_SUFFIX):
         return None  # an IP, a load balancer, ray://: not a cluster the run can name
     namespace = rest.split(".", 1)[0] if rest else owner.namespace
-    found = [r for r in run.find("RayCluster", service.removesuffix(HEAD_SERVICE_SUFFIX), namespace) if r.group == RAY_GROUP]
-    return (found[0], ("spec",)) if len(found) == 1 else None
+    return _raycluster(run, service.removesuffix(HEAD_SERVICE_SUFFIX), namespace)
 
 
 def _autoscaling(holder: Resource, base: DocPath) -> bool | None:
@@ -229,7 +231,9 @@ _UNBOUNDED = 2**31 - 1
 def _group_pods(spec: dict, autoscaling: bool, hosts_known: bool) -> int | None:
     """KubeRay's pods of a worker group at most (GetWorkerGroupDesiredReplicas; CRD defaults
     replicas 0, minReplicas 0, maxReplicas the int32 maximum, numOfHosts 1)."""
-    replicas, low, high = (_int_field(spec, k, d) for k, d in (("replicas", 0), ("minReplicas", 0), ("maxReplicas", _UNBOUNDED)))
+    replicas, low, high = (
+        _int_field(spec, k, d) for k, d in (("replicas", 0), ("minReplicas", 0), ("maxReplicas", _UNBOUNDED))
+    )
     hosts = _int_field(spec, "numOfHosts", 1) if hosts_known else 1
     if _UNREADABLE in (replicas, low, high, hosts):
         return None
@@ -247,13 +251,12 @@ def _pod_gpus(spec: dict) -> int | None:
     params = spec.get("rayStartParams")
     if isinstance(params, dict) and "num-gpus" in params:
         return parse_int(str(params["num-gpus"]))
-    containers = spec.get("template", {}).get("spec", {}).get("containers") if isinstance(spec.get("template"), dict) else None
+    containers = get_path(spec, ("template", "spec", "containers"))
     if not isinstance(containers, list) or not containers or not isinstance(containers[0], dict):
         return None
-    res = containers[0].get("resources")
-    limits = res.get("limits") if isinstance(res, dict) else None
+    limits = get_path(containers[0], ("resources", "limits"))
     total = 0
-    for key, value in (limits or {}).items() if isinstance(limits, dict) else ():
+    for key, value in limits.items() if isinstance(limits, dict) else ():
         if str(key).endswith("gpu"):
             count = parse_count(value)
             if count is None:
