@@ -665,6 +665,29 @@ def test_eml808_jobset_rule_that_ignores_max_restarts_on_every_failure_loops_for
     assert _codes(_jobset(caught_first), "EML808") == []  # the first rule matches every failure
 
 
+def _training_runtime(failure_policy: str = "", job_spec: str = "backoffLimit: 0") -> str:
+    """:func:`_jobset`'s JobSet as a TrainingRuntime's template (no TrainJob of the run uses it)."""
+    jobset = _jobset(failure_policy, job_spec).split("spec:\n", 1)[1]
+    head = "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainingRuntime\nmetadata: {name: llama}\n"
+    return head + "spec:\n  mlPolicy: {numNodes: 4, torch: {}}\n  template:\n    spec:\n" + textwrap.indent(jobset, "    ")
+
+
+def test_eml808_reads_a_training_runtimes_jobset_failure_policy() -> None:
+    unbounded = """\
+        failurePolicy:
+          rules:
+            - action: RestartJobSetAndIgnoreMaxRestarts
+        """
+    (f,) = _codes(_training_runtime(unbounded), "EML808")
+    assert f.location.path == ("spec", "template", "spec", "failurePolicy", "rules", 0, "action")
+    assert "forever" in said(f)
+    (retries,) = _codes(_training_runtime("failurePolicy: {maxRestarts: 3}\n", "backoffLimit: 6"), "EML808")
+    assert "spec.template.spec.failurePolicy acts on the whole JobSet" in said(retries)
+    assert _codes(_training_runtime("failurePolicy: {maxRestarts: 3}\n"), "EML808") == []
+    in_place = "failurePolicy: {maxRestarts: 3, restartStrategy: InPlaceRestart}\n"
+    assert _codes(_training_runtime(in_place, "backoffLimit: 6"), "EML808") == []
+
+
 def _lws(restart_policy: str) -> str:
     return textwrap.dedent(
         f"""\
