@@ -669,7 +669,9 @@ def _training_runtime(failure_policy: str = "", job_spec: str = "backoffLimit: 0
     """:func:`_jobset`'s JobSet as a TrainingRuntime's template (no TrainJob of the run uses it)."""
     jobset = _jobset(failure_policy, job_spec).split("spec:\n", 1)[1]
     head = "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainingRuntime\nmetadata: {name: llama}\n"
-    return head + "spec:\n  mlPolicy: {numNodes: 4, torch: {}}\n  template:\n    spec:\n" + textwrap.indent(jobset, "    ")
+    return (
+        head + "spec:\n  mlPolicy: {numNodes: 4, torch: {}}\n  template:\n    spec:\n" + textwrap.indent(jobset, "    ")
+    )
 
 
 def test_eml808_reads_a_training_runtimes_jobset_failure_policy() -> None:
