@@ -905,3 +905,18 @@ def test_eml811_silent_on_a_rank_escaped_in_the_launcher_variable(tmp_path: Path
     )
     (tmp_path / "train.sbatch").write_text(direct)
     assert [f.code for f in lint_paths([str(tmp_path)], Config()).active if f.code == "EML811"] == ["EML811"]
+
+
+def test_eml809_names_a_value_passed_through_a_variable_by_what_it_holds(tmp_path: Path) -> None:
+    script = textwrap.dedent(
+        """\
+        #!/bin/bash
+        #SBATCH --nodes=1
+        CMD="train.py --deepspeed ds_config.json --gradient_accumulation_steps 4"
+        srun --ntasks-per-node=1 torchrun --nproc_per_node=8 $CMD
+        """
+    )
+    (tmp_path / "train.sbatch").write_text(script)
+    (tmp_path / "ds_config.json").write_text('{"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 8}')
+    (f,) = [f for f in lint_paths([str(tmp_path)], Config(select=("EML809",))).active if f.code == "EML809"]
+    assert "passes --gradient_accumulation_steps 4 (from $CMD) at line 4" in said(f)
