@@ -242,17 +242,22 @@ def mounted_file_at(files: dict[str, MountedFile], path: str, workdir: object) -
 
 
 def _files_by_name(run) -> dict[str, list[SourceFile]]:
-    """The run's JSON and YAML files with text, by file name (once per run: every launch asks).
-    What a file is comes from its content: a manifest is no config form."""
+    """The run's JSON files and its YAML files that hold no Kubernetes object, by file name (once
+    per run: every launch asks)."""
 
     def build(r, _) -> dict[str, list[SourceFile]]:
         out: dict[str, list[SourceFile]] = {}
         for f in r.files:
-            if f.kind in ("json", "yaml") and isinstance(f.text, str) and f.text:
-                out.setdefault(posixpath.basename(_norm(f.path)), []).append(f)
+            if not (isinstance(f.text, str) and f.text) or not (f.kind == "json" or _not_manifest(f)):
+                continue
+            out.setdefault(posixpath.basename(_norm(f.path)), []).append(f)
         return out
 
     return run.once("config-files-of-run", run, build)
+
+
+def _not_manifest(f: SourceFile) -> bool:
+    return f.kind == "yaml" and not any(isinstance(d.data, dict) and "apiVersion" in d.data for d in f.documents)
 
 
 def _norm(path: str) -> str:
