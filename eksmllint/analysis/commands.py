@@ -282,6 +282,10 @@ def _script_commands_of(script: str) -> tuple[tuple[tuple[ShellWord, ...], bool,
     return tuple((cmd.words, cmd.conditional, cmd.subshell) for cmd in split_commands(tokens))
 
 
+#: The document path the reader gives a Slurm batch script's words (the script is one element).
+SCRIPT_PATH: DocPath = ("script",)
+
+
 def script_calls(script: str, path: DocPath, env: dict[str, str | None]) -> tuple[ProgramCall, ...]:
     """The program calls of a shell script held in the command/args element at ``path``, with
     launchers held in variables and nested ``bash -c`` scripts followed (module docstring)."""

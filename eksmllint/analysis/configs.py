@@ -10,8 +10,11 @@ How a container's config is found:
   ``--config_file accelerate.yaml``, LightningCLI's ``--config``, any ``--*_config``), or the
   script's only argument (``train.py args.json``: ``HfArgumentParser.parse_json_file``), when the
   file is a ConfigMap key the container mounts (``workingDir`` applies to relative paths; a
-  unique path suffix is accepted) or a JSON file of the run beside the manifest (same name, in the
-  manifest's directory or below);
+  unique path suffix is accepted) or a JSON / YAML file of the run beside the manifest (the one
+  file of that name in the manifest's directory or below);
+- in a Slurm batch script (:func:`script_configs`), the same words of the script's program calls,
+  naming a file of the run beside the script (sbatch runs it from the submit directory, normally
+  the script's own): a batch script mounts no ConfigMap;
 - what the file is comes from its content (the table's ``recognise`` keys), never from its name
   alone; an option of the form (``--deepspeed``) only accepts that form;
 - a container that starts ``deepspeed`` without naming a file reads the one DeepSpeed config it
@@ -31,7 +34,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from eksmllint.analysis.commands import CommandWord, container_calls
+from eksmllint.analysis.commands import SCRIPT_PATH, CommandWord, ProgramCall, container_calls, script_calls
 from eksmllint.checks.helpers import MountedFile, configmap_refs, find_configmap, mounted_files
 from eksmllint.launch.deepspeed import looks_like_deepspeed
 from eksmllint.resource import Resource, SourceFile
@@ -49,6 +52,7 @@ __all__ = [
     "mounted_configmaps",
     "mounted_file_at",
     "recognise",
+    "script_configs",
     "unmodelled_configmap_keys",
 ]
 
@@ -190,10 +194,10 @@ class ConfigRef:
     word: CommandWord | None
 
 
-def _references(c: Container) -> Iterator[tuple[str | None, CommandWord]]:
+def _references(calls: tuple[ProgramCall, ...]) -> Iterator[tuple[str | None, CommandWord]]:
     """(option name or None for the script's only argument, word holding the path) of config
-    files the container's programs are given."""
-    for call in container_calls(c):
+    files the programs are given."""
+    for call in calls:
         if not call.reads_arguments:
             continue
         words = call.words
@@ -237,21 +241,36 @@ def mounted_file_at(files: dict[str, MountedFile], path: str, workdir: object) -
     return matches[0] if len(matches) == 1 else None
 
 
-def _json_files(run) -> list[SourceFile]:
-    """The run's JSON files (once per run: every container asks)."""
-    return run.once("json-files-of-run", run, lambda r, _: [f for f in r.files if f.kind == "json" and f.text])
+def _files_by_name(run) -> dict[str, list[SourceFile]]:
+    """The run's JSON files and its YAML files that hold no Kubernetes object, by file name (once
+    per run: every launch asks)."""
+
+    def build(r, _) -> dict[str, list[SourceFile]]:
+        out: dict[str, list[SourceFile]] = {}
+        for f in r.files:
+            if not (isinstance(f.text, str) and f.text) or not (f.kind == "json" or _not_manifest(f)):
+                continue
+            out.setdefault(posixpath.basename(_norm(f.path)), []).append(f)
+        return out
+
+    return run.once("config-files-of-run", run, build)
 
 
-def _beside(run, c: Container, path: str) -> SourceFile | None:
-    """The one JSON file of the run with that name in the manifest's directory or below."""
-    base = posixpath.dirname(posixpath.normpath(c.template.resource.doc.file.path.replace("\\", "/")))
-    name = posixpath.basename(path)
+def _not_manifest(f: SourceFile) -> bool:
+    return f.kind == "yaml" and not any(isinstance(d.data, dict) and "apiVersion" in d.data for d in f.documents)
+
+
+def _norm(path: str) -> str:
+    return posixpath.normpath(path.replace("\\", "/"))
+
+
+def _beside(run, home: SourceFile, path: str) -> SourceFile | None:
+    """The one JSON / YAML file of the run with that name in ``home``'s directory or below."""
+    base = posixpath.dirname(_norm(home.path))
     found = [
         f
-        for f in _json_files(run)
-        if isinstance(f.text, str)
-        and posixpath.basename(f.path) == name
-        and (base in ("", ".") or posixpath.normpath(f.path).startswith(base.rstrip("/") + "/"))
+        for f in _files_by_name(run).get(posixpath.basename(path), ())
+        if f is not home and (base in ("", ".") or _norm(f.path).startswith(base.rstrip("/") + "/"))
     ]
     return found[0] if len(found) == 1 else None
 
@@ -283,30 +302,10 @@ def container_configs(run, c: Container) -> list[ConfigRef]:
 
 def _container_configs(run, c: Container) -> list[ConfigRef]:
     files = {posixpath.normpath(k): v for k, v in mounted_files(run, c).items()}
-    if not files and not _json_files(run):
+    if not files and not _files_by_name(run):
         return []  # nothing a config could be read from
-    workdir = c.data.get("workingDir")
-    out: list[ConfigRef] = []
-    seen: set[tuple] = set()
-    named_deepspeed = False
-    for option, word in _references(c):
-        path = _path_of(word, option)
-        if "$" in path:
-            continue
-        hit = mounted_file_at(files, path, workdir)
-        if hit is not None:
-            cfg = _config(load(hit.text), option, mounted=hit)
-            ident: tuple = ("cm", id(hit.configmap), hit.key)
-        else:
-            f = _beside(run, c, path)
-            cfg = _config(load(f.text), option, file=f) if f is not None else None
-            ident = ("file", f.path if f is not None else "")
-        if option is not None and option.startswith("deepspeed"):
-            named_deepspeed = True
-        if cfg is None or ident in seen or not _accepts(cfg.form, option):
-            continue
-        seen.add(ident)
-        out.append(ConfigRef(cfg, word))
+    home = c.template.resource.doc.file
+    out, seen, named_deepspeed = _named_configs(run, container_calls(c), home, files, c.data.get("workingDir"))
     if not named_deepspeed and _launches_deepspeed(c):
         only = {
             (id(f.configmap), f.key): cfg
@@ -316,6 +315,48 @@ def _container_configs(run, c: Container) -> list[ConfigRef]:
         if len(only) == 1 and next(iter(only)) not in {(r[1], r[2]) for r in seen if r[0] == "cm"}:
             out.append(ConfigRef(next(iter(only.values())), None))
     return out
+
+
+def script_configs(run, src: SourceFile) -> list[ConfigRef]:
+    """Every recognised config a Slurm batch script's program calls name (module docstring), as
+    files of the run beside the script; computed once per script and run."""
+    return run.once("embedded-configs-of-script", src, _script_configs)
+
+
+def _script_configs(run, src: SourceFile) -> list[ConfigRef]:
+    if not isinstance(src.text, str) or not _files_by_name(run):
+        return []
+    return _named_configs(run, script_calls(src.text, SCRIPT_PATH, {}), src, {}, None)[0]
+
+
+def _named_configs(
+    run, calls: tuple[ProgramCall, ...], home: SourceFile, files: dict[str, MountedFile], workdir: object
+) -> tuple[list[ConfigRef], set[tuple], bool]:
+    """The configs the calls name: a mounted ConfigMap file (``files``), else a file of the run
+    beside ``home`` (the manifest or batch script); with their identities, and whether a
+    ``--deepspeed*`` option named one."""
+    out: list[ConfigRef] = []
+    seen: set[tuple] = set()
+    named_deepspeed = False
+    for option, word in _references(calls):
+        path = _path_of(word, option)
+        if "$" in path:
+            continue
+        hit = mounted_file_at(files, path, workdir) if files else None
+        if hit is not None:
+            cfg = _config(load(hit.text), option, mounted=hit)
+            ident: tuple = ("cm", id(hit.configmap), hit.key)
+        else:
+            f = _beside(run, home, path)
+            cfg = _config(load(f.text), option, file=f) if f is not None else None
+            ident = ("file", f.path if f is not None else "")
+        if option is not None and option.startswith("deepspeed"):
+            named_deepspeed = True
+        if cfg is None or ident in seen or not _accepts(cfg.form, option):
+            continue
+        seen.add(ident)
+        out.append(ConfigRef(cfg, word))
+    return out, seen, named_deepspeed
 
 
 def _launches_deepspeed(c: Container) -> bool:

@@ -152,6 +152,9 @@ class KindRow(_Row):
     group_size: Path_ | None = Field(None, alias="group-size")
     #: Where the kind names the object its pods come from (TrainJob -> runtime).
     runtime_ref: Path_ | None = Field(None, alias="runtime-ref")
+    #: Where the kind holds a JobSet spec (failurePolicy, replicatedJobs): the JobSet's own, a
+    #: training runtime's template.
+    jobset_spec: Path_ | None = Field(None, alias="jobset-spec")
 
     @property
     def api_group(self) -> str:

@@ -25,6 +25,7 @@ CONFIG_FORMS = (
     "DeepSpeed JSON in ConfigMap",
     "DeepSpeed JSON beside manifest",
     "accelerate YAML in ConfigMap",
+    "accelerate YAML beside manifest",
     "Lightning YAML in ConfigMap",
     "HF TrainingArguments JSON in ConfigMap",
     "HF TrainingArguments JSON beside manifest",
@@ -40,10 +41,12 @@ _PYTHON_M = {
 
 @dataclass(frozen=True)
 class Line:
-    """A launch: the launcher's words and the training script's words (script first)."""
+    """A launch: the launcher's words and the training script's words (script first), and the
+    options of the ``srun`` that starts it where a form has one."""
 
     launcher: tuple[str, ...]
     script: tuple[str, ...]
+    srun: tuple[str, ...] = ("--ntasks-per-node=1",)
 
 
 def _q(words) -> str:
@@ -68,7 +71,7 @@ def command_of(form: str, line: Line) -> list[str] | None:
         return ["bash", "-c", f"set -euo pipefail\n{_q(line.launcher)} {_q(line.script)}\n"]
     if form == "srun bash -c":  # launcher in a variable with a run-time word, started by srun
         launcher = f"{_q(line.launcher)} --rdzv_id=job-$(hostname)"
-        script = f'LAUNCHER="{launcher}"\nsrun --ntasks-per-node=1 bash -c "$LAUNCHER {_q(line.script)}"\n'
+        script = f'LAUNCHER="{launcher}"\nsrun {_q(line.srun)} bash -c "$LAUNCHER {_q(line.script)}"\n'
         return ["bash", "-c", script]
     raise ValueError(form)
 
@@ -91,6 +94,12 @@ class Setting:
     """A training setting written in every form: as script flags, and as each config's keys."""
 
     flags: tuple[str, ...] = ()
+    #: Script flags a config form passes beside the config's name.
+    config_flags: tuple[str, ...] = ()
+
+    def beside(self) -> dict[str, str]:
+        """Files the command forms' flags name, written beside the manifest (name -> text)."""
+        return {}
 
     def data(self, family: str) -> dict | None:
         """The config of ``family`` holding the setting (None: that config has no such key)."""
@@ -157,6 +166,35 @@ class Checkpoints(Setting):
 
 
 @dataclass(frozen=True)
+class Accumulation(Setting):
+    """Gradient accumulation passed to the training script and set in the DeepSpeed config it
+    names (``--deepspeed ds_config.json``): the command forms name a file beside the manifest."""
+
+    flag: int
+    in_config: int
+
+    @property
+    def flags(self) -> tuple[str, ...]:  # type: ignore[override]
+        return ("--deepspeed", "ds_config.json", *self.config_flags)
+
+    @property
+    def config_flags(self) -> tuple[str, ...]:  # type: ignore[override]
+        return ("--gradient_accumulation_steps", str(self.flag))
+
+    def beside(self) -> dict[str, str]:
+        return {"ds_config.json": json.dumps(self.data("DeepSpeed"), indent=2) + "\n"}
+
+    def data(self, family: str) -> dict | None:
+        if family != "DeepSpeed":
+            return None
+        return {
+            "train_micro_batch_size_per_gpu": 4,
+            "gradient_accumulation_steps": self.in_config,
+            "zero_optimization": {"stage": 2},
+        }
+
+
+@dataclass(frozen=True)
 class Case:
     """One rule's defect: the bad and good launch (or precision) on a base workload."""
 
@@ -188,6 +226,14 @@ def _job(name: str, pod_spec: dict, kind: str = "Job") -> dict:
                     "Worker": {"replicas": 2, "template": {"spec": worker}},
                 },
             },
+        }
+    if kind == "IndexedJob":  # a 2-pod collective whose failed rank the kubelet restarts alone
+        spec = {"restartPolicy": "OnFailure", "subdomain": name, **pod_spec}
+        return {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": name, "namespace": "ml"},
+            "spec": {"completionMode": "Indexed", "completions": 2, "parallelism": 2, "template": {"spec": spec}},
         }
     if kind == "PyTorchJob":
         return {
@@ -237,6 +283,7 @@ BASES = {
     "a100-job": ("Job", "p4d.24xlarge", {"nvidia.com/gpu": 8, "cpu": "90", "memory": "1000Gi"}, "200Gi"),
     "t4-job": ("Job", "g4dn.12xlarge", {"nvidia.com/gpu": 4, "cpu": "44", "memory": "160Gi"}, "40Gi"),
     "a100-mpijob": ("MPIJob", "p4d.24xlarge", {"nvidia.com/gpu": 8, "cpu": "90", "memory": "1000Gi"}, "200Gi"),
+    "a100-indexed-job": ("IndexedJob", "p4d.24xlarge", {"nvidia.com/gpu": 8, "cpu": "90", "memory": "1000Gi"}, "200Gi"),
     "a100-pytorchjob": ("PyTorchJob", "p4d.24xlarge", {"nvidia.com/gpu": 8, "cpu": "90", "memory": "1000Gi"}, "200Gi"),
     "ray-submit-job": ("Job", None, {"cpu": "1", "memory": "2Gi"}, "1Gi"),
 }
@@ -279,18 +326,25 @@ CONTEXT = {
 
 #: Slurm bases: a batch script on a partition whose Slinky NodeSet pins the instance type.
 SLURM_BASES = {"a100-slurm": "p4d.24xlarge", "t4-slurm": "g4dn.12xlarge"}
-_SLURM_CONFIGS = "a config named by a Slurm script is not read for precision (only its flags are)"
+_NO_CONFIGMAP = "a batch script mounts no ConfigMap: the configs it names are files beside it"
+_SLURM_CONFIGMAPS = dict.fromkeys((f for f in CONFIG_FORMS if f.endswith("in ConfigMap")), _NO_CONFIGMAP)
+_NO_SRUN = "no srun step: the batch shell starts the launcher once, on the first node, and the rule judges srun steps"
 
 _TRAIN = ("train.py", "--epochs", "3")
 _TORCHRUN8 = ("torchrun", "--nproc_per_node=8")
+_RDZV = ("--rdzv_backend=c10d", "--rdzv_endpoint=node-0:29500")
+_TORCHRUN_2X8 = ("torchrun", "--nnodes=2", "--nproc_per_node=8", *_RDZV)
 _NO_CONFIG = "a launcher option, not a training setting: no config file holds it"
 _RAY_SUBMIT = ("ray", "job", "submit", "--address", "http://train-cluster-head-svc:8265", "--")
+_LAUNCH_ONLY = dict.fromkeys(CONFIG_FORMS, _NO_CONFIG)
+_SRUN_STEP = {**_LAUNCH_ONLY, "bash -c": _NO_SRUN}
+_DEEPSPEED_ONLY = "not a DeepSpeed config: the rule compares a DeepSpeed config with its launcher"
 
 CASES = (
     Case("EML401", "a100-job", Precision("fp16"), Precision("bf16")),
     Case("EML402", "t4-job", Precision("bf16"), Precision("fp16")),
-    Case("EML401", "a100-slurm", Precision("fp16"), Precision("bf16"), dict.fromkeys(CONFIG_FORMS, _SLURM_CONFIGS)),
-    Case("EML402", "t4-slurm", Precision("bf16"), Precision("fp16"), dict.fromkeys(CONFIG_FORMS, _SLURM_CONFIGS)),
+    Case("EML401", "a100-slurm", Precision("fp16"), Precision("bf16"), _SLURM_CONFIGMAPS),
+    Case("EML402", "t4-slurm", Precision("bf16"), Precision("fp16"), _SLURM_CONFIGMAPS),
     Case("EML810", "a100-job", Checkpoints("/tmp/run"), Checkpoints("/checkpoints/run")),
     *(
         Case(
@@ -315,6 +369,47 @@ CASES = (
         Line(("torchrun", "--nproc_per_node=4"), _TRAIN),
         Line(_TORCHRUN8, _TRAIN),
         dict.fromkeys(CONFIG_FORMS, _NO_CONFIG),
+    ),
+    Case(
+        "EML805",
+        "a100-slurm",
+        Line(_TORCHRUN_2X8, _TRAIN, srun=("--ntasks-per-node=8",)),
+        Line(_TORCHRUN_2X8, _TRAIN),
+        _SRUN_STEP,
+    ),
+    Case(
+        "EML806",
+        "a100-slurm",
+        Line(("torchrun", "--nnodes=2", "--nproc_per_node=4", *_RDZV), _TRAIN),
+        Line(_TORCHRUN_2X8, _TRAIN),
+        _SRUN_STEP,
+    ),
+    Case(
+        "EML811",
+        "a100-slurm",
+        Line(("torchrun", "--nnodes=2", "--nproc_per_node=8", "--node_rank=0", "--master_addr=node-0"), _TRAIN),
+        Line(_TORCHRUN_2X8, _TRAIN),
+        _SRUN_STEP,
+    ),
+    Case(
+        "EML808",
+        "a100-indexed-job",
+        Line(_TORCHRUN_2X8, _TRAIN),
+        Line((*_TORCHRUN_2X8, "--max_restarts=3"), _TRAIN),
+        _LAUNCH_ONLY,
+    ),
+    *(
+        Case(
+            "EML809",
+            base,
+            Accumulation(flag=4, in_config=8),
+            Accumulation(flag=8, in_config=8),
+            {
+                **{f: _DEEPSPEED_ONLY for f in CONFIG_FORMS if not f.startswith("DeepSpeed")},
+                **(_SLURM_CONFIGMAPS if base in SLURM_BASES else {}),
+            },
+        )
+        for base in ("a100-job", "a100-slurm")
     ),
     Case(
         "EML605",
@@ -344,11 +439,6 @@ NOT_IN_MATRIX = {
     "EML802": "MASTER_ADDR in the env, not the launch line",
     "EML803": "CUDA_VISIBLE_DEVICES in the env, not the launch line",
     "EML807": "the image tag, not the launch line",
-    "EML805": "not transplanted yet: srun tasks per node vs a per-node launcher (needs per-case #SBATCH lines)",
-    "EML806": "not transplanted yet: #SBATCH GPUs/tasks vs the launcher (needs per-case #SBATCH lines)",
-    "EML808": "not transplanted yet: restart policy vs a collective launcher",
-    "EML811": "not transplanted yet: where the batch shell or srun's per-node shell expands a word (Slurm rows)",
-    "EML809": "not transplanted yet: launcher options vs a DeepSpeed config (the config-file forms)",
 }
 
 
@@ -382,17 +472,13 @@ def manifests(case: Case, form: str, bad: bool) -> dict[str, str]:
         container["command"] = command_of(form, choice)
     elif form in COMMAND_FORMS:
         container["command"] = command_of(form, Line(_TORCHRUN8, (*_TRAIN, *choice.flags)))
+        files.update(choice.beside())
     else:
         found = choice.config(form)
         assert found is not None
-        name, text, option = found
+        name, text, _ = found
         beside = "beside manifest" in form
-        path = name if beside else f"/config/{name}"
-        script = (*_TRAIN, option, path) if option else ("train.py", path)
-        if form.startswith("accelerate"):
-            container["command"] = ["accelerate", "launch", "--config_file", path, *_TRAIN]
-        else:
-            container["command"] = [*_TORCHRUN8, *script]
+        container["command"] = _config_launch(form, choice, name if beside else f"/config/{name}")
         if beside:
             files[name] = text
         else:
@@ -412,13 +498,42 @@ def manifests(case: Case, form: str, bad: bool) -> dict[str, str]:
     return files
 
 
+def _config_launch(form: str, choice: Setting, path: str) -> list[str]:
+    """The launch line of a config form: the config's file at ``path`` named by its option."""
+    _, _, option = _CONFIG_FILES[_family(form)]
+    if form.startswith("accelerate"):
+        return ["accelerate", "launch", "--config_file", path, *_TRAIN, *choice.config_flags]
+    script = (*_TRAIN, option, path) if option else ("train.py", path)
+    return [*_TORCHRUN8, *script, *choice.config_flags]
+
+
 def _slurm_cell(instance: str, form: str, choice: Line | Setting) -> dict[str, str]:
     """A batch script on partition ``gpu`` and the NodeSet serving it; the launch is the script's
-    body (a ``bash -c`` form's script is the body itself: sbatch runs it with bash)."""
-    line = choice if isinstance(choice, Line) else Line(_TORCHRUN8, (*_TRAIN, *choice.flags))
-    argv = command_of(form, line)
+    body, started by srun (a ``bash -c`` form's script is the body itself: sbatch runs it with
+    bash, without srun); a config form's file lies beside the script."""
+    files: dict[str, str] = {}
+    if isinstance(choice, Line):
+        line = choice
+        argv = command_of(form, line)
+    elif form in COMMAND_FORMS:
+        line = Line(_TORCHRUN8, (*_TRAIN, *choice.flags))
+        argv = command_of(form, line)
+        files.update(choice.beside())
+    else:
+        found = choice.config(form)
+        assert found is not None
+        name, text, _ = found
+        files[name] = text
+        line = Line(_TORCHRUN8, _TRAIN)
+        argv = _config_launch(form, choice, name)
     assert argv is not None
-    body = argv[2] if argv[:2] == ["bash", "-c"] else f"srun {_q(argv)}\n"
+    srun = f"srun {_q(line.srun)} "
+    if form == "variable":  # the Megatron idiom as a batch script: srun $LAUNCHER $CMD
+        body = argv[2].replace("\n$LAUNCHER $CMD", f"\n{srun}$LAUNCHER $CMD")
+    elif argv[:2] == ["bash", "-c"]:
+        body = argv[2]
+    else:
+        body = f"{srun}{_q(argv)}\n"
     script = "#!/bin/bash\n#SBATCH --job-name=train\n#SBATCH --partition=gpu\n#SBATCH --nodes=2\n"
     script += "#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=8\n\n" + body
     nodeset = {
@@ -432,7 +547,7 @@ def _slurm_cell(instance: str, form: str, choice: Line | Setting) -> dict[str, s
             "template": {"spec": {"nodeSelector": {"node.kubernetes.io/instance-type": instance}}},
         },
     }
-    return {"train.sbatch": script, "nodeset.yaml": yaml.safe_dump(nodeset, sort_keys=False)}
+    return {"train.sbatch": script, "nodeset.yaml": yaml.safe_dump(nodeset, sort_keys=False), **files}
 
 
 def markdown_table() -> str:

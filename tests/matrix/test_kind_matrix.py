@@ -74,11 +74,6 @@ EXPLAINED: dict[tuple[str, str], str] = {
         (*_OPERATOR, "LeaderWorkerSet", "RayCluster", "RayJob"),
         "its controller restarts the group, not a Job's backoffLimit pod by pod",
     ),
-    **_why(
-        ("EML808",),
-        ("TrainingRuntime",),
-        "not judged yet: a runtime's JobSet failurePolicy is at spec.template.spec, where EML808 does not read it",
-    ),
 }
 
 

@@ -665,6 +665,31 @@ def test_eml808_jobset_rule_that_ignores_max_restarts_on_every_failure_loops_for
     assert _codes(_jobset(caught_first), "EML808") == []  # the first rule matches every failure
 
 
+def _training_runtime(failure_policy: str = "", job_spec: str = "backoffLimit: 0") -> str:
+    """:func:`_jobset`'s JobSet as a TrainingRuntime's template (no TrainJob of the run uses it)."""
+    jobset = _jobset(failure_policy, job_spec).split("spec:\n", 1)[1]
+    head = "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainingRuntime\nmetadata: {name: llama}\n"
+    return (
+        head + "spec:\n  mlPolicy: {numNodes: 4, torch: {}}\n  template:\n    spec:\n" + textwrap.indent(jobset, "    ")
+    )
+
+
+def test_eml808_reads_a_training_runtimes_jobset_failure_policy() -> None:
+    unbounded = """\
+        failurePolicy:
+          rules:
+            - action: RestartJobSetAndIgnoreMaxRestarts
+        """
+    (f,) = _codes(_training_runtime(unbounded), "EML808")
+    assert f.location.path == ("spec", "template", "spec", "failurePolicy", "rules", 0, "action")
+    assert "forever" in said(f)
+    (retries,) = _codes(_training_runtime("failurePolicy: {maxRestarts: 3}\n", "backoffLimit: 6"), "EML808")
+    assert "spec.template.spec.failurePolicy acts on the whole JobSet" in said(retries)
+    assert _codes(_training_runtime("failurePolicy: {maxRestarts: 3}\n"), "EML808") == []
+    in_place = "failurePolicy: {maxRestarts: 3, restartStrategy: InPlaceRestart}\n"
+    assert _codes(_training_runtime(in_place, "backoffLimit: 6"), "EML808") == []
+
+
 def _lws(restart_policy: str) -> str:
     return textwrap.dedent(
         f"""\
@@ -880,3 +905,18 @@ def test_eml811_silent_on_a_rank_escaped_in_the_launcher_variable(tmp_path: Path
     )
     (tmp_path / "train.sbatch").write_text(direct)
     assert [f.code for f in lint_paths([str(tmp_path)], Config()).active if f.code == "EML811"] == ["EML811"]
+
+
+def test_eml809_names_a_value_passed_through_a_variable_by_what_it_holds(tmp_path: Path) -> None:
+    script = textwrap.dedent(
+        """\
+        #!/bin/bash
+        #SBATCH --nodes=1
+        CMD="train.py --deepspeed ds_config.json --gradient_accumulation_steps 4"
+        srun --ntasks-per-node=1 torchrun --nproc_per_node=8 $CMD
+        """
+    )
+    (tmp_path / "train.sbatch").write_text(script)
+    (tmp_path / "ds_config.json").write_text('{"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 8}')
+    (f,) = [f for f in lint_paths([str(tmp_path)], Config(select=("EML809",))).active if f.code == "EML809"]
+    assert "passes --gradient_accumulation_steps 4 (from $CMD) at line 4" in said(f)

@@ -83,13 +83,15 @@ def check(ctx: RuleContext, w: Workload) -> Iterator[Finding]:
     if w.kind == "LeaderWorkerSet":
         yield from _lws_policy(ctx, w)
         return
-    if not (w.is_batch_job or w.is_volcano_job or w.kind == "JobSet"):
+    jobset = _jobset_spec(w)
+    if not (w.is_batch_job or w.is_volcano_job or jobset is not None):
         return
-    failure_policy = w.resource.get(("spec", "failurePolicy")) if w.kind == "JobSet" else None
-    if isinstance(failure_policy, dict):
+    policy_path = (*jobset, "failurePolicy") if jobset is not None else None
+    failure_policy = w.resource.get(policy_path) if policy_path is not None else None
+    if isinstance(failure_policy, dict) and policy_path is not None:
         if failure_policy.get("restartStrategy") == "InPlaceRestart":
             return  # the JobSet restarts every pod of the set together, in place
-        yield from _unbounded_rule(ctx, w, failure_policy)
+        yield from _unbounded_rule(ctx, w, failure_policy, policy_path)
     if w.is_volcano_job and _volcano_restarts_job(w):
         return
     if _elastic_torchrun(w) or _mpi_launched(w):
@@ -98,8 +100,8 @@ def check(ctx: RuleContext, w: Workload) -> Iterator[Finding]:
         limit = int(ctx.options["max-backoff-limit"])
     except (TypeError, ValueError):
         limit = 0
-    if isinstance(failure_policy, dict):
-        yield from _retries_before_the_jobset_restarts(ctx, w, limit)
+    if isinstance(failure_policy, dict) and policy_path is not None:
+        yield from _retries_before_the_jobset_restarts(ctx, w, limit, policy_path)
         return
     size = w.collective_size
     seen: set[DocPath] = set()
@@ -150,7 +152,7 @@ def _pod_retries(w: Workload, t: PodTemplate, limit: int) -> tuple[DocPath, int,
     return job_path, backoff, f"backoffLimit (default {backoff})"
 
 
-def _retries_before_the_jobset_restarts(ctx: RuleContext, w: Workload, limit: int) -> Iterator[Finding]:
+def _retries_before_the_jobset_restarts(ctx: RuleContext, w: Workload, limit: int, at: DocPath) -> Iterator[Finding]:
     """A JobSet failurePolicy acts when a child Job has failed; until its backoffLimit is spent the
     Job retries failed pods (or, with restartPolicy OnFailure, containers) one at a time."""
     seen: set[DocPath] = set()
@@ -169,14 +171,24 @@ def _retries_before_the_jobset_restarts(ctx: RuleContext, w: Workload, limit: in
             w.resource,
             path,
             f"{stated}, above max-backoff-limit {limit}: the child Job {how} before the JobSet restarts",
-            detail=f"spec.failurePolicy acts on the whole JobSet only after a child Job fails, and this child Job "
+            detail=f"{_dotted(at)} acts on the whole JobSet only after a child Job fails, and this child Job "
             f"first {how} up to {backoff} times while the other pods of the {w.collective_size}-pod collective wait "
             "in a communicator that lost a rank; set backoffLimit: 0 so the first failure fails the child Job and "
             "the failurePolicy restarts (or fails) the JobSet as a whole.",
         )
 
 
-def _unbounded_rule(ctx: RuleContext, w: Workload, failure_policy: dict) -> Iterator[Finding]:
+def _jobset_spec(w: Workload) -> DocPath | None:
+    """Where the workload's JobSet spec is (a JobSet's own, a training runtime's template; kinds
+    table ``jobset-spec``); None when it is no JobSet."""
+    return w.row.jobset_spec if w.row is not None else None
+
+
+def _dotted(path: DocPath) -> str:
+    return ".".join(str(p) for p in path)
+
+
+def _unbounded_rule(ctx: RuleContext, w: Workload, failure_policy: dict, at: DocPath) -> Iterator[Finding]:
     """The failurePolicy rule that handles every child Job failure (no reason or message filter), when
     it restarts without counting toward maxRestarts: a crash in the training code loops forever."""
     rules = failure_policy.get("rules")
@@ -188,7 +200,7 @@ def _unbounded_rule(ctx: RuleContext, w: Workload, failure_policy: dict) -> Iter
             name = f"rule {rule['name']!r}" if isinstance(rule.get("name"), str) else f"rule {i}"
             yield ctx.report(
                 w.resource,
-                ("spec", "failurePolicy", "rules", i, "action"),
+                (*at, "rules", i, "action"),
                 f"failurePolicy {name} ({action}) matches every failure: the collective may restart forever",
                 detail=f"It has no onJobFailureReasons or onJobFailureMessagePatterns: every child Job failure, a "
                 f"crash in the training code included, restarts the {w.collective_size}-pod collective without "
@@ -217,8 +229,9 @@ def _lws_policy(ctx: RuleContext, w: Workload) -> Iterator[Finding]:
 def _remedy(w: Workload) -> str:
     if w.is_volcano_job:
         return "add a job policy {event: PodFailed, action: RestartJob} (and PodEvicted)"
-    if w.kind == "JobSet":
-        return "set spec.failurePolicy (maxRestarts) so the whole JobSet restarts, with child backoffLimit: 0"
+    jobset = _jobset_spec(w)
+    if jobset is not None:
+        return f"set {_dotted((*jobset, 'failurePolicy'))} (maxRestarts) so the whole JobSet restarts, with child backoffLimit: 0"
     return (
         "use a podFailurePolicy with restartPolicy: Never, backoffLimit: 0 and an outer retry, "
         "a JobSet with failurePolicy, or elastic torchrun (--max_restarts with c10d rendezvous)"

@@ -96,7 +96,10 @@ def _flag_text(site: Site, opt: Option | None) -> str:
     if opt is None:
         return ""
     where = site.describe(opt.value_position or opt.position)
-    return opt.raw + (f" at {where}" if where else "")
+    shown = opt.raw
+    if not shown.startswith("-") and opt.resolved is not None:  # written through a variable: what it holds
+        shown = f"--{opt.name} {opt.resolved} (from {shown.split()[0]})"
+    return shown + (f" at {where}" if where else "")
 
 
 def deepspeed_mismatches(site: Site, ds: DSConfig) -> list[Mismatch]:

@@ -3,8 +3,10 @@
 A script's partition (``#SBATCH --partition``) maps to hardware when a Slinky NodeSet of the run
 serves it and pins an instance type (:mod:`eksmllint.analysis.partitions`); the script's words are
 read by the one command reader (:mod:`eksmllint.analysis.commands`: launchers in variables,
-``srun bash -c``, comments and ``echo`` text left out), and its precision flags by the same
-spellings as a container's (:func:`~eksmllint.checks.precision._uses.flag_uses`). A partition with
+``srun bash -c``, comments and ``echo`` text left out), its precision flags by the same
+spellings as a container's (:func:`~eksmllint.checks.precision._uses.flag_uses`), and the configs
+its launch lines name (a DeepSpeed, accelerate, Lightning or ``TrainingArguments`` file beside the
+script) by the one config reader. A partition with
 no NodeSet in the run, or one that does not pin its instance type, leaves the script unjudged.
 """
 
@@ -13,16 +15,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from eksmllint.analysis.commands import script_calls
+from eksmllint.analysis.commands import SCRIPT_PATH, script_calls
 from eksmllint.analysis.launch_sites import slurm_files
 from eksmllint.analysis.partitions import partition_instance, partition_nodeset
+from eksmllint.checks.precision._configs import script_config_uses
 from eksmllint.checks.precision._uses import Use, flag_uses, unambiguous
 from eksmllint.core.finding import Finding
 from eksmllint.launch.slurm import script_lines
 from eksmllint.resource import SourceFile
-
-#: The document path the command reader gives a batch script's words (the script is one element).
-SCRIPT_PATH = ("script",)
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ def _slurm_precisions(run, _run) -> list[ScriptPrecision]:
         if it is None or nodeset is None or not (it.is_nvidia or it.is_neuron):
             continue
         words = [w for call in script_calls(src.text, SCRIPT_PATH, {}) if call.reads_arguments for w in call.words]
-        uses = unambiguous(flag_uses(None, words))
+        uses = unambiguous(flag_uses(None, words)) + script_config_uses(run, src)
         if uses:
             hardware = f"{it.accelerator} ({it.name}, partition {script.partition!r} of NodeSet {nodeset.name!r})"
             out.append(ScriptPrecision(src, uses, True if it.is_neuron else it.bf16, hardware))
