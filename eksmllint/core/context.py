@@ -258,10 +258,10 @@ class LintRun:
         cache = self._landing_cache
         found = cache.get(id(template))
         if found is None:
-            from eksmllint.landing import flavor_labels, land
+            from eksmllint.landing import land, queue_flavors
             from eksmllint.scheduling import placement_key
 
-            flavors = flavor_labels(self, template)  # Kueue adds a ResourceFlavor's nodeLabels
+            flavors = queue_flavors(self, template)  # Kueue adds a flavor's nodeLabels and tolerations
             key = (placement_key(template), flavors)
             shared = self._landing_by_key
             found = shared.get(key)

@@ -52,6 +52,54 @@ def test_701_skips_daemonsets_and_non_karpenter_selectors():
     assert findings(docs(pool("gpu", '"g5.2xlarge"'), ds, mng), "EML701") == []
 
 
+def _kueue(flavor_spec: str, covered: str = "[cpu, memory, nvidia.com/gpu]") -> str:
+    """LocalQueue q (namespace ml) -> ClusterQueue cq -> ResourceFlavor gpu with ``flavor_spec``."""
+    return docs(
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata:\n  name: gpu\nspec:\n" + flavor_spec,
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata:\n  name: cq\nspec:\n  resourceGroups:\n"
+        f"    - coveredResources: {covered}\n      flavors:\n        - name: gpu\n"
+        "          resources: [{name: nvidia.com/gpu, nominalQuota: 8}]\n",
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata:\n  name: q\n  namespace: ml\n"
+        "spec:\n  clusterQueue: cq\n",
+    )
+
+
+def _queued(body: str) -> str:
+    return job("train", body).replace("  name: train\n", "  name: train\n  labels: {kueue.x-k8s.io/queue-name: q}\n")
+
+
+_FLAVOR_TAINT = "  nodeTaints:\n    - {key: team, value: vision, effect: NoSchedule}\n"
+
+
+def test_701_a_flavor_whose_node_taints_the_pods_do_not_tolerate_is_never_admitted():
+    """Kueue admits a workload to a ResourceFlavor only if its pods tolerate the flavor's nodeTaints,
+    and adds no toleration for them (kueue.sigs.k8s.io/docs/concepts/resource_flavor)."""
+    text = docs(_kueue(_FLAVOR_TAINT), _queued(GPU_POD))
+    [f] = findings(text, "EML701")
+    assert "no ResourceFlavor" in said(f) and "gpu (team=vision:NoSchedule)" in said(f)
+    assert findings(apply_fix(text, f.fix, doc_index=3), "EML701") == []
+
+
+def test_701_a_flavor_that_tolerates_its_own_node_taints_admits_anyone():
+    """kubernetes-sigs/kueue#4646: nodeTaints the flavor's own tolerations match are not considered."""
+    own = _FLAVOR_TAINT + "  tolerations:\n    - {key: team, operator: Exists, effect: NoSchedule}\n"
+    assert findings(docs(_kueue(own), _queued(GPU_POD)), "EML701") == []
+
+
+def test_701_flavor_tolerations_are_added_to_the_pods():
+    """The NodePool's nvidia.com/gpu taint is tolerated through the flavor's tolerations."""
+    flavor = "  tolerations:\n    - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}\n"
+    pooled = docs(pool("gpu", '"g5.2xlarge"'), _queued(GPU_POD))
+    assert len(findings(pooled, "EML701")) == 1  # the pod alone does not tolerate it
+    assert findings(docs(pooled, _kueue(flavor)), "EML701") == []
+
+
+def test_701_flavor_taints_bind_only_pods_requesting_what_the_flavor_covers():
+    """A flavor of a group covering nvidia.com/gpu is not assigned to a pod requesting only cpu."""
+    cpu = CPU_POD.replace("launcher:1.0\n", "launcher:1.0\n    resources: {requests: {cpu: 1}}\n")
+    assert findings(docs(_kueue(_FLAVOR_TAINT, covered="[nvidia.com/gpu]"), _queued(cpu)), "EML701") == []
+
+
 # --- EML702 -------------------------------------------------------------------------------------
 def test_702_misspelt_nodepool_name_is_reported_at_the_selector():
     body = "nodeSelector:\n  karpenter.sh/nodepool: gpu-larg\n" + CPU_POD

@@ -1,5 +1,6 @@
 """EML701 untolerated-taint: every NodePool that could serve the pod taints its nodes with a taint
-the pod does not tolerate; the fix tolerates the taints of the pool needing the fewest."""
+the pod does not tolerate, or every Kueue ResourceFlavor of its queue has nodeTaints it does not
+tolerate; the fix tolerates the taints of the pool (flavor) needing the fewest."""
 
 from __future__ import annotations
 
@@ -32,8 +33,43 @@ def _weight(p: NodePoolView) -> int:
     return w if isinstance(w, int) and not isinstance(w, bool) else 0
 
 
+def _flavors(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
+    """Kueue admits a workload to a ResourceFlavor only when its pods tolerate the flavor's
+    nodeTaints, and adds no toleration for them: with none tolerated it stays queued."""
+    flavors = ctx.run.landing(t).unadmitted
+    if not flavors:
+        return
+    blocked = [(f, f.untolerated(t.tolerations)) for f in flavors]
+    flavor, taints = min(blocked, key=lambda ft: (len(ft[1]), ft[0].name))
+    listed = "; ".join(f"{f.name} ({', '.join(_taint_text(x) for x in ts)})" for f, ts in blocked[:3])
+    more = f" and {len(blocked) - 3} more" if len(blocked) > 3 else ""
+    tol_path = t.spec_path + ("tolerations",)
+    yield ctx.report(
+        t.resource,
+        tol_path if t.spec.get("tolerations") is not None else t.spec_path,
+        f"{pods_of(t)} tolerate the nodeTaints of no ResourceFlavor of their Kueue queue",
+        detail=sentences(
+            f"The flavors and their taints: {listed}{more}",
+            "Kueue admits a workload to a flavor only when its pods tolerate them, and adds no toleration "
+            "for nodeTaints, so the workload stays queued",
+        ),
+        fix=Fix(
+            f"Tolerate the nodeTaints of ResourceFlavor {flavor.name}: {', '.join(_taint_text(x) for x in taints)}",
+            tuple(AppendItem(tol_path, _toleration(x)) for x in taints),
+        ),
+        related=[
+            f.resource.location(("spec", "nodeTaints", x.index))
+            for f, ts in blocked[:RELATED_MAX]
+            if f.resource is not None
+            for x in ts
+        ],
+    )
+
+
 def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
-    """EML701: every NodePool that could serve the pod taints its nodes without a toleration."""
+    """EML701: every NodePool that could serve the pod taints its nodes without a toleration, or
+    every ResourceFlavor of its queue has nodeTaints it does not tolerate."""
+    yield from _flavors(ctx, t)
     placement = analyse(ctx, t)
     if placement is None or placement.status != "taint":
         return
