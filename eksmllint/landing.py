@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
+from functools import cache
 
 from eksmllint.apigroups import KUEUE_GROUP
 from eksmllint.catalogue import InstanceType
@@ -20,7 +21,7 @@ from eksmllint.core.finding import DocPath
 from eksmllint.lazy import cached_property
 from eksmllint.placeholders import is_placeholder
 from eksmllint.platform.provisioners import provisioners
-from eksmllint.resource import Resource
+from eksmllint.resource import Document, Resource, SourceFile
 from eksmllint.scheduling import (
     INSTANCE_KEYS,
     NODEPOOL_LABEL,
@@ -34,6 +35,7 @@ from eksmllint.scheduling import (
     tolerates,
 )
 from eksmllint.workload import PodTemplate
+from eksmllint.yamlpos import YMap
 
 
 @dataclass
@@ -47,6 +49,7 @@ class Landing:
     terms: list[list[Requirement]] = field(default_factory=list)
     considered: list[NodePoolView] = field(default_factory=list)  # the pools it was judged against
     unadmitted: tuple[Flavor, ...] = ()  # Kueue flavors of its queue, none of whose nodeTaints it tolerates
+    built_in: list[NodePoolView] = field(default_factory=list)  # pinned pools the provisioner creates itself
 
     @cached_property
     def instance_types(self) -> tuple[InstanceType, ...] | None:
@@ -199,7 +202,12 @@ def _flavor(name: str, obj: Resource) -> Flavor:
     )
 
 
-def land(t: PodTemplate, pools: list[NodePoolView], flavors: tuple[Flavor, ...] | None = None) -> Landing:
+def land(
+    t: PodTemplate,
+    pools: list[NodePoolView],
+    flavors: tuple[Flavor, ...] | None = None,
+    built_in: dict[str, NodePoolView] | None = None,
+) -> Landing:
     terms = pod_requirement_terms(t)
     own = t.tolerations
     # One alternative per (flavor Kueue may admit the workload to, requirement term): the term
@@ -217,7 +225,7 @@ def land(t: PodTemplate, pools: list[NodePoolView], flavors: tuple[Flavor, ...] 
         return Landing(pools_present=False, terms=[[r for r in term if not _templated(r)] for term in terms])
     relevant = relevant_pools(terms, pools)
     if relevant is None:  # judged by the pod's own selectors, as if the run held no NodePool
-        return Landing(pools_present=False, terms=terms)
+        return Landing(pools_present=False, terms=terms, built_in=_pinned_built_in(terms, pools, built_in))
     result = Landing(pools_present=True, terms=terms, considered=relevant)
     for pool in relevant:
         fitting = [tolerations for term, tolerations in alternatives if compatible(term, pool)]
@@ -232,6 +240,76 @@ def land(t: PodTemplate, pools: list[NodePoolView], flavors: tuple[Flavor, ...] 
         else:
             result.pools.append(pool)
     return result
+
+
+def _pinned_built_in(
+    terms: list[list[Requirement]], pools: list[NodePoolView], built_in: dict[str, NodePoolView] | None
+) -> list[NodePoolView]:
+    """The built-in pools (EKS Auto Mode's general-purpose, system) a pod pins by name when the run
+    holds no pool of that name: the pod can land nowhere else. Empty when it pins none of them."""
+    names = pinned_pool_names(terms)
+    if not built_in or not names or any(p.name in names for p in pools):
+        return []
+    if not names <= set(built_in):
+        return []  # it may land on a pool created elsewhere (open world)
+    return [built_in[n] for n in sorted(names)]
+
+
+def built_in_pools(run) -> dict[str, NodePoolView]:
+    """name -> the NodePools a provisioner creates in every cluster using it (``built-in-pools`` of
+    ``platform/provisioners.yaml``: EKS Auto Mode's general-purpose and system), for the forms this
+    run says are in use: config ``platform: {eks-auto-mode: true}``, or one of the form's NodePools
+    or node classes in the run. Open world: none on a cluster not known to use the form."""
+    return run.once("built-in-pools", run, _built_in_pools)
+
+
+def _built_in_pools(run, _: object) -> dict[str, NodePoolView]:
+    found: dict[str, NodePoolView] = {}
+    for form in provisioners().of_kind("nodepool"):
+        if form.built_in_pools and form_in_use(run, form.name) is not None:
+            found.update((name, _built_in_view(form.name, name)) for name in form.built_in_pools)
+    return found
+
+
+def form_in_use(run, name: str) -> str | None:
+    """Why the run says provisioner form ``name`` is in use (for the finding's detail); None: it does not."""
+    said = getattr(run.settings.platform, name.replace("-", "_"), None)
+    if said is not None:
+        return f"config platform.{name}" if said else None
+    form = provisioners().provisioners[name]
+    pool = next((p for p in run.nodepools if p.form is form), None)
+    if pool is not None:
+        return f"NodePool {pool.name} of the run"
+    ref = form.node_class
+    classes = run.of_kind(ref.kind, group=ref.group) if ref is not None else []
+    return f"{ref.kind} {classes[0].name} of the run" if ref is not None and classes else None
+
+
+@cache
+def _built_in_view(form: str, name: str) -> NodePoolView:
+    """A NodePool view of a built-in pool, from its row (no file: rules name it, never point at it)."""
+    row = provisioners().provisioners[form]
+    pool = row.built_in_pools[name]
+    ref = row.node_class
+    assert ref is not None  # a nodepool form (validated)
+    data = {
+        "apiVersion": "karpenter.sh/v1",
+        "kind": "NodePool",
+        "metadata": {"name": name},
+        "spec": {
+            "template": {
+                "spec": {
+                    "nodeClassRef": {"group": ref.group, "kind": ref.kind, "name": "default"},
+                    "requirements": [dict(r) for r in pool.requirements],
+                    "taints": [dict(x) for x in pool.taints],
+                }
+            }
+        },
+    }
+    root = YMap()
+    root.update(data)  # positionless: the pool has no file
+    source = SourceFile(f"<{row.label} built-in NodePool {name}>", None)
+    return NodePoolView(Resource(Document(source, 0, root, 0), root), built_in=True)
 
 
 def _templated(req: Requirement) -> bool:

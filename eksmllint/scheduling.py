@@ -155,8 +155,9 @@ class NodePoolView:
     the provisioner its ``nodeClassRef`` names: Karpenter's EC2NodeClass, EKS Auto Mode's
     NodeClass, or one recognised but not modelled (``form.modelled`` false; None: unknown)."""
 
-    def __init__(self, resource: Resource) -> None:
+    def __init__(self, resource: Resource, built_in: bool = False) -> None:
         self.resource = resource
+        self.built_in = built_in  # made by its provisioner in every cluster, not a manifest of the run
         self.name = resource.name or ""
         tspec = resource.get(("spec", "template", "spec"))
         self.template_spec: dict = tspec if isinstance(tspec, dict) else {}

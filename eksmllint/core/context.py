@@ -258,7 +258,7 @@ class LintRun:
         cache = self._landing_cache
         found = cache.get(id(template))
         if found is None:
-            from eksmllint.landing import land, queue_flavors
+            from eksmllint.landing import built_in_pools, land, queue_flavors
             from eksmllint.scheduling import placement_key
 
             flavors = queue_flavors(self, template)  # Kueue adds a flavor's nodeLabels and tolerations
@@ -266,7 +266,7 @@ class LintRun:
             shared = self._landing_by_key
             found = shared.get(key)
             if found is None:
-                found = shared[key] = land(template, self.nodepools, flavors)
+                found = shared[key] = land(template, self.nodepools, flavors, built_in_pools(self))
             cache[id(template)] = found
         return found
 

@@ -113,6 +113,49 @@ def test_702_silent_for_a_nodepool_the_run_does_not_hold():
     assert findings(docs(pool("gpu", '"g5.2xlarge"', tainted=False), job("j", body)), "EML702") == []
 
 
+AUTO_MODE_CLASS = """\
+apiVersion: eks.amazonaws.com/v1
+kind: NodeClass
+metadata:
+  name: custom
+spec:
+  role: AmazonEKSAutoNodeRole
+"""
+
+
+def _pinned(pool_name: str, body: str = GPU_POD) -> str:
+    return job("train", f"nodeSelector:\n  karpenter.sh/nodepool: {pool_name}\n" + body)
+
+
+def test_702_a_gpu_pod_pinned_to_a_built_in_auto_mode_pool_never_lands():
+    """EKS Auto Mode's general-purpose and system pools launch c/m/r instances only
+    (docs.aws.amazon.com/eks/latest/userguide/set-builtin-node-pools.html)."""
+    for name in ("general-purpose", "system"):
+        [f] = findings(docs(AUTO_MODE_CLASS, _pinned(name)), "EML702")
+        assert f"NodePool {name}" in said(f) and "instance categories c, m, r" in said(f)
+        assert "NodeClass custom of the run" in said(f) and f.location.path[-1] == "karpenter.sh/nodepool"
+
+
+def test_702_built_in_pools_only_where_the_run_says_auto_mode_is_in_use():
+    """Open world: a cluster not known to run Auto Mode has no built-in pools; config decides both ways."""
+    from eksmllint.platform import Platform
+
+    on, off = (Config().model_copy(update={"platform": Platform(eks_auto_mode=v)}) for v in (True, False))
+    assert findings(_pinned("general-purpose"), "EML702") == []
+    assert len(findings(_pinned("general-purpose"), "EML702", on)) == 1
+    assert findings(docs(AUTO_MODE_CLASS, _pinned("general-purpose")), "EML702", off) == []
+    assert findings(docs(AUTO_MODE_CLASS, _pinned("gpu-pool")), "EML702") == []  # a pool made elsewhere
+
+
+def test_cpu_pods_pinned_to_built_in_pools_are_fine_unless_the_system_taint_is_untolerated():
+    assert findings(docs(AUTO_MODE_CLASS, _pinned("general-purpose", CPU_POD)), "EML702") == []
+    assert findings(docs(AUTO_MODE_CLASS, _pinned("general-purpose", CPU_POD)), "EML701") == []
+    text = docs(AUTO_MODE_CLASS, _pinned("system", CPU_POD))
+    [f] = findings(text, "EML701")
+    assert "CriticalAddonsOnly:NoSchedule" in said(f) and findings(text, "EML702") == []
+    assert findings(apply_fix(text, f.fix, doc_index=1), "EML701") == []
+
+
 def test_702_silent_without_nodepools_and_for_hyperpod_instance_types():
     pinned = "nodeSelector:\n  node.kubernetes.io/instance-type: ml.g5.8xlarge\n" + GPU_POD
     assert findings(job("j", pinned), "EML702") == []

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from eksmllint.analysis.placement import serves
 from eksmllint.checks.helpers import sentences
 from eksmllint.checks.scheduling._shared import RELATED_MAX, analyse, candidates, dra_note, pods_of
 from eksmllint.core.context import RuleContext
@@ -66,10 +67,39 @@ def _flavors(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
     )
 
 
+def _built_in(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
+    """A pod pinned to built-in pools (EKS Auto Mode's system pool taints CriticalAddonsOnly) that
+    could serve it but whose taints it does not tolerate (EML702 speaks when they cannot serve it)."""
+    landing = ctx.run.landing(t)
+    pools = [p for p in landing.built_in if serves(p, landing.terms, t.accelerators)]
+    if not pools or len(pools) < len(landing.built_in) or t.resource.kind == "DaemonSet":
+        return
+    blocked = [(p, untolerated(t, p)) for p in pools]
+    if not all(taints for _, taints in blocked):
+        return
+    pool, taints = min(blocked, key=lambda pt: (len(pt[1]), pt[0].name))
+    tol_path = t.spec_path + ("tolerations",)
+    listed = ", ".join(_taint_text(x) for x in taints)
+    yield ctx.report(
+        t.resource,
+        tol_path if t.spec.get("tolerations") is not None else t.spec_path,
+        f"{pods_of(t)} pin the built-in NodePool {pool.name} but do not tolerate its taint {listed}",
+        detail=sentences(
+            "The pool exists without a manifest and taints every node it launches",
+            f"so they stay Pending{dra_note(t)}",
+        ),
+        fix=Fix(
+            f"Tolerate the taints of NodePool {pool.name}: {listed}",
+            tuple(AppendItem(tol_path, _toleration(x)) for x in taints),
+        ),
+    )
+
+
 def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
     """EML701: every NodePool that could serve the pod taints its nodes without a toleration, or
     every ResourceFlavor of its queue has nodeTaints it does not tolerate."""
     yield from _flavors(ctx, t)
+    yield from _built_in(ctx, t)
     placement = analyse(ctx, t)
     if placement is None or placement.status != "taint":
         return

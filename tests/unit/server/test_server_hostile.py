@@ -84,7 +84,9 @@ _OWNER_API = {"HyperPodPyTorchJob": "sagemaker.amazonaws.com/v1"}
 def _owned_by(kind: str) -> dict:
     pod = copy.deepcopy(GPU_POD)
     api = _OWNER_API.get(kind, "kubeflow.org/v1")
-    pod["metadata"]["ownerReferences"] = [{"apiVersion": api, "kind": kind, "name": "j", "uid": "1", "controller": True}]
+    pod["metadata"]["ownerReferences"] = [
+        {"apiVersion": api, "kind": kind, "name": "j", "uid": "1", "controller": True}
+    ]
     return pod
 
 
@@ -124,7 +126,9 @@ def test_the_owner_table_is_valid_and_sourced():
     from eksmllint.server.owners import owners
 
     table = owners()
-    assert {"Job", "PyTorchJob", "TrainJob", "JobSet", "RayCluster", "LeaderWorkerSet", "HyperPodPyTorchJob"} <= set(table)
+    assert {"Job", "PyTorchJob", "TrainJob", "JobSet", "RayCluster", "LeaderWorkerSet", "HyperPodPyTorchJob"} <= set(
+        table
+    )
     assert all(o.source.startswith("https://") for o in table.values())
 
 
