@@ -108,7 +108,7 @@ def test_702_misspelt_nodepool_name_is_reported_at_the_selector():
 
 
 def test_702_silent_for_a_nodepool_the_run_does_not_hold():
-    """Open world: a pod pinned to a pool created elsewhere (Terraform, a built-in Auto Mode pool)."""
+    """Open world: a pod pinned to a pool created elsewhere (Terraform; Auto Mode is not in use here)."""
     body = "nodeSelector:\n  karpenter.sh/nodepool: gpu-large\n" + CPU_POD
     assert findings(docs(pool("gpu", '"g5.2xlarge"', tainted=False), job("j", body)), "EML702") == []
 
