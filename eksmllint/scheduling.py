@@ -126,10 +126,13 @@ DAEMONSET_TOLERATIONS = (
 )
 
 
-def untolerated(t: PodTemplate, pool: NodePoolView) -> list[Taint]:
+def untolerated(t: PodTemplate, pool: NodePoolView, added: list[dict] | None = None) -> list[Taint]:
     """Every scheduling taint of ``pool`` the pod does not tolerate (startup taints need none); a
-    DaemonSet's pods also carry the tolerations its controller adds."""
+    DaemonSet's pods also carry the tolerations its controller adds, and ``added`` are tolerations
+    something else adds to the pods (the Kueue flavor they are admitted to)."""
     tolerations = t.tolerations + list(DAEMONSET_TOLERATIONS) if t.resource.kind == "DaemonSet" else t.tolerations
+    if added:
+        tolerations = tolerations + added
     return [x for x in pool.taints if x.effect in BLOCKING_EFFECTS and not tolerates(tolerations, x)]
 
 

@@ -94,6 +94,16 @@ def test_701_flavor_tolerations_are_added_to_the_pods():
     assert findings(docs(pooled, _kueue(flavor)), "EML701") == []
 
 
+def test_701_the_fix_leaves_out_taints_the_flavor_tolerates():
+    flavor = "  tolerations:\n    - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}\n"
+    team = pool("gpu", '"g5.2xlarge"').replace(
+        "          effect: NoSchedule\n",
+        "          effect: NoSchedule\n        - {key: team, value: a, effect: NoSchedule}\n",
+    )
+    [f] = findings(docs(team, _queued(GPU_POD), _kueue(flavor)), "EML701")
+    assert [op.value["key"] for op in f.fix.ops] == ["team"]
+
+
 def test_701_flavor_taints_bind_only_pods_requesting_what_the_flavor_covers():
     """A flavor of a group covering nvidia.com/gpu is not assigned to a pod requesting only cpu."""
     cpu = CPU_POD.replace("launcher:1.0\n", "launcher:1.0\n    resources: {requests: {cpu: 1}}\n")

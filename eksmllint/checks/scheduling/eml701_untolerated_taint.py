@@ -11,6 +11,7 @@ from eksmllint.checks.helpers import sentences
 from eksmllint.checks.scheduling._shared import RELATED_MAX, analyse, candidates, dra_note, pods_of
 from eksmllint.core.context import RuleContext
 from eksmllint.core.finding import AppendItem, DocPath, Finding, Fix
+from eksmllint.landing import queue_flavors
 from eksmllint.scheduling import NodePoolView, Taint, _toleration_key, untolerated
 from eksmllint.workload import PodTemplate
 
@@ -109,7 +110,9 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
     memo = ctx.run.memo("eml7-untolerated")
     found = memo.get(key)
     if found is None:
-        blocked = [(p, untolerated(t, p)) for p in placement.blocked]
+        # Kueue adds the tolerations of the flavor it admits the pods to: the fewest left over
+        added = [f.added_tolerations for f in queue_flavors(ctx.run, t) or () if not f.untolerated(t.tolerations)]
+        blocked = [(p, min((untolerated(t, p, a) for a in added or [[]]), key=len)) for p in placement.blocked]
         blocked = [(p, taints) for p, taints in blocked if taints]
         # The fix tolerates the pool needing the fewest tolerations (then the highest weight).
         best = min(blocked, key=lambda pt: (len(pt[1]), -_weight(pt[0]), pt[0].name)) if blocked else None
