@@ -126,7 +126,9 @@ class Config(BaseModel):
         default_factory=Platform,
         description="Releases of the platform components rule premises depend on (karpenter, kueue, kuberay, "
         "neuron-sdk, training-operator, mpi-operator, volcano), such as {karpenter: '1.8'}; each defaults "
-        "to the newest release eksmllint knows. Findings and `eksmllint explain` name the release assumed.",
+        "to the newest release eksmllint knows. Findings and `eksmllint explain` name the release assumed. "
+        "`eks-auto-mode: true|false` says whether the cluster runs EKS Auto Mode (its built-in NodePools); "
+        "unset, it is assumed when the run holds an Auto Mode NodePool or NodeClass.",
     )
 
     source: str | None = Field(None, exclude=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
+from functools import cache
 
 from eksmllint.apigroups import KUEUE_GROUP
 from eksmllint.catalogue import InstanceType
@@ -20,7 +21,7 @@ from eksmllint.core.finding import DocPath
 from eksmllint.lazy import cached_property
 from eksmllint.placeholders import is_placeholder
 from eksmllint.platform.provisioners import provisioners
-from eksmllint.resource import Resource
+from eksmllint.resource import Document, Resource, SourceFile
 from eksmllint.scheduling import (
     INSTANCE_KEYS,
     NODEPOOL_LABEL,
@@ -29,10 +30,12 @@ from eksmllint.scheduling import (
     Taint,
     compatible,
     instance_types_for,
+    parse_taints,
     pod_requirement_terms,
     tolerates,
 )
 from eksmllint.workload import PodTemplate
+from eksmllint.yamlpos import YMap
 
 
 @dataclass
@@ -45,6 +48,8 @@ class Landing:
     pools_present: bool = False
     terms: list[list[Requirement]] = field(default_factory=list)
     considered: list[NodePoolView] = field(default_factory=list)  # the pools it was judged against
+    unadmitted: tuple[Flavor, ...] = ()  # Kueue flavors of its queue, none of whose nodeTaints it tolerates
+    built_in: list[NodePoolView] = field(default_factory=list)  # pinned pools the provisioner creates itself
 
     @cached_property
     def instance_types(self) -> tuple[InstanceType, ...] | None:
@@ -108,17 +113,50 @@ def relevant_pools(terms: list[list[Requirement]], pools: list[NodePoolView]) ->
 
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 FlavorLabels = tuple[tuple[str, str], ...]
+#: A toleration as a hashable value (flavors are part of the landing's cache key).
+FrozenToleration = tuple[tuple[str, str], ...]
 
 
-def flavor_labels(run, t: PodTemplate) -> tuple[FlavorLabels, ...] | None:
-    """Kueue admits a workload to one ResourceFlavor of its ClusterQueue and adds that flavor's
-    ``nodeLabels`` to the pods' nodeSelector: the node labels of each flavor the workload's queue
-    (``kueue.x-k8s.io/queue-name`` -> LocalQueue -> ClusterQueue -> ResourceFlavor) can admit it
-    to. None when the pod is not queued or the run does not hold the whole chain."""
-    return run.once("flavor-labels", t, _flavor_labels)
+@dataclass(frozen=True)
+class Flavor:
+    """One Kueue ResourceFlavor a workload's queue can admit it to, as its pods see it
+    (https://kueue.sigs.k8s.io/docs/concepts/resource_flavor/): Kueue adds the flavor's
+    ``nodeLabels`` to their nodeSelector and its ``tolerations`` to their tolerations, and admits
+    the workload to the flavor only when they tolerate its ``nodeTaints`` (NoSchedule/NoExecute;
+    a toleration in the flavor's own ``tolerations`` counts, kubernetes-sigs/kueue#4646)."""
+
+    name: str
+    labels: FlavorLabels = ()
+    tolerations: tuple[FrozenToleration, ...] = ()
+    taints: tuple[Taint, ...] = ()
+    resource: Resource | None = field(default=None, compare=False)
+
+    @cached_property
+    def requirements(self) -> list[Requirement]:
+        return [(k, "In", (v,)) for k, v in self.labels]
+
+    @cached_property
+    def added_tolerations(self) -> list[dict]:
+        return [dict(x) for x in self.tolerations]
+
+    def untolerated(self, tolerations: list[dict]) -> list[Taint]:
+        """The flavor's nodeTaints that keep a pod with ``tolerations`` from being admitted to it."""
+        own = tolerations + self.added_tolerations
+        return [x for x in self.taints if x.effect in ("NoSchedule", "NoExecute") and not tolerates(own, x)]
 
 
-def _flavor_labels(run, t: PodTemplate) -> tuple[FlavorLabels, ...] | None:
+def queue_flavors(run, t: PodTemplate) -> tuple[Flavor, ...] | None:
+    """The ResourceFlavors Kueue can admit ``t``'s pods to: those of the resource groups of their
+    queue (``kueue.x-k8s.io/queue-name`` -> LocalQueue -> ClusterQueue) that cover a resource the
+    pods request. None when the pod is not queued or the run does not hold the whole chain."""
+    return run.once("queue-flavors", t, _queue_flavors)
+
+
+def _requested(t: PodTemplate) -> set[str]:
+    return {str(k) for c in t.containers + t.init_containers for k in (*c.requests, *c.limits)}
+
+
+def _queue_flavors(run, t: PodTemplate) -> tuple[Flavor, ...] | None:
     r = t.resource
     queue = r.labels.get(KUEUE_QUEUE_LABEL) or t.labels.get(KUEUE_QUEUE_LABEL)
     if not isinstance(queue, str):
@@ -129,47 +167,149 @@ def _flavor_labels(run, t: PodTemplate) -> tuple[FlavorLabels, ...] | None:
     if len(cqs) != 1:
         return None
     names: list[str] = []
+    requested = _requested(t)
     groups = cqs[0].get(("spec", "resourceGroups"))
     for group in groups if isinstance(groups, list) else ():
-        flavors = group.get("flavors") if isinstance(group, dict) else None
+        if not isinstance(group, dict):
+            continue
+        covered = group.get("coveredResources")
+        if isinstance(covered, list) and not requested & {str(c) for c in covered}:
+            continue  # Kueue assigns a flavor of this group only to pods requesting what it covers
+        flavors = group.get("flavors")
         names += [f["name"] for f in flavors or () if isinstance(f, dict) and isinstance(f.get("name"), str)]
-    found: list[FlavorLabels] = []
+    found: list[Flavor] = []
     for name in dict.fromkeys(names):
         objs = run.find("ResourceFlavor", name, group=KUEUE_GROUP)
         if len(objs) != 1:
-            return None  # a flavor the run does not hold: its labels are unknown
-        labels = objs[0].get(("spec", "nodeLabels"))
-        found.append(tuple(sorted((str(k), str(v)) for k, v in labels.items())) if isinstance(labels, dict) else ())
+            return None  # a flavor the run does not hold: its labels and taints are unknown
+        found.append(_flavor(name, objs[0]))
     return tuple(found) or None
 
 
-def land(t: PodTemplate, pools: list[NodePoolView], flavors: tuple[FlavorLabels, ...] | None = None) -> Landing:
+def _flavor(name: str, obj: Resource) -> Flavor:
+    labels = obj.get(("spec", "nodeLabels"))
+    tolerations = obj.get(("spec", "tolerations"))
+    return Flavor(
+        name,
+        tuple(sorted((str(k), str(v)) for k, v in labels.items())) if isinstance(labels, dict) else (),
+        tuple(
+            tuple(sorted((str(k), str(v)) for k, v in x.items() if v is not None))
+            for x in (tolerations if isinstance(tolerations, list) else ())
+            if isinstance(x, dict)
+        ),
+        tuple(parse_taints(obj.get(("spec", "nodeTaints")))),
+        obj,
+    )
+
+
+def land(
+    t: PodTemplate,
+    pools: list[NodePoolView],
+    flavors: tuple[Flavor, ...] | None = None,
+    built_in: dict[str, NodePoolView] | None = None,
+) -> Landing:
     terms = pod_requirement_terms(t)
-    if flavors:  # one alternative per flavor Kueue may admit the workload to
-        terms = [term + [(k, "In", (v,)) for k, v in labels] for labels in flavors for term in terms]
+    own = t.tolerations
+    # One alternative per (flavor Kueue may admit the workload to, requirement term): the term
+    # with the flavor's nodeLabels, and the pod's tolerations with the flavor's.
+    alternatives: list[tuple[list[Requirement], list[dict]]] = [(term, own) for term in terms]
+    if flavors:
+        admitted = [f for f in flavors if not f.untolerated(own)]
+        if not admitted:  # Kueue never admits the pods: nowhere to land (EML701 says why)
+            return Landing(pools_present=False, terms=terms, unadmitted=flavors)
+        alternatives = [(term + f.requirements, own + f.added_tolerations) for f in admitted for term in terms]
+        terms = [term for term, _ in alternatives]
     if any(_templated(r) for term in terms for r in term):
         # a selector filled in at apply time (`${INSTANCE_TYPE}`): where the pod lands is unknown,
         # as if the run had no NodePools, so no rule claims "no pool" or "lands on X"
         return Landing(pools_present=False, terms=[[r for r in term if not _templated(r)] for term in terms])
     relevant = relevant_pools(terms, pools)
     if relevant is None:  # judged by the pod's own selectors, as if the run held no NodePool
-        return Landing(pools_present=False, terms=terms)
-    pools = relevant
-    result = Landing(pools_present=True, terms=terms, considered=pools)
-    tolerations = t.tolerations
-    for pool in pools:
-        if not any(compatible(term, pool) for term in terms):
+        return Landing(pools_present=False, terms=terms, built_in=_pinned_built_in(terms, pools, built_in))
+    result = Landing(pools_present=True, terms=terms, considered=relevant)
+    for pool in relevant:
+        fitting = [tolerations for term, tolerations in alternatives if compatible(term, pool)]
+        if not fitting:
             continue
-        untolerated = [
-            taint
-            for taint in pool.taints
-            if taint.effect in ("NoSchedule", "NoExecute") and not tolerates(tolerations, taint)
+        blocking = [
+            [x for x in pool.taints if x.effect in ("NoSchedule", "NoExecute") and not tolerates(tolerations, x)]
+            for tolerations in fitting
         ]
-        if untolerated:
-            result.blocked.append((pool, untolerated[0]))
+        if all(blocking):
+            result.blocked.append((pool, blocking[0][0]))
         else:
             result.pools.append(pool)
     return result
+
+
+def _pinned_built_in(
+    terms: list[list[Requirement]], pools: list[NodePoolView], built_in: dict[str, NodePoolView] | None
+) -> list[NodePoolView]:
+    """The built-in pools (EKS Auto Mode's general-purpose, system) a pod pins by name when the run
+    holds no pool of that name: the pod can land nowhere else. Empty when it pins none of them."""
+    names = pinned_pool_names(terms)
+    if not built_in or not names or any(p.name in names for p in pools):
+        return []
+    if not names <= set(built_in):
+        return []  # it may land on a pool created elsewhere (open world)
+    return [built_in[n] for n in sorted(names)]
+
+
+def built_in_pools(run) -> dict[str, NodePoolView]:
+    """name -> the NodePools a provisioner creates in every cluster using it (``built-in-pools`` of
+    ``platform/provisioners.yaml``: EKS Auto Mode's general-purpose and system), for the forms this
+    run says are in use: config ``platform: {eks-auto-mode: true}``, or one of the form's NodePools
+    or node classes in the run. Open world: none on a cluster not known to use the form."""
+    return run.once("built-in-pools", run, _built_in_pools)
+
+
+def _built_in_pools(run, _: object) -> dict[str, NodePoolView]:
+    found: dict[str, NodePoolView] = {}
+    for form in provisioners().of_kind("nodepool"):
+        if form.built_in_pools and form_in_use(run, form.name) is not None:
+            found.update((name, _built_in_view(form.name, name)) for name in form.built_in_pools)
+    return found
+
+
+def form_in_use(run, name: str) -> str | None:
+    """Why the run says provisioner form ``name`` is in use (for the finding's detail); None: it does not."""
+    said = getattr(run.settings.platform, name.replace("-", "_"), None)
+    if said is not None:
+        return f"config platform.{name}" if said else None
+    form = provisioners().provisioners[name]
+    pool = next((p for p in run.nodepools if p.form is form), None)
+    if pool is not None:
+        return f"NodePool {pool.name} of the run"
+    ref = form.node_class
+    classes = run.of_kind(ref.kind, group=ref.group) if ref is not None else []
+    return f"{ref.kind} {classes[0].name} of the run" if ref is not None and classes else None
+
+
+@cache
+def _built_in_view(form: str, name: str) -> NodePoolView:
+    """A NodePool view of a built-in pool, from its row (no file: rules name it, never point at it)."""
+    row = provisioners().provisioners[form]
+    pool = row.built_in_pools[name]
+    ref = row.node_class
+    assert ref is not None  # a nodepool form (validated)
+    data = {
+        "apiVersion": "karpenter.sh/v1",
+        "kind": "NodePool",
+        "metadata": {"name": name},
+        "spec": {
+            "template": {
+                "spec": {
+                    "nodeClassRef": {"group": ref.group, "kind": ref.kind, "name": "default"},
+                    "requirements": [dict(r) for r in pool.requirements],
+                    "taints": [dict(x) for x in pool.taints],
+                }
+            }
+        },
+    }
+    root = YMap()
+    root.update(data)  # positionless: the pool has no file
+    source = SourceFile(f"<{row.label} built-in NodePool {name}>", None)
+    return NodePoolView(Resource(Document(source, 0, root, 0), root), built_in=True)
 
 
 def _templated(req: Requirement) -> bool:

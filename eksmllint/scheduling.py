@@ -126,10 +126,13 @@ DAEMONSET_TOLERATIONS = (
 )
 
 
-def untolerated(t: PodTemplate, pool: NodePoolView) -> list[Taint]:
+def untolerated(t: PodTemplate, pool: NodePoolView, added: list[dict] | None = None) -> list[Taint]:
     """Every scheduling taint of ``pool`` the pod does not tolerate (startup taints need none); a
-    DaemonSet's pods also carry the tolerations its controller adds."""
+    DaemonSet's pods also carry the tolerations its controller adds, and ``added`` are tolerations
+    something else adds to the pods (the Kueue flavor they are admitted to)."""
     tolerations = t.tolerations + list(DAEMONSET_TOLERATIONS) if t.resource.kind == "DaemonSet" else t.tolerations
+    if added:
+        tolerations = tolerations + added
     return [x for x in pool.taints if x.effect in BLOCKING_EFFECTS and not tolerates(tolerations, x)]
 
 
@@ -155,8 +158,9 @@ class NodePoolView:
     the provisioner its ``nodeClassRef`` names: Karpenter's EC2NodeClass, EKS Auto Mode's
     NodeClass, or one recognised but not modelled (``form.modelled`` false; None: unknown)."""
 
-    def __init__(self, resource: Resource) -> None:
+    def __init__(self, resource: Resource, built_in: bool = False) -> None:
         self.resource = resource
+        self.built_in = built_in  # made by its provisioner in every cluster, not a manifest of the run
         self.name = resource.name or ""
         tspec = resource.get(("spec", "template", "spec"))
         self.template_spec: dict = tspec if isinstance(tspec, dict) else {}

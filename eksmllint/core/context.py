@@ -258,15 +258,15 @@ class LintRun:
         cache = self._landing_cache
         found = cache.get(id(template))
         if found is None:
-            from eksmllint.landing import flavor_labels, land
+            from eksmllint.landing import built_in_pools, land, queue_flavors
             from eksmllint.scheduling import placement_key
 
-            flavors = flavor_labels(self, template)  # Kueue adds a ResourceFlavor's nodeLabels
+            flavors = queue_flavors(self, template)  # Kueue adds a flavor's nodeLabels and tolerations
             key = (placement_key(template), flavors)
             shared = self._landing_by_key
             found = shared.get(key)
             if found is None:
-                found = shared[key] = land(template, self.nodepools, flavors)
+                found = shared[key] = land(template, self.nodepools, flavors, built_in_pools(self))
             cache[id(template)] = found
         return found
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -50,6 +50,13 @@ class LabelSet(_Row):
         return key in self.keys or key.startswith(self.prefixes)
 
 
+class BuiltInPool(_Row):
+    """A NodePool the provisioner creates in every cluster that uses it (no manifest in the run)."""
+
+    requirements: tuple[dict[str, Any], ...]
+    taints: tuple[dict[str, str], ...] = ()
+
+
 class Provisioner(BaseModel):
     """One provisioner form (a row of ``provisioners.yaml``)."""
 
@@ -66,6 +73,8 @@ class Provisioner(BaseModel):
     instance_type_prefix: str | None = Field(None, alias="instance-type-prefix")
     why: str | None = None
     source: str
+    built_in_pools: dict[str, BuiltInPool] = Field(default_factory=dict, alias="built-in-pools")
+    built_in_pools_source: str | None = Field(None, alias="built-in-pools-source")
 
     @model_validator(mode="after")
     def _shape(self) -> Provisioner:
@@ -73,6 +82,8 @@ class Provisioner(BaseModel):
             raise ValueError(f"{self.label}: a nodepool provisioner names its node-class (group + kind)")
         if not self.modelled and not self.why:
             raise ValueError(f"{self.label}: a form that is not modelled says why (`why:`)")
+        if self.built_in_pools and (self.kind != "nodepool" or not self.built_in_pools_source):
+            raise ValueError(f"{self.label}: built-in pools belong to a nodepool form and cite a source")
         return self
 
     def aimed_at_by(self, key: str, values: tuple[str, ...]) -> bool:

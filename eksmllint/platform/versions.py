@@ -77,8 +77,13 @@ class Platform(BaseModel):
     training_operator: str = _default("training-operator")
     mpi_operator: str = _default("mpi-operator")
     volcano: str = _default("volcano")
+    #: Whether the cluster runs EKS Auto Mode (its built-in NodePools exist without a manifest).
+    #: None: when the run holds an Auto Mode NodePool or NodeClass (platform/provisioners.yaml).
+    eks_auto_mode: bool | None = Field(None, alias="eks-auto-mode")
 
-    @field_validator("*", mode="before")
+    @field_validator(
+        "karpenter", "kueue", "kuberay", "neuron_sdk", "training_operator", "mpi_operator", "volcano", mode="before"
+    )
     @classmethod
     def _release(cls, v: Any) -> str:
         major, minor = parse_version(v)

@@ -36,7 +36,7 @@ class Capacity:
     family: str = "p5"
     zones: tuple[str, ...] = ("us-west-2a",)
     capacity: tuple[str, ...] = ("on-demand",)
-    taint: bool = False  # nvidia.com/gpu=true:NoSchedule
+    taint: bool = False  # nvidia.com/gpu=true:NoSchedule (a NodePool's taint; a flavor's nodeTaints)
     gpu_limit: int | None = None
 
 
@@ -62,8 +62,8 @@ _WHAT = {
 }
 
 
-def _pool_only(subject: str) -> dict[str, str]:
-    return {form: f"{subject}: " + POOL_ONLY.format(what=_WHAT[form]) for form in _WHAT}
+def _pool_only(subject: str, but: tuple[str, ...] = ()) -> dict[str, str]:
+    return {form: f"{subject}: " + POOL_ONLY.format(what=_WHAT[form]) for form in _WHAT if form not in but}
 
 
 @dataclass(frozen=True)
@@ -111,10 +111,10 @@ CASES: tuple[Case, ...] = (
     Case("EML609", "each pod of the collective uses 4 of 8 GPUs", (BASE[0], replace(BASE[1], gpus=4, efa=16)), BASE),
     Case(
         "EML701",
-        "the pool taints its nodes, the pod does not tolerate it",
+        "the pool (Kueue: the flavor's nodeTaints) taints its nodes, the pod does not tolerate it",
         (replace(BASE[0], taint=True), replace(BASE[1], tolerate=False)),
         (replace(BASE[0], taint=True), BASE[1]),
-        _pool_only("the taints of the nodes"),
+        _pool_only("the taints of the nodes", but=("kueue-flavor",)),
     ),
     Case(
         "EML702",
@@ -134,6 +134,9 @@ CASES: tuple[Case, ...] = (
 
 
 # --- rendering --------------------------------------------------------------------------------
+_GPU_TAINT = {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
+
+
 def _selector(form: str, cap: Capacity, job: Job) -> dict[str, str]:
     family = job.family or cap.family
     sel: dict[str, str] = {}
@@ -166,7 +169,7 @@ def _pool(form: str, cap: Capacity) -> list[dict]:
     )
     tspec: dict = {"nodeClassRef": ref, "requirements": reqs, "expireAfter": "Never"}
     if cap.taint:
-        tspec["taints"] = [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]
+        tspec["taints"] = [_GPU_TAINT]
     spec: dict = {
         "template": {"spec": tspec},
         "disruption": {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "10m", "budgets": [{"nodes": "0"}]},
@@ -204,7 +207,10 @@ def _kueue(cap: Capacity) -> list[dict]:
             "apiVersion": api,
             "kind": "ResourceFlavor",
             "metadata": {"name": "p5"},
-            "spec": {"nodeLabels": {"node.kubernetes.io/instance-type": cap.instance_type}},
+            "spec": {
+                "nodeLabels": {"node.kubernetes.io/instance-type": cap.instance_type},
+                **({"nodeTaints": [_GPU_TAINT]} if cap.taint else {}),
+            },
         },
         {
             "apiVersion": api,

@@ -52,6 +52,64 @@ def test_701_skips_daemonsets_and_non_karpenter_selectors():
     assert findings(docs(pool("gpu", '"g5.2xlarge"'), ds, mng), "EML701") == []
 
 
+def _kueue(flavor_spec: str, covered: str = "[cpu, memory, nvidia.com/gpu]") -> str:
+    """LocalQueue q (namespace ml) -> ClusterQueue cq -> ResourceFlavor gpu with ``flavor_spec``."""
+    return docs(
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata:\n  name: gpu\nspec:\n" + flavor_spec,
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata:\n  name: cq\nspec:\n  resourceGroups:\n"
+        f"    - coveredResources: {covered}\n      flavors:\n        - name: gpu\n"
+        "          resources: [{name: nvidia.com/gpu, nominalQuota: 8}]\n",
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata:\n  name: q\n  namespace: ml\n"
+        "spec:\n  clusterQueue: cq\n",
+    )
+
+
+def _queued(body: str) -> str:
+    return job("train", body).replace("  name: train\n", "  name: train\n  labels: {kueue.x-k8s.io/queue-name: q}\n")
+
+
+_FLAVOR_TAINT = "  nodeTaints:\n    - {key: team, value: vision, effect: NoSchedule}\n"
+
+
+def test_701_a_flavor_whose_node_taints_the_pods_do_not_tolerate_is_never_admitted():
+    """Kueue admits a workload to a ResourceFlavor only if its pods tolerate the flavor's nodeTaints,
+    and adds no toleration for them (kueue.sigs.k8s.io/docs/concepts/resource_flavor)."""
+    text = docs(_kueue(_FLAVOR_TAINT), _queued(GPU_POD))
+    [f] = findings(text, "EML701")
+    assert "no ResourceFlavor" in said(f) and "gpu (team=vision:NoSchedule)" in said(f)
+    assert findings(apply_fix(text, f.fix, doc_index=3), "EML701") == []
+
+
+def test_701_a_flavor_that_tolerates_its_own_node_taints_admits_anyone():
+    """kubernetes-sigs/kueue#4646: nodeTaints the flavor's own tolerations match are not considered."""
+    own = _FLAVOR_TAINT + "  tolerations:\n    - {key: team, operator: Exists, effect: NoSchedule}\n"
+    assert findings(docs(_kueue(own), _queued(GPU_POD)), "EML701") == []
+
+
+def test_701_flavor_tolerations_are_added_to_the_pods():
+    """The NodePool's nvidia.com/gpu taint is tolerated through the flavor's tolerations."""
+    flavor = "  tolerations:\n    - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}\n"
+    pooled = docs(pool("gpu", '"g5.2xlarge"'), _queued(GPU_POD))
+    assert len(findings(pooled, "EML701")) == 1  # the pod alone does not tolerate it
+    assert findings(docs(pooled, _kueue(flavor)), "EML701") == []
+
+
+def test_701_the_fix_leaves_out_taints_the_flavor_tolerates():
+    flavor = "  tolerations:\n    - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}\n"
+    team = pool("gpu", '"g5.2xlarge"').replace(
+        "          effect: NoSchedule\n",
+        "          effect: NoSchedule\n        - {key: team, value: a, effect: NoSchedule}\n",
+    )
+    [f] = findings(docs(team, _queued(GPU_POD), _kueue(flavor)), "EML701")
+    assert [op.value["key"] for op in f.fix.ops] == ["team"]
+
+
+def test_701_flavor_taints_bind_only_pods_requesting_what_the_flavor_covers():
+    """A flavor of a group covering nvidia.com/gpu is not assigned to a pod requesting only cpu."""
+    cpu = CPU_POD.replace("launcher:1.0\n", "launcher:1.0\n    resources: {requests: {cpu: 1}}\n")
+    assert findings(docs(_kueue(_FLAVOR_TAINT, covered="[nvidia.com/gpu]"), _queued(cpu)), "EML701") == []
+
+
 # --- EML702 -------------------------------------------------------------------------------------
 def test_702_misspelt_nodepool_name_is_reported_at_the_selector():
     body = "nodeSelector:\n  karpenter.sh/nodepool: gpu-larg\n" + CPU_POD
@@ -60,9 +118,52 @@ def test_702_misspelt_nodepool_name_is_reported_at_the_selector():
 
 
 def test_702_silent_for_a_nodepool_the_run_does_not_hold():
-    """Open world: a pod pinned to a pool created elsewhere (Terraform, a built-in Auto Mode pool)."""
+    """Open world: a pod pinned to a pool created elsewhere (Terraform; Auto Mode is not in use here)."""
     body = "nodeSelector:\n  karpenter.sh/nodepool: gpu-large\n" + CPU_POD
     assert findings(docs(pool("gpu", '"g5.2xlarge"', tainted=False), job("j", body)), "EML702") == []
+
+
+AUTO_MODE_CLASS = """\
+apiVersion: eks.amazonaws.com/v1
+kind: NodeClass
+metadata:
+  name: custom
+spec:
+  role: AmazonEKSAutoNodeRole
+"""
+
+
+def _pinned(pool_name: str, body: str = GPU_POD) -> str:
+    return job("train", f"nodeSelector:\n  karpenter.sh/nodepool: {pool_name}\n" + body)
+
+
+def test_702_a_gpu_pod_pinned_to_a_built_in_auto_mode_pool_never_lands():
+    """EKS Auto Mode's general-purpose and system pools launch c/m/r instances only
+    (docs.aws.amazon.com/eks/latest/userguide/set-builtin-node-pools.html)."""
+    for name in ("general-purpose", "system"):
+        [f] = findings(docs(AUTO_MODE_CLASS, _pinned(name)), "EML702")
+        assert f"NodePool {name}" in said(f) and "instance categories c, m, r" in said(f)
+        assert "NodeClass custom of the run" in said(f) and f.location.path[-1] == "karpenter.sh/nodepool"
+
+
+def test_702_built_in_pools_only_where_the_run_says_auto_mode_is_in_use():
+    """Open world: a cluster not known to run Auto Mode has no built-in pools; config decides both ways."""
+    from eksmllint.platform import Platform
+
+    on, off = (Config().model_copy(update={"platform": Platform(eks_auto_mode=v)}) for v in (True, False))
+    assert findings(_pinned("general-purpose"), "EML702") == []
+    assert len(findings(_pinned("general-purpose"), "EML702", on)) == 1
+    assert findings(docs(AUTO_MODE_CLASS, _pinned("general-purpose")), "EML702", off) == []
+    assert findings(docs(AUTO_MODE_CLASS, _pinned("gpu-pool")), "EML702") == []  # a pool made elsewhere
+
+
+def test_cpu_pods_pinned_to_built_in_pools_are_fine_unless_the_system_taint_is_untolerated():
+    assert findings(docs(AUTO_MODE_CLASS, _pinned("general-purpose", CPU_POD)), "EML702") == []
+    assert findings(docs(AUTO_MODE_CLASS, _pinned("general-purpose", CPU_POD)), "EML701") == []
+    text = docs(AUTO_MODE_CLASS, _pinned("system", CPU_POD))
+    [f] = findings(text, "EML701")
+    assert "CriticalAddonsOnly:NoSchedule" in said(f) and findings(text, "EML702") == []
+    assert findings(apply_fix(text, f.fix, doc_index=1), "EML701") == []
 
 
 def test_702_silent_without_nodepools_and_for_hyperpod_instance_types():

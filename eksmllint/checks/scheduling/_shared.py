@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from eksmllint.analysis.placement import Placement, placement, serves
 from eksmllint.core.context import LintRun, RuleContext
 from eksmllint.core.finding import DocPath
-from eksmllint.landing import flavor_labels
+from eksmllint.landing import queue_flavors
 from eksmllint.resource import Resource
 from eksmllint.scheduling import (
     INSTANCE_KEYS,
@@ -81,13 +81,13 @@ def requirement_terms(t: PodTemplate) -> list[list[Req]]:
 
 def admitted_terms(run: LintRun, t: PodTemplate) -> list[list[Req]]:
     """:func:`requirement_terms` as Kueue admits the pod: one alternative per ResourceFlavor of its
-    queue, with the flavor's ``nodeLabels`` (:func:`eksmllint.landing.flavor_labels`; reported
-    at the pod spec, which they are added to)."""
+    queue whose nodeTaints it tolerates, with the flavor's ``nodeLabels``
+    (:func:`eksmllint.landing.queue_flavors`; reported at the pod spec, which they are added to)."""
     terms = requirement_terms(t)
-    flavors = flavor_labels(run, t)
+    flavors = [f for f in queue_flavors(run, t) or () if not f.untolerated(t.tolerations)]
     if not flavors:
         return terms
-    return [term + [Req(k, "In", (v,), t.spec_path) for k, v in labels] for labels in flavors for term in terms]
+    return [term + [Req(k, "In", (v,), t.spec_path) for k, v in f.labels] for f in flavors for term in terms]
 
 
 def plain(term: list[Req]) -> list[Requirement]:

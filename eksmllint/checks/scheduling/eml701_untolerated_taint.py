@@ -1,14 +1,17 @@
 """EML701 untolerated-taint: every NodePool that could serve the pod taints its nodes with a taint
-the pod does not tolerate; the fix tolerates the taints of the pool needing the fewest."""
+the pod does not tolerate, or every Kueue ResourceFlavor of its queue has nodeTaints it does not
+tolerate; the fix tolerates the taints of the pool (flavor) needing the fewest."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+from eksmllint.analysis.placement import serves
 from eksmllint.checks.helpers import sentences
 from eksmllint.checks.scheduling._shared import RELATED_MAX, analyse, candidates, dra_note, pods_of
 from eksmllint.core.context import RuleContext
 from eksmllint.core.finding import AppendItem, DocPath, Finding, Fix
+from eksmllint.landing import queue_flavors
 from eksmllint.scheduling import NodePoolView, Taint, _toleration_key, untolerated
 from eksmllint.workload import PodTemplate
 
@@ -32,8 +35,72 @@ def _weight(p: NodePoolView) -> int:
     return w if isinstance(w, int) and not isinstance(w, bool) else 0
 
 
+def _flavors(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
+    """Kueue admits a workload to a ResourceFlavor only when its pods tolerate the flavor's
+    nodeTaints, and adds no toleration for them: with none tolerated it stays queued."""
+    flavors = ctx.run.landing(t).unadmitted
+    if not flavors:
+        return
+    blocked = [(f, f.untolerated(t.tolerations)) for f in flavors]
+    flavor, taints = min(blocked, key=lambda ft: (len(ft[1]), ft[0].name))
+    listed = "; ".join(f"{f.name} ({', '.join(_taint_text(x) for x in ts)})" for f, ts in blocked[:3])
+    more = f" and {len(blocked) - 3} more" if len(blocked) > 3 else ""
+    tol_path = t.spec_path + ("tolerations",)
+    yield ctx.report(
+        t.resource,
+        tol_path if t.spec.get("tolerations") is not None else t.spec_path,
+        f"{pods_of(t)} tolerate the nodeTaints of no ResourceFlavor of their Kueue queue",
+        detail=sentences(
+            f"The flavors and their taints: {listed}{more}",
+            "Kueue admits a workload to a flavor only when its pods tolerate them, and adds no toleration "
+            "for nodeTaints, so the workload stays queued",
+        ),
+        fix=Fix(
+            f"Tolerate the nodeTaints of ResourceFlavor {flavor.name}: {', '.join(_taint_text(x) for x in taints)}",
+            tuple(AppendItem(tol_path, _toleration(x)) for x in taints),
+        ),
+        related=[
+            f.resource.location(("spec", "nodeTaints", x.index))
+            for f, ts in blocked[:RELATED_MAX]
+            if f.resource is not None
+            for x in ts
+        ],
+    )
+
+
+def _built_in(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
+    """A pod pinned to built-in pools (EKS Auto Mode's system pool taints CriticalAddonsOnly) that
+    could serve it but whose taints it does not tolerate (EML702 speaks when they cannot serve it)."""
+    landing = ctx.run.landing(t)
+    pools = [p for p in landing.built_in if serves(p, landing.terms, t.accelerators)]
+    if not pools or len(pools) < len(landing.built_in) or t.resource.kind == "DaemonSet":
+        return
+    blocked = [(p, untolerated(t, p)) for p in pools]
+    if not all(taints for _, taints in blocked):
+        return
+    pool, taints = min(blocked, key=lambda pt: (len(pt[1]), pt[0].name))
+    tol_path = t.spec_path + ("tolerations",)
+    listed = ", ".join(_taint_text(x) for x in taints)
+    yield ctx.report(
+        t.resource,
+        tol_path if t.spec.get("tolerations") is not None else t.spec_path,
+        f"{pods_of(t)} pin the built-in NodePool {pool.name} but do not tolerate its taint {listed}",
+        detail=sentences(
+            "The pool exists without a manifest and taints every node it launches",
+            f"so they stay Pending{dra_note(t)}",
+        ),
+        fix=Fix(
+            f"Tolerate the taints of NodePool {pool.name}: {listed}",
+            tuple(AppendItem(tol_path, _toleration(x)) for x in taints),
+        ),
+    )
+
+
 def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
-    """EML701: every NodePool that could serve the pod taints its nodes without a toleration."""
+    """EML701: every NodePool that could serve the pod taints its nodes without a toleration, or
+    every ResourceFlavor of its queue has nodeTaints it does not tolerate."""
+    yield from _flavors(ctx, t)
+    yield from _built_in(ctx, t)
     placement = analyse(ctx, t)
     if placement is None or placement.status != "taint":
         return
@@ -43,7 +110,9 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
     memo = ctx.run.memo("eml7-untolerated")
     found = memo.get(key)
     if found is None:
-        blocked = [(p, untolerated(t, p)) for p in placement.blocked]
+        # Kueue adds the tolerations of the flavor it admits the pods to: the fewest left over
+        added = [f.added_tolerations for f in queue_flavors(ctx.run, t) or () if not f.untolerated(t.tolerations)]
+        blocked = [(p, min((untolerated(t, p, a) for a in added or [[]]), key=len)) for p in placement.blocked]
         blocked = [(p, taints) for p, taints in blocked if taints]
         # The fix tolerates the pool needing the fewest tolerations (then the highest weight).
         best = min(blocked, key=lambda pt: (len(pt[1]), -_weight(pt[0]), pt[0].name)) if blocked else None

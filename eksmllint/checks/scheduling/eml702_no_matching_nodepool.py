@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from eksmllint.analysis.placement import device_fit, requirement_text
+from eksmllint.analysis.placement import device_fit, requirement_text, serves
 from eksmllint.checks.helpers import sentences
 from eksmllint.checks.scheduling._shared import (
     POOL_REQUIREMENTS,
@@ -15,10 +15,12 @@ from eksmllint.checks.scheduling._shared import (
     assumed_complete,
     plain,
     pods_of,
+    requirement_terms,
 )
 from eksmllint.core.context import RuleContext
 from eksmllint.core.finding import DocPath, Finding
-from eksmllint.scheduling import CAPACITY_TYPE, INSTANCE_KEYS, NodePoolView, compatible, reserved_only
+from eksmllint.landing import form_in_use
+from eksmllint.scheduling import CAPACITY_TYPE, INSTANCE_KEYS, NODEPOOL_LABEL, NodePoolView, compatible, reserved_only
 from eksmllint.workload import PodTemplate
 
 
@@ -58,8 +60,42 @@ def _device_path(t: PodTemplate) -> DocPath:
     return t.spec_path
 
 
+def _built_in(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
+    """A pod with accelerators pinned (karpenter.sh/nodepool) to pools its provisioner creates
+    itself (EKS Auto Mode's general-purpose / system): they launch c/m/r instances only, so it never
+    lands. Only "never" is concluded: the cluster may have disabled the pool, which changes nothing."""
+    landing = ctx.run.landing(t)
+    pools = landing.built_in
+    accels = t.accelerators
+    if not pools or not accels or t.resource.kind == "DaemonSet":
+        return
+    terms = landing.terms
+    if any(serves(p, terms, accels) for p in pools):
+        return
+    reasons = []
+    for pool in pools:
+        fits = [device_fit(pool, term, accels).reason for term in terms if compatible(term, pool)]
+        reasons.append(f"{pool.name}: {next((r for r in fits if r), 'its labels do not match the pod')}")
+    form = pools[0].form
+    label = form.label if form is not None else "provisioner"
+    why = form_in_use(ctx.run, form.name) if form is not None else None
+    pin = next((r for term in requirement_terms(t) for r in term if r.key == NODEPOOL_LABEL), None)
+    names = ", ".join(p.name for p in pools)
+    yield ctx.report(
+        t.resource,
+        pin.path if pin is not None else _device_path(t),
+        f"{pods_of(t)} pin the built-in {label} NodePool {names}, which cannot launch a node with their devices",
+        detail=sentences(
+            "; ".join(reasons),
+            f"Built-in pools exist without a manifest and cannot be changed ({label} assumed in use: {why})",
+        ),
+    )
+
+
 def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
-    """EML702: NodePools exist, but none is compatible with the pod's selectors and devices."""
+    """EML702: NodePools exist, but none is compatible with the pod's selectors and devices; or the
+    pod pins a built-in pool that cannot carry its devices."""
+    yield from _built_in(ctx, t)
     placement = analyse(ctx, t)
     if placement is None or placement.status != "nomatch":
         return

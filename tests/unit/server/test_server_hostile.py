@@ -77,15 +77,20 @@ GPU_POD = {
 }
 
 
+#: The owner's apiVersion where it is not Kubeflow's (what a controller writes in its ownerReference).
+_OWNER_API = {"HyperPodPyTorchJob": "sagemaker.amazonaws.com/v1"}
+
+
 def _owned_by(kind: str) -> dict:
     pod = copy.deepcopy(GPU_POD)
+    api = _OWNER_API.get(kind, "kubeflow.org/v1")
     pod["metadata"]["ownerReferences"] = [
-        {"apiVersion": "kubeflow.org/v1", "kind": kind, "name": "j", "uid": "1", "controller": True}
+        {"apiVersion": api, "kind": kind, "name": "j", "uid": "1", "controller": True}
     ]
     return pod
 
 
-@pytest.mark.parametrize("kind", ["Job", "PyTorchJob", "JobSet", "RayCluster"])
+@pytest.mark.parametrize("kind", ["Job", "PyTorchJob", "JobSet", "RayCluster", "HyperPodPyTorchJob"])
 @pytest.mark.parametrize("user", [None, "alice", "system:serviceaccount:ml:training-operator"])
 def test_a_forged_owner_reference_is_judged(kind, user):
     body = review(_owned_by(kind), userInfo={"username": user} if user else {})
@@ -100,6 +105,7 @@ def test_a_forged_owner_reference_is_judged(kind, user):
         ("Job", "system:serviceaccount:kube-system:job-controller"),
         ("PyTorchJob", "system:serviceaccount:kubeflow:training-operator"),
         ("JobSet", "system:serviceaccount:jobset-system:jobset-controller-manager"),
+        ("HyperPodPyTorchJob", "system:serviceaccount:aws-hyperpod:hp-training-operator-controller-manager"),
     ],
 )
 def test_objects_their_controller_sends_pass_as_judged_with_their_owner(kind, user):
@@ -120,7 +126,9 @@ def test_the_owner_table_is_valid_and_sourced():
     from eksmllint.server.owners import owners
 
     table = owners()
-    assert {"Job", "PyTorchJob", "TrainJob", "JobSet", "RayCluster", "LeaderWorkerSet"} <= set(table)
+    assert {"Job", "PyTorchJob", "TrainJob", "JobSet", "RayCluster", "LeaderWorkerSet", "HyperPodPyTorchJob"} <= set(
+        table
+    )
     assert all(o.source.startswith("https://") for o in table.values())
 
 
