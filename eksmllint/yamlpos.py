@@ -352,33 +352,40 @@ def _merge_items(vnode: Node, depth: int = 0) -> Iterator[tuple[Any, Any, tuple[
 _MAY_BE_LIST = re.compile(r"""^[ \t{]*["']?kind["']?[ \t]*:[ \t]*["']?List\b""", re.M)
 
 
-def _compose(loader: _PosLoader, anchors: dict[str, Node], depth: int) -> Node:
+def _compose(loader: Any, anchors: dict[str, Node], depth: int) -> Node:
     """One node from libyaml's events, as libyaml's own composer builds it (same tags, marks,
-    anchors and node count, same errors), but in Python, so a caller can stop between nodes."""
+    anchors and node count, same errors), but in Python, so a caller can stop between nodes.
+    (``loader``: a :class:`_PosLoader`, whose events the stubs do not type.)"""
     event = loader.get_event()
-    if type(event) is AliasEvent:
-        node = anchors.get(event.anchor)
-        if node is None:
+    kind = type(event)  # (not ``type(event) is``: that would narrow the untyped event)
+    if kind is AliasEvent:
+        target = anchors.get(event.anchor)
+        if target is None:
             raise ComposerError(None, None, "found undefined alias", event.start_mark)
-        return node
+        return target
     if depth > MAX_DEPTH:
-        raise YAMLLoadError(f"nesting deeper than {MAX_DEPTH} levels", event.start_mark.line + 1, event.start_mark.column + 1)
+        raise YAMLLoadError(
+            f"nesting deeper than {MAX_DEPTH} levels", event.start_mark.line + 1, event.start_mark.column + 1
+        )
     loader.descend_resolver(None, None)  # counts the node where the node budget applies
     anchor = event.anchor
     if anchor is not None and anchor in anchors:
         raise ComposerError(
-            "found duplicate anchor; first occurrence", anchors[anchor].start_mark, "second occurrence", event.start_mark
+            "found duplicate anchor; first occurrence",
+            anchors[anchor].start_mark,
+            "second occurrence",
+            event.start_mark,
         )
     tag = event.tag
     node: Node
-    if type(event) is ScalarEvent:
+    if kind is ScalarEvent:
         if tag is None or tag == "!":
             tag = loader.resolve(ScalarNode, event.value, event.implicit)
         node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
         if anchor is not None:
             anchors[anchor] = node
         return node
-    if type(event) is MappingStartEvent:
+    if kind is MappingStartEvent:
         node = MappingNode(_MAP if tag is None or tag == "!" else tag, [], event.start_mark, None, event.flow_style)
         if anchor is not None:
             anchors[anchor] = node
@@ -422,7 +429,7 @@ def objects_over_budget(limit: int) -> str:
     )
 
 
-def _streamed_root(loader: _PosLoader, may_alias: bool, room: int) -> tuple[Node, Any]:
+def _streamed_root(loader: Any, may_alias: bool, room: int) -> tuple[Node, Any]:
     """One document's root node and data, its top-level ``items:`` sequence composed, checked
     and converted one item at a time (each item's nodes are dropped once it is data).
 
@@ -434,25 +441,30 @@ def _streamed_root(loader: _PosLoader, may_alias: bool, room: int) -> tuple[Node
     ``kind`` (``kubectl`` writes it after the items), but not kept: :class:`_ListOverBudget`."""
     anchors: dict[str, Node] = {}
     event = loader.peek_event()
-    if type(event) is not MappingStartEvent:
+    shape = type(event)  # (not ``type(event) is``: that would narrow the untyped event)
+    if shape is not MappingStartEvent:
         return (node := _compose(loader, anchors, 0)), _converted(node, may_alias)
     loader.get_event()
     loader.descend_resolver(None, None)
-    root = MappingNode(event.tag if event.tag not in (None, "!") else _MAP, [], event.start_mark, None, event.flow_style)
+    root = MappingNode(
+        event.tag if event.tag not in (None, "!") else _MAP, [], event.start_mark, None, event.flow_style
+    )
     if event.anchor is not None:
         anchors[event.anchor] = root
     streamed: YList | None = None
+    value: Node
     over: tuple[int, int] | None = None  # the first item past the budget
     expanded = 0
     while type(loader.peek_event()) is not MappingEndEvent:
         key = _compose(loader, anchors, 1)
         start = loader.peek_event()
+        opens = type(start)
         if (
             streamed is None
             and type(key) is ScalarNode
             and key.tag == _STR
             and key.value == "items"
-            and type(start) is SequenceStartEvent
+            and opens is SequenceStartEvent
             and start.anchor is None
             and start.tag in (None, "!")
         ):
@@ -501,7 +513,7 @@ def _converted(node: Node, may_alias: bool) -> Any:
     return _convert(node)
 
 
-def _roots(loader: _PosLoader, text: str, may_alias: bool, docs: list[RawDocument]) -> Iterator[tuple[Node, Any]]:
+def _roots(loader: Any, text: str, may_alias: bool, docs: list[RawDocument]) -> Iterator[tuple[Node, Any]]:
     """Each document's root node and its data: composed by libyaml, or by :func:`_compose`
     where a ``kind: List`` may be in the text (``docs``: those read so far, for the budget)."""
     if not _MAY_BE_LIST.search(text):

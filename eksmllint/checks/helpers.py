@@ -28,7 +28,7 @@ def container_invocations(c: Container) -> tuple[Invocation, ...]:
     found = c.__dict__.get("_invocations")
     if found is None:
         command, args = c.argv_lists()
-        if command is None and args is None or c.command_unread:
+        if (command is None and args is None) or c.command_unread:
             found = ()
         else:
             env = tuple(

@@ -83,8 +83,7 @@ def _unread_commands(ctx: RuleContext, r: Resource) -> Iterator[Finding]:
                 r,
                 c.path + (key,),
                 f"not judged: the command of container {c.name!r} holds {why}",
-                detail="The launch and precision rules do not read a command this large; "
-                "nothing is concluded from it.",
+                detail="The launch and precision rules do not read a command this large; nothing is concluded from it.",
             )
 
 
