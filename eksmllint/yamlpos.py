@@ -23,17 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import yaml
-from yaml.composer import ComposerError
 from yaml.constructor import ConstructorError, SafeConstructor
-from yaml.events import (
-    AliasEvent,
-    MappingEndEvent,
-    MappingStartEvent,
-    ScalarEvent,
-    SequenceEndEvent,
-    SequenceStartEvent,
-    StreamEndEvent,
-)
+from yaml.events import StreamEndEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import Resolver
 
@@ -348,60 +339,8 @@ def _merge_items(vnode: Node, depth: int = 0) -> Iterator[tuple[Any, Any, tuple[
 
 
 #: A text that may hold a ``kind: List`` (YAML or JSON spelling): its documents are composed by
-#: :func:`_streamed_documents`, so that a List's items never exist as one node tree.
+#: :func:`eksmllint.yamlevents.streamed_root`, so that a List's items never exist as one node tree.
 _MAY_BE_LIST = re.compile(r"""^[ \t{]*["']?kind["']?[ \t]*:[ \t]*["']?List\b""", re.M)
-
-
-def _compose(loader: Any, anchors: dict[str, Node], depth: int) -> Node:
-    """One node from libyaml's events, as libyaml's own composer builds it (same tags, marks,
-    anchors and node count, same errors), but in Python, so a caller can stop between nodes.
-    (``loader``: a :class:`_PosLoader`, whose events the stubs do not type.)"""
-    event = loader.get_event()
-    kind = type(event)  # (not ``type(event) is``: that would narrow the untyped event)
-    if kind is AliasEvent:
-        target = anchors.get(event.anchor)
-        if target is None:
-            raise ComposerError(None, None, "found undefined alias", event.start_mark)
-        return target
-    if depth > MAX_DEPTH:
-        raise YAMLLoadError(
-            f"nesting deeper than {MAX_DEPTH} levels", event.start_mark.line + 1, event.start_mark.column + 1
-        )
-    loader.descend_resolver(None, None)  # counts the node where the node budget applies
-    anchor = event.anchor
-    if anchor is not None and anchor in anchors:
-        raise ComposerError(
-            "found duplicate anchor; first occurrence",
-            anchors[anchor].start_mark,
-            "second occurrence",
-            event.start_mark,
-        )
-    tag = event.tag
-    node: Node
-    if kind is ScalarEvent:
-        if tag is None or tag == "!":
-            tag = loader.resolve(ScalarNode, event.value, event.implicit)
-        node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
-        if anchor is not None:
-            anchors[anchor] = node
-        return node
-    if kind is MappingStartEvent:
-        node = MappingNode(_MAP if tag is None or tag == "!" else tag, [], event.start_mark, None, event.flow_style)
-        if anchor is not None:
-            anchors[anchor] = node
-        pairs = node.value
-        while type(loader.peek_event()) is not MappingEndEvent:
-            key = _compose(loader, anchors, depth + 1)
-            pairs.append((key, _compose(loader, anchors, depth + 1)))
-    else:
-        node = SequenceNode(_SEQ if tag is None or tag == "!" else tag, [], event.start_mark, None, event.flow_style)
-        if anchor is not None:
-            anchors[anchor] = node
-        items = node.value
-        while type(loader.peek_event()) is not SequenceEndEvent:
-            items.append(_compose(loader, anchors, depth + 1))
-    node.end_mark = loader.get_event().end_mark
-    return node
 
 
 class _ListOverBudget(YAMLLoadError):
@@ -429,84 +368,6 @@ def objects_over_budget(limit: int) -> str:
     )
 
 
-def _streamed_root(loader: Any, may_alias: bool, room: int) -> tuple[Node, Any]:
-    """One document's root node and data, its top-level ``items:`` sequence composed, checked
-    and converted one item at a time (each item's nodes are dropped once it is data).
-
-    A ``kind: List`` composed whole holds a node tree of the entire file (~400 bytes a node)
-    next to the data built from it: ~100x the input instead of ~35x for the same objects as
-    separate documents (bench/README.md). The data is the same as :func:`_convert` of the whole
-    tree; an ``items`` that carries an anchor or a tag is composed whole. Items past ``room``
-    (what the document budget leaves) are composed, to find the end of the document and its
-    ``kind`` (``kubectl`` writes it after the items), but not kept: :class:`_ListOverBudget`."""
-    anchors: dict[str, Node] = {}
-    event = loader.peek_event()
-    shape = type(event)  # (not ``type(event) is``: that would narrow the untyped event)
-    if shape is not MappingStartEvent:
-        return (node := _compose(loader, anchors, 0)), _converted(node, may_alias)
-    loader.get_event()
-    loader.descend_resolver(None, None)
-    root = MappingNode(
-        event.tag if event.tag not in (None, "!") else _MAP, [], event.start_mark, None, event.flow_style
-    )
-    if event.anchor is not None:
-        anchors[event.anchor] = root
-    streamed: YList | None = None
-    value: Node
-    over: tuple[int, int] | None = None  # the first item past the budget
-    expanded = 0
-    while type(loader.peek_event()) is not MappingEndEvent:
-        key = _compose(loader, anchors, 1)
-        start = loader.peek_event()
-        opens = type(start)
-        if (
-            streamed is None
-            and type(key) is ScalarNode
-            and key.tag == _STR
-            and key.value == "items"
-            and opens is SequenceStartEvent
-            and start.anchor is None
-            and start.tag in (None, "!")
-        ):
-            loader.get_event()
-            loader.descend_resolver(None, None)
-            value = SequenceNode(_SEQ, [], start.start_mark, None, start.flow_style)  # stands in for the items
-            streamed = _new_list(YList)
-            streamed.start = (start.start_mark.line + 1, start.start_mark.column + 1)
-            streamed.pos = []
-            while type(loader.peek_event()) is not SequenceEndEvent:
-                item = _compose(loader, anchors, 2)
-                if over is not None:
-                    continue
-                if len(streamed) == room:
-                    over = _mark(item)
-                    continue
-                if may_alias:
-                    expanded += _expanded_size(item)
-                    if expanded > MAX_EXPANDED_NODES:
-                        raise YAMLLoadError(
-                            f"document expands to more than {MAX_EXPANDED_NODES} nodes through aliases", *_mark(root)
-                        )
-                streamed.pos.append(_mark(item))
-                streamed.append(_convert(item, 2))
-            value.end_mark = loader.get_event().end_mark
-        else:
-            value = _compose(loader, anchors, 1)
-        root.value.append((key, value))
-    root.end_mark = loader.get_event().end_mark
-    data = _converted(root, may_alias)
-    if streamed is not None:
-        data["items"] = streamed
-    if over is not None:
-        message = (
-            objects_over_budget(MAX_DOCUMENTS)
-            if data.get("kind") == "List"
-            else f"more than {room:,} entries in a top-level items list (document budget); the first {room:,} are read"
-        )
-        raise _ListOverBudget(message, over, root, data)
-    return root, data
-
-
 def _converted(node: Node, may_alias: bool) -> Any:
     if may_alias and _expanded_size(node) > MAX_EXPANDED_NODES:
         raise YAMLLoadError(f"document expands to more than {MAX_EXPANDED_NODES} nodes through aliases", *_mark(node))
@@ -514,19 +375,22 @@ def _converted(node: Node, may_alias: bool) -> Any:
 
 
 def _roots(loader: Any, text: str, may_alias: bool, docs: list[RawDocument]) -> Iterator[tuple[Node, Any]]:
-    """Each document's root node and its data: composed by libyaml, or by :func:`_compose`
-    where a ``kind: List`` may be in the text (``docs``: those read so far, for the budget)."""
+    """Each document's root node and its data: composed by libyaml, or by
+    :mod:`eksmllint.yamlevents` where a ``kind: List`` may be in the text (``docs``: those read so
+    far, for the budget)."""
     if not _MAY_BE_LIST.search(text):
         while loader.check_node():
             node = loader.get_node()
             if node is not None:
                 yield node, _MISSING  # converted by the caller, after the document budget
         return
+    from eksmllint.yamlevents import streamed_root  # (it builds on this module's conversion)
+
     loader.get_event()  # the stream start
     objects = 0  # in the documents read so far
     while type(loader.peek_event()) is not StreamEndEvent:
         loader.get_event()  # the document start
-        root, data = _streamed_root(loader, may_alias, MAX_DOCUMENTS - objects)
+        root, data = streamed_root(loader, may_alias, MAX_DOCUMENTS - objects, MAX_DOCUMENTS)
         objects += objects_of(data)
         yield root, data
         loader.get_event()  # the document end
