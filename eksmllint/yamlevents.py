@@ -22,7 +22,7 @@ from yaml.events import (
 )
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from eksmllint.yamlpos import (
+from eksmllint.yamlnodes import (
     _MAP,
     _SEQ,
     _STR,
