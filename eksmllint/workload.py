@@ -34,6 +34,16 @@ DISTRIBUTED_LAUNCHERS = Guarded(
 )
 
 
+#: What the launch and command readers read of one container's command + args (README "Limits").
+#: They cost tens of microseconds a word (options, wrappers, ``$(VAR)``, precision flags), so a
+#: command padded to 80,000 arguments (1.4 MB, under the API server's limits) took seconds, past
+#: the webhook's budget; the largest command of the public corpus has 50 words and 5.8 KB.
+#: A larger command is not read at all (its launches unknown, as for an image's entrypoint:
+#: reading part of it could miss a flag written later), and EML004 says so.
+MAX_COMMAND_WORDS = 2_048
+MAX_COMMAND_CHARS = 32 * 1024
+
+
 def _int(value: Any, default: int | None) -> int | None:
     """A replica-like count: ``default`` when absent, None when present but not a literal
     (``$NUM_NODES``, ``{{ .Values.n }}``) -- unknown, so rules stay silent instead of assuming 1."""
@@ -144,6 +154,19 @@ class Container:
         """command + args joined by spaces (a ``bash -c`` script is one of the words)."""
         command, args = self.argv_lists()
         return " ".join((command or []) + (args or []))
+
+    @cached_property
+    def command_unread(self) -> str | None:
+        """Why the launch and command readers leave this container's command alone (None: they
+        read it): more than :data:`MAX_COMMAND_WORDS` words or :data:`MAX_COMMAND_CHARS` characters."""
+        command, args = self.argv_lists()
+        words = (command or []) + (args or [])
+        if len(words) > MAX_COMMAND_WORDS:
+            return f"{len(words):,} words (more than {MAX_COMMAND_WORDS:,})"
+        chars = sum(map(len, words))
+        if chars > MAX_COMMAND_CHARS:
+            return f"{chars:,} characters (more than {MAX_COMMAND_CHARS:,})"
+        return None
 
     def argv_lists(self) -> tuple[list[str] | None, list[str] | None]:
         """(command, args) as strings; computed once (many rules read them: do not mutate)."""

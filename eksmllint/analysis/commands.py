@@ -295,8 +295,11 @@ def script_calls(script: str, path: DocPath, env: dict[str, str | None]) -> tupl
 
 
 def container_calls(c: Container) -> tuple[ProgramCall, ...]:
-    """The program calls of container ``c`` (cached on the container: they read only it)."""
+    """The program calls of container ``c`` (cached on the container: they read only it); none
+    for a command too large to read (``Container.command_unread``: EML004 says so)."""
     found = c.__dict__.get("_program_calls")
+    if found is None and c.command_unread:
+        found = c.__dict__["_program_calls"] = ()
     if found is None:
         argv = _argv(c)
         env = c.env

@@ -23,11 +23,12 @@ _NUM_WORKERS_FLAG = re.compile(r"--(?:dataloader_)?num[_-]workers")
 def container_invocations(c: Container) -> tuple[Invocation, ...]:
     """Launches of container ``c`` (torchrun, deepspeed, mpirun ...), with ``$(VAR)`` expanded from
     its literal env the way the kubelet does. Analysed once per container (the 4xx, 6xx and 8xx
-    rules all ask) and once per distinct command line (generated manifests repeat them)."""
+    rules all ask) and once per distinct command line (generated manifests repeat them); none
+    for a command too large to read (``Container.command_unread``: EML004 says so)."""
     found = c.__dict__.get("_invocations")
     if found is None:
         command, args = c.argv_lists()
-        if command is None and args is None:
+        if (command is None and args is None) or c.command_unread:
             found = ()
         else:
             env = tuple(

@@ -29,6 +29,8 @@ from eksmllint.yamlpos import (
     YMap,
     duplicate_json_key_line,
     load_yaml_stream,
+    objects_of,
+    objects_over_budget,
     unique_json_pairs,
 )
 
@@ -170,8 +172,7 @@ def attach(src: SourceFile, parsed: ParsedText) -> tuple[list[Resource], list[Lo
             problems.append(
                 LoadProblem(
                     src.path,
-                    f"more than {MAX_DOCUMENTS:,} objects in one file (document budget; the items of a List "
-                    f"count as documents); the first {MAX_DOCUMENTS:,} are linted",
+                    objects_over_budget(MAX_DOCUMENTS),
                     where.line,
                     where.col,
                 )
@@ -184,11 +185,7 @@ def attach(src: SourceFile, parsed: ParsedText) -> tuple[list[Resource], list[Lo
 def objects_in(parsed: ParsedText) -> int:
     """Objects the documents hold: a ``kind: List`` counts its items, any other document one
     (what the run's document budget counts)."""
-    count = 0
-    for data, *_ in parsed.docs:
-        items = data.get("items") if isinstance(data, dict) and data.get("kind") == "List" else None
-        count += len(items) if isinstance(items, list) else 1
-    return count
+    return sum(objects_of(data) for data, *_ in parsed.docs)
 
 
 def parse_source(src: SourceFile) -> tuple[list[Resource], list[LoadProblem]]:

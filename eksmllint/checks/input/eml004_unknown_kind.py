@@ -22,6 +22,7 @@ from eksmllint.platform.kinds import pod_template_paths, row_for
 from eksmllint.resource import Resource
 from eksmllint.schema import ApiStatus, api_status
 from eksmllint.suggest import closest
+from eksmllint.workload import iter_containers
 
 if TYPE_CHECKING:
     from eksmllint.core.context import RuleContext
@@ -38,6 +39,7 @@ def check(ctx: RuleContext, r: Resource) -> Iterator[Finding]:
         return
     if not api or not kind:
         return  # EML002 reports the missing apiVersion/kind
+    yield from _unread_commands(ctx, r)
     row = row_for(r.group, kind)
     if row is not None and row.runtime_ref is not None and ctx.run.own_workload(r) is None:
         yield from _runtime_not_in_run(ctx, r, row.runtime_ref)
@@ -69,6 +71,20 @@ def check(ctx: RuleContext, r: Resource) -> Iterator[Finding]:
         message += f"; its pod templates {_at(paths)} are not judged"
         detail += f" No rule judges its pod templates: eksmllint's kinds table has no row for {kind}."
     yield ctx.report(r, ("kind",), message, detail=detail)
+
+
+def _unread_commands(ctx: RuleContext, r: Resource) -> Iterator[Finding]:
+    """A container command too large for the launch and command readers (README "Limits")."""
+    w = ctx.run.workload_for(r)
+    for c in iter_containers(w.templates) if w is not None else ():
+        if why := c.command_unread:
+            key = "command" if isinstance(c.data.get("command"), list) else "args"
+            yield ctx.report(
+                r,
+                c.path + (key,),
+                f"not judged: the command of container {c.name!r} holds {why}",
+                detail="The launch and precision rules do not read a command this large; nothing is concluded from it.",
+            )
 
 
 def _at(paths: list) -> str:
