@@ -62,10 +62,11 @@ def binaries() -> tuple[Path, Path] | str:
     return apiserver, etcd
 
 
-def wait_for_build(timeout: float = 60 * 60) -> None:
+def wait_for_build(timeout: float = 60 * 60, pid_file: Path | None = None) -> None:
     """Block while ``build-control-plane.sh`` runs (its ``build.pid`` names a live process): CI
-    starts the build in the background before installing; a cold build takes about 10 minutes."""
-    pid_file = cache_dir() / "build.pid"
+    starts the build in the background before installing; a cold build takes about 10 minutes.
+    ``pid_file``: another background build's (``build-image.sh``)."""
+    pid_file = pid_file or cache_dir() / "build.pid"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:

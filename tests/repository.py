@@ -13,6 +13,10 @@ ROOT = Path(__file__).resolve().parents[1]
 #: ``../shared``) or beside one of its parents (a git worktree kept in a subfolder).
 SHARED_ENV = "EKSMLLINT_SHARED"
 
+#: Set by .ci/run: what the end-to-end tests build in the background (control plane, image) must
+#: be there (or being built); a skip would hide a failure.
+E2E_REQUIRED = os.environ.get("EKSMLLINT_E2E_REQUIRED") == "1" or os.environ.get("CI", "").lower() == "true"
+
 
 def find_shared() -> Path | None:
     """The shared folder, or None when it is absent. Tests reach it through the ``shared`` fixture."""

@@ -23,10 +23,13 @@ from eksmllint.cli.options import (
     follow_symlinks_option,
     load_registry,
     make_config,
+    stdin_filename_option,
+    stdin_paths,
 )
 from eksmllint.config import ConfigError
-from eksmllint.fix.run import STDIN_NAME, report_lines, run_fix, unified_diff
+from eksmllint.fix.run import report_lines, run_fix, unified_diff
 from eksmllint.fix.writer import encode
+from eksmllint.formatters.safe import one_line
 
 
 @click.command("fix")
@@ -46,6 +49,7 @@ from eksmllint.fix.writer import encode
     help="Also apply unsafe fixes (they need a judgement; review the result).",
 )
 @follow_symlinks_option
+@stdin_filename_option
 def fix_command(
     paths: tuple[str, ...],
     config: str | None,
@@ -58,6 +62,7 @@ def fix_command(
     check: bool,
     unsafe: bool | None,
     follow_symlinks: bool,
+    stdin_filename: str | None,
 ) -> None:
     """Apply safe fixes in place ('-' reads stdin and writes the fixed stream to stdout).
 
@@ -68,20 +73,29 @@ def fix_command(
     """
     from eksmllint.render.progress import progress_for
 
-    if not paths:
-        raise click.UsageError("give at least one path (or - for stdin)")
-    cfg = make_config(config, select, ignore, k8s_version, context, platform, unsafe_fixes=unsafe or None)
+    to_read = stdin_paths(paths, stdin_filename)
+    cfg = make_config(
+        config,
+        select,
+        ignore,
+        k8s_version,
+        context,
+        platform,
+        stdin_filename=stdin_filename,
+        unsafe_fixes=unsafe or None,
+    )
     registry = load_registry()
     dry = show_diff or check
     try:
         run = run_fix(
-            list(paths),
+            to_read,
             cfg,
             registry,
             unsafe=cfg.unsafe_fixes,
             write=not dry,
             follow_symlinks=follow_symlinks,
             progress=progress_for,
+            stdin_name=stdin_filename,
         )
     except ConfigError as err:
         raise click.UsageError(str(err)) from None
@@ -90,13 +104,15 @@ def fix_command(
     if show_diff:
         chunks = [unified_diff(out).encode("utf-8") for out in run.report.files if out.changed]
     elif not check and run.stdin_fixed is not None:
-        chunks = [encode(run.stdin_fixed, run.raw.get(STDIN_NAME, b""))]
+        chunks = [encode(run.stdin_fixed, run.raw.get(run.stdin_name, b""))]
     for chunk in chunks:
         if stdout is not None:
             stdout.write(chunk)
         else:  # a text-only stdout (embedding): the bytes are UTF-8 by construction
             sys.stdout.write(chunk.decode("utf-8"))
     sys.stdout.flush()
+    for skipped in run.skipped:
+        click.echo(f"eksmllint: not fixed, passed on as read: {one_line(skipped.reason)}", err=True)
     for line in report_lines(run, verb="would fix" if dry else "fixed", unsafe=cfg.unsafe_fixes):
         click.echo(line, err=True)
     if run.missing:

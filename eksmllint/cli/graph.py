@@ -19,6 +19,8 @@ from eksmllint.cli.options import (
     load_registry,
     make_config,
     report_targets,
+    stdin_filename_option,
+    stdin_paths,
     write_report,
 )
 from eksmllint.config import ConfigError
@@ -50,20 +52,22 @@ FORMATS = ("dot", "mermaid", "json", "html")
 @click.option(
     "--instance-types", is_flag=True, help="Also draw the instance types each device-plugin DaemonSet covers."
 )
-def graph_command(paths, config, select, ignore, k8s_version, platform, context, fmt, focus_on, output, instance_types):
+@stdin_filename_option
+def graph_command(
+    paths, config, select, ignore, k8s_version, platform, context, fmt, focus_on, output, instance_types, stdin_filename
+):
     """Export the resource graph: workloads, pod templates, NodePools, EC2NodeClasses, queues,
     volumes and config, with typed edges; nodes with findings are coloured by worst severity."""
     from eksmllint.core.engine import lint_paths
     from eksmllint.render.graph_export import FocusError, export_graph, focus, to_dot, to_json, to_mermaid
     from eksmllint.render.progress import progress_for
 
-    if not paths:
-        raise click.UsageError("give at least one path (or - for stdin)")
+    to_read = stdin_paths(paths, stdin_filename)
     targets = report_targets(fmt, output, "dot")
-    cfg = make_config(config, select, ignore, k8s_version, context, platform)
+    cfg = make_config(config, select, ignore, k8s_version, context, platform, stdin_filename=stdin_filename)
     registry = load_registry()
     try:
-        result = lint_paths(list(paths), cfg, registry, progress=progress_for)
+        result = lint_paths(to_read, cfg, registry, progress=progress_for, stdin_name=stdin_filename)
     except ConfigError as err:
         raise click.UsageError(str(err)) from None
     for missing in result.missing:

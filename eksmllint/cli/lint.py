@@ -21,6 +21,8 @@ from eksmllint.cli.options import (
     load_registry,
     make_config,
     report_targets,
+    stdin_filename_option,
+    stdin_paths,
     write_report,
 )
 from eksmllint.config import ConfigError
@@ -81,6 +83,7 @@ from eksmllint.formatters.safe import one_line
 )
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix: also apply unsafe fixes.")
 @follow_symlinks_option
+@stdin_filename_option
 @click.option(
     "-v",
     "--verbose",
@@ -118,6 +121,7 @@ def lint(
     apply_fixes,
     unsafe_fixes,
     follow_symlinks,
+    stdin_filename,
     verbose,
     show_detail,
     quiet,
@@ -130,15 +134,16 @@ def lint(
     from eksmllint.formatters import RenderOptions, get_renderer, use_color
     from eksmllint.render.progress import progress_for
 
-    cfg = make_config(config, select, ignore, k8s_version, context, platform, fail_on=fail_on)
+    cfg = make_config(
+        config, select, ignore, k8s_version, context, platform, stdin_filename=stdin_filename, fail_on=fail_on
+    )
     if show_config:
         import yaml
 
         click.echo(f"# {cfg.source or 'no config file: defaults'}, with the command line's flags")
         click.echo(yaml.safe_dump(cfg.model_dump(mode="json", by_alias=True), sort_keys=False), nl=False)
         sys.exit(EXIT_OK)
-    if not paths:
-        raise click.UsageError("give at least one path (or - for stdin)")
+    paths = stdin_paths(paths, stdin_filename)
     targets = report_targets(fmt, output, "text")
     registry = load_registry()
     try:
@@ -146,22 +151,24 @@ def lint(
             from eksmllint.fix.run import fix_then_lint
 
             result = fix_then_lint(
-                list(paths),
+                paths,
                 cfg,
                 registry,
                 unsafe=unsafe_fixes or None,
                 follow_symlinks=follow_symlinks,
                 progress=progress_for,
+                stdin_name=stdin_filename,
             )
         else:
             result = lint_paths(
-                list(paths),
+                paths,
                 cfg,
                 registry,
                 jobs=jobs,
                 cache_dir=cache_dir,
                 follow_symlinks=follow_symlinks,
                 progress=progress_for,
+                stdin_name=stdin_filename,
             )
     except ConfigError as err:
         raise click.UsageError(str(err)) from None
@@ -169,8 +176,8 @@ def lint(
         click.echo(f"eksmllint: error: path does not exist: {one_line(missing)}", err=True)
     if result.missing:
         sys.exit(EXIT_USAGE)  # a run over part of what was asked is not a result
-    if verbose:
-        for skipped in result.skipped:
+    for skipped in result.skipped:  # an excluded --stdin-filename is said without -v: it was asked for
+        if verbose or (skipped.file == stdin_filename and not quiet):
             click.echo(f"eksmllint: skipped {one_line(skipped.file)}: {one_line(skipped.reason)}", err=True)
     if result.nothing_linted and (fail_if_nothing_linted or not quiet):
         level = "error" if fail_if_nothing_linted else "warning"

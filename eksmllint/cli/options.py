@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -22,9 +24,11 @@ def split_values(values: Iterable[str]) -> tuple[str, ...] | None:
     return out or None
 
 
-def load_config(config: str | None, **overrides: Any) -> Config:
+def load_config(config: str | None, discover_from: str | None = None, **overrides: Any) -> Config:
+    """The run's configuration: ``config``, else the closest one above ``discover_from`` (the
+    folder of ``--stdin-filename``) or the working directory; the flags override it."""
     try:
-        cfg = resolve_config(config)
+        cfg = resolve_config(config, Path(discover_from) if discover_from else None)
         ctx = click.get_current_context(silent=True)
         if overrides.get("context") is None and not (ctx and ctx.meta.get(ALLOW_OUTSIDE_CONTEXT)):
             check_context_inside(cfg)  # a repository's config reads inside the repository
@@ -107,6 +111,32 @@ def common_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
+#: ruff's ``--stdin-filename``: what ``-`` stands for (lint, fix, graph).
+stdin_filename_option = click.option(
+    "--stdin-filename",
+    "stdin_filename",
+    metavar="PATH",
+    help="The path stdin (-) stands for: config discovery, exclude, per-path-ignores, messages, report "
+    "paths and baseline fingerprints use it. Without other paths, reads stdin.",
+)
+
+
+def stdin_paths(paths: tuple[str, ...], stdin_filename: str | None) -> list[str]:
+    """The paths to read: ``-`` alone when only ``--stdin-filename`` was given (ruff reads stdin
+    then); a name for stdin while stdin is not read is a usage error, not a silent no-op."""
+    if stdin_filename is None:
+        if not paths:
+            raise click.UsageError("give at least one path (or - for stdin)")
+        return list(paths)
+    if not stdin_filename.strip() or stdin_filename == "-":
+        raise click.UsageError("--stdin-filename needs a file path")
+    if not paths:
+        return ["-"]
+    if "-" not in paths:
+        raise click.UsageError("--stdin-filename names what '-' reads, but '-' is not among the paths")
+    return list(paths)
+
+
 follow_symlinks_option = click.option(
     "--follow-symlinks",
     is_flag=True,
@@ -121,10 +151,12 @@ def make_config(
     k8s_version: str | None,
     context: Iterable[str],
     platform: Iterable[str] = (),
+    stdin_filename: str | None = None,
     **extra: Any,
 ) -> Config:
     return load_config(
         config,
+        os.path.dirname(os.path.abspath(stdin_filename)) if stdin_filename else None,
         select=split_values(select),
         ignore=split_values(ignore),
         kubernetes_version=k8s_version,

@@ -379,6 +379,7 @@ def lint_paths(
     cache_dir: str | None = None,
     follow_symlinks: bool = False,
     progress: ProgressFactory | None = None,
+    stdin_name: str | None = None,
 ) -> LintResult:
     """Lint files and directories.
 
@@ -388,6 +389,7 @@ def lint_paths(
     ``cache_dir``: reuse the parse of files whose text is unchanged (:mod:`eksmllint.cache`).
     ``follow_symlinks``: also read symlinks leading outside the directories given.
     ``progress``: reports the files read (:func:`eksmllint.loader.load`).
+    ``stdin_name``: the path stdin (``-``) stands for (``--stdin-filename``).
     Findings are the same whatever the two are.
     """
     cache: ParseCache | None = None
@@ -409,6 +411,7 @@ def lint_paths(
             cache=cache,
             follow_symlinks=follow_symlinks,
             progress=progress,
+            stdin_name=stdin_name,
         )
         context = load_context(cfg, jobs=jobs, cache=cache, follow_symlinks=follow_symlinks, progress=progress)
         try:

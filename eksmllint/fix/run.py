@@ -28,20 +28,21 @@ from eksmllint.fix.engine import FileOutcome, FixReport, FixSource, fix_sources
 from eksmllint.fix.writer import Interrupted, WriteError, atomic_write, encode, refusal, signals_interrupt
 from eksmllint.loader import (
     STDIN,
+    STDIN_NAME,
     LoadProblem,
     LoadResult,
     ProgressFactory,
+    Skipped,
     decode,
     discover,
     load,
     parse_source,
     read_bytes,
 )
-from eksmllint.loader.files import file_kind
+from eksmllint.loader.files import display_name, file_kind
 from eksmllint.loader.templates import chart_source
 from eksmllint.resource import SourceFile
 
-STDIN_NAME = "<stdin>"
 Echo = Callable[[str], None]
 
 
@@ -56,6 +57,8 @@ class FixRun:
     written: list[str] = field(default_factory=list)
     refused: dict[str, str] = field(default_factory=dict)  # path -> why it was not written
     stdin_fixed: str | None = None  # the fixed stream, when "-" was given
+    stdin_name: str = STDIN_NAME  # what stdin is called in the report (--stdin-filename)
+    skipped: list[Skipped] = field(default_factory=list)  # stdin, when its name is excluded
 
     @property
     def invalid(self) -> list[Finding]:
@@ -69,16 +72,34 @@ class FixRun:
 
 
 def read_sources(
-    paths: list[str], cfg: Config, follow_symlinks: bool = False
+    paths: list[str],
+    cfg: Config,
+    follow_symlinks: bool = False,
+    stdin_name: str | None = None,
+    skipped: list[Skipped] | None = None,
 ) -> tuple[list[FixSource], dict[str, bytes], list[LoadProblem], list[str]]:
-    """Read every file under ``paths`` as bytes (kept for the BOM and the changed-on-disk check)."""
+    """Read every file under ``paths`` as bytes (kept for the BOM and the changed-on-disk check).
+    Stdin whose ``stdin_name`` is excluded is appended to ``skipped`` and its bytes kept in the
+    raw map only, to be passed on unfixed (as ruff does): a pipeline through ``fix -`` still gets
+    its input."""
     problems: list[LoadProblem] = []
-    files, missing = discover(paths, exclude=cfg.path_filter(), follow_symlinks=follow_symlinks, problems=problems)
+    skipped = [] if skipped is None else skipped
+    files, missing = discover(
+        paths,
+        exclude=cfg.path_filter(),
+        follow_symlinks=follow_symlinks,
+        problems=problems,
+        stdin_name=stdin_name,
+        skipped=skipped,
+    )
     sources: list[FixSource] = []
     raw: dict[str, bytes] = {}
+    if skipped:  # only stdin is ever skipped here
+        data, problem = read_bytes(STDIN, cfg.max_file_size, stdin_name)
+        raw[skipped[0].file] = data or b""
     for path in files:
-        display = STDIN_NAME if path == STDIN else path
-        data, problem = read_bytes(path, cfg.max_file_size)
+        display = display_name(path, stdin_name)
+        data, problem = read_bytes(path, cfg.max_file_size, stdin_name)
         text = None
         if data is not None:
             text, problem = decode(display, data, cfg.max_file_size)
@@ -103,19 +124,24 @@ def run_fix(
     write: bool = True,
     follow_symlinks: bool = False,
     progress: ProgressFactory | None = None,
+    stdin_name: str | None = None,
 ) -> FixRun:
     """Read, fix in memory and (``write``) write back. Nothing is printed, except when a
     termination signal arrives while files are written: then what was written is said on stderr
-    and the process exits (128 + signal number) without leaving a temporary file."""
-    sources, raw, problems, missing = read_sources(paths, cfg, follow_symlinks)
+    and the process exits (128 + signal number) without leaving a temporary file.
+    ``stdin_name``: the path stdin (``-``) stands for (``--stdin-filename``)."""
+    skipped: list[Skipped] = []
+    sources, raw, problems, missing = read_sources(paths, cfg, follow_symlinks, stdin_name, skipped)
     context = load_context(cfg, follow_symlinks=follow_symlinks, progress=progress)
     report = fix_sources(sources, cfg, registry, unsafe=unsafe, context=context)
-    run = FixRun(report, raw, problems, missing)
+    run = FixRun(report, raw, problems, missing, stdin_name=display_name(STDIN, stdin_name), skipped=skipped)
+    if skipped:  # excluded stdin: passed on as it came
+        run.stdin_fixed, _ = decode(run.stdin_name, raw[run.stdin_name], cfg.max_file_size)
     invalid = {f.location.file for f in run.invalid}
     try:
         with signals_interrupt():
             for out in report.files:
-                if out.path == STDIN_NAME:
+                if out.path == run.stdin_name:
                     run.stdin_fixed = None if out.path in invalid else out.fixed  # never pass invalid input on
                 elif out.changed and write:
                     _write(run, out)
@@ -209,12 +235,23 @@ def fix_then_lint(
     echo: Echo | None = None,
     follow_symlinks: bool = False,
     progress: ProgressFactory | None = None,
+    stdin_name: str | None = None,
 ) -> LintResult:
     """``eksmllint lint --fix``: apply the fixes (writing files; reporting on ``echo``, default
-    stderr), then lint what is now on disk. For ``-`` the fixed stream is linted (not printed)."""
+    stderr), then lint what is now on disk. For ``-`` the fixed stream is linted (not printed),
+    under ``stdin_name`` when given."""
     echo = echo or (lambda line: click.echo(line, err=True))
     unsafe = cfg.unsafe_fixes if unsafe is None else unsafe
-    run = run_fix(paths, cfg, registry, unsafe=unsafe, write=True, follow_symlinks=follow_symlinks, progress=progress)
+    run = run_fix(
+        paths,
+        cfg,
+        registry,
+        unsafe=unsafe,
+        write=True,
+        follow_symlinks=follow_symlinks,
+        progress=progress,
+        stdin_name=stdin_name,
+    )
     for line in report_lines(run, unsafe=unsafe):
         echo(line)
     disk = [p for p in paths if p != STDIN]
@@ -229,9 +266,10 @@ def fix_then_lint(
         if disk
         else LoadResult()
     )
-    stdin_text = next((out.fixed for out in run.report.files if out.path == STDIN_NAME), None)
+    loaded.skipped.extend(run.skipped)
+    stdin_text = next((out.fixed for out in run.report.files if out.path == run.stdin_name), None)
     if stdin_text is not None:  # the fixed stream, or the original when it could not be fixed
-        src = SourceFile(STDIN_NAME, stdin_text, file_kind(STDIN_NAME, stdin_text) or "yaml")
+        src = SourceFile(run.stdin_name, stdin_text, file_kind(run.stdin_name, stdin_text) or "yaml")
         resources, problems = parse_source(src)
         loaded.files.append(src)
         loaded.resources.extend(resources)

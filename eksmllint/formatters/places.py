@@ -25,10 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from eksmllint.core.finding import Finding, Location
-from eksmllint.loader import SKIP_DIRS
+from eksmllint.loader import SKIP_DIRS, STDIN_NAME
 from eksmllint.paths import relative_inside
 
-STDIN_NAME = "<stdin>"
 _CHART_NAME_RE = re.compile(r"^name:\s*['\"]?([^'\"\s#]+)", re.MULTILINE)
 
 

@@ -19,11 +19,13 @@ from eksmllint.loader.files import (
     MAYBE_SLURM_SUFFIXES,
     SLURM_SUFFIXES,
     STDIN,
+    STDIN_NAME,
     FileLoad,
     LoadProblem,
     ParsedText,
     attach,
     decode,
+    display_name,
     gc_paused,
     load_file,
     objects_in,
@@ -72,6 +74,8 @@ def discover(
     *,
     follow_symlinks: bool = False,
     problems: list[LoadProblem] | None = None,
+    stdin_name: str | None = None,
+    skipped: list[Skipped] | None = None,
 ) -> tuple[list[str], list[str]]:
     """Expand directories (recursively, sorted) into candidate files; returns (files, missing).
     ``exclude``: the config's :class:`~eksmllint.config.PathFilter`, or gitignore-style patterns
@@ -82,6 +86,8 @@ def discover(
     followed unless ``follow_symlinks`` (its content must not reach reports); neither is a
     symlinked directory, then followed once per real directory (no loops). A directory that
     cannot be read is appended to ``problems``. Paths named explicitly are taken as given.
+    Stdin named by ``stdin_name`` is excluded as that file would be, and then appended to
+    ``skipped`` (not read), so the run says why it linted nothing.
     """
     from eksmllint.config import PathFilter
 
@@ -101,7 +107,11 @@ def discover(
 
     for raw in paths:
         if raw == STDIN:
-            add(STDIN)
+            if stdin_name and excluded(stdin_name):
+                if skipped is not None:
+                    skipped.append(Skipped(stdin_name, f"stdin: {stdin_name} matches the config's exclude"))
+            else:
+                add(STDIN)
             continue
         if os.path.isdir(raw):
             inside = _Tree(raw, follow_symlinks)
@@ -198,6 +208,7 @@ def load(
     cache: ParseCache | None = None,
     follow_symlinks: bool = False,
     progress: ProgressFactory | None = None,
+    stdin_name: str | None = None,
 ) -> LoadResult:
     """Discover (:func:`discover`), read and parse everything under ``paths``.
 
@@ -207,15 +218,22 @@ def load(
     files read (the CLI passes its terminal progress bar).
     """
     result = LoadResult()
-    files, result.missing = discover(paths, exclude, follow_symlinks=follow_symlinks, problems=result.problems)
+    files, result.missing = discover(
+        paths,
+        exclude,
+        follow_symlinks=follow_symlinks,
+        problems=result.problems,
+        stdin_name=stdin_name,
+        skipped=result.skipped,
+    )
     report = progress(len(files)) if progress is not None else None
     with gc_paused():
         if jobs > 1 and len(files) > 1:
             from eksmllint.loader.workers import load_files
 
-            loads: Iterable[FileLoad] = load_files(files, max_bytes, jobs, cache)
+            loads: Iterable[FileLoad] = load_files(files, max_bytes, jobs, cache, stdin_name)
         else:
-            loads = (load_file(path, max_bytes, cache) for path in files)
+            loads = (load_file(path, max_bytes, cache, stdin_name) for path in files)
         budget = _RunBudget()
         charts: dict[str, int] = {}
         for done, item in enumerate(loads, 1):
@@ -262,6 +280,7 @@ __all__ = [
     "MAYBE_SLURM_SUFFIXES",
     "SLURM_SUFFIXES",
     "STDIN",
+    "STDIN_NAME",
     "FileLoad",
     "LoadProblem",
     "LoadResult",
@@ -271,6 +290,7 @@ __all__ = [
     "attach",
     "decode",
     "discover",
+    "display_name",
     "gc_paused",
     "load",
     "load_file",

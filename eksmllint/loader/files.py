@@ -44,6 +44,8 @@ MAYBE_SLURM_SUFFIXES = (".sh", ".bash")
 
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 STDIN = "-"
+#: How stdin is named in findings and reports when ``--stdin-filename`` does not name it.
+STDIN_NAME = "<stdin>"
 _SOURCE_RE = re.compile(r"^# Source: (.+?)\s*$")
 
 
@@ -57,10 +59,18 @@ class LoadProblem:
     detail: str | None = None  # the finding's detail (why, what to do)
 
 
-def read_bytes(path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[bytes | None, LoadProblem | None]:
+def display_name(path: str, stdin_name: str | None = None) -> str:
+    """The name a file goes by in findings, reports and baselines: for stdin, the path
+    ``--stdin-filename`` gives (ruff's convention), else ``<stdin>``."""
+    return (stdin_name or STDIN_NAME) if path == STDIN else path
+
+
+def read_bytes(
+    path: str, max_bytes: int = DEFAULT_MAX_BYTES, stdin_name: str | None = None
+) -> tuple[bytes | None, LoadProblem | None]:
     """The bytes of one file (``-`` = stdin), never more than ``max_bytes`` + 1 of them in memory;
     (None, problem) when it cannot be read."""
-    display = "<stdin>" if path == STDIN else path
+    display = display_name(path, stdin_name)
     try:
         if path == STDIN:
             return sys.stdin.buffer.read(max_bytes + 1), None
@@ -86,10 +96,12 @@ def decode(display: str, raw: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> tupl
         return None, LoadProblem(display, "file is not valid UTF-8", line, col)
 
 
-def read_source(path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[SourceFile | None, LoadProblem | None]:
+def read_source(
+    path: str, max_bytes: int = DEFAULT_MAX_BYTES, stdin_name: str | None = None
+) -> tuple[SourceFile | None, LoadProblem | None]:
     """Read and decode one file (``-`` = stdin). Returns (file, problem); (None, None): not ours (the run lists it as skipped)."""
-    display = "<stdin>" if path == STDIN else path
-    raw, problem = read_bytes(path, max_bytes)
+    display = display_name(path, stdin_name)
+    raw, problem = read_bytes(path, max_bytes, stdin_name)
     if raw is None:
         return None, problem
     text, problem = decode(display, raw, max_bytes)
@@ -322,9 +334,13 @@ class FileLoad:
     chart: str | None = None  # the Helm chart it is a template of (skipped: render first)
 
 
-def load_file(path: str, max_bytes: int = DEFAULT_MAX_BYTES, cache: ParseCache | None = None) -> FileLoad:
-    """Read and parse one file; the unit of work of both the serial and the parallel loader."""
-    src, problem = read_source(path, max_bytes)
+def load_file(
+    path: str, max_bytes: int = DEFAULT_MAX_BYTES, cache: ParseCache | None = None, stdin_name: str | None = None
+) -> FileLoad:
+    """Read and parse one file; the unit of work of both the serial and the parallel loader.
+    Stdin named by ``stdin_name`` is judged by that name, as the file would be."""
+    src, problem = read_source(path, max_bytes, stdin_name)
+    path = display_name(path, stdin_name) if stdin_name else path
     if src is None and problem is None:  # not ours (a shell script, _helpers.tpl): say why
         if chart := templates.chart_of(path):
             return FileLoad(path, None, None, skipped=templates.chart_skip_reason(chart), chart=chart)

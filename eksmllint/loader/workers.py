@@ -93,7 +93,9 @@ def ProcessPoolExecutor(*args: Any, **kwargs: Any) -> Any:
     return _Pool(*args, **kwargs)
 
 
-def load_files(paths: list[str], max_bytes: int, jobs: int, cache: ParseCache | None = None) -> Iterator[FileLoad]:
+def load_files(
+    paths: list[str], max_bytes: int, jobs: int, cache: ParseCache | None = None, stdin_name: str | None = None
+) -> Iterator[FileLoad]:
     """:func:`~eksmllint.loader.load_file` for every path, in order, using up to ``jobs`` workers.
 
     Falls back to the serial loop for small inputs, for stdin (workers cannot read it), and when
@@ -101,7 +103,7 @@ def load_files(paths: list[str], max_bytes: int, jobs: int, cache: ParseCache | 
     """
     sizes = _sizes(paths)
     if STDIN in paths or not worth_parallel(paths, jobs, sizes):
-        yield from (load_file(p, max_bytes, cache) for p in paths)
+        yield from (load_file(p, max_bytes, cache, stdin_name) for p in paths)
         return
     cache_dir = str(cache.directory) if cache is not None else None
     parts = chunk(paths, sizes, jobs * CHUNKS_PER_JOB)

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
 from controlplane import ControlPlane, binaries, install_crds, wait_for_build
-
-#: Set by .ci/run: the control plane must be there (or being built); a skip would hide a failure.
-REQUIRED = os.environ.get("EKSMLLINT_E2E_REQUIRED") == "1" or os.environ.get("CI", "").lower() == "true"
+from repository import E2E_REQUIRED as REQUIRED
 
 
 @pytest.fixture(scope="session")

@@ -10,14 +10,18 @@ import shutil
 import subprocess
 import sys
 import venv
+from pathlib import Path
 
 import pytest
 import yaml
-from repository import ROOT, registry_unreachable
+from controlplane import wait_for_build
+from repository import E2E_REQUIRED, ROOT, registry_unreachable
 
 from eksmllint import __version__
 
 DOCKERFILE = ROOT / "deploy" / "Dockerfile"
+IMAGE_BUILD = ROOT / "scripts" / "e2e" / "build-image.sh"
+DOCKERFILE_CHROOT = ROOT / "scripts" / "e2e" / "dockerfile_chroot.py"
 ACTION = ROOT / "action.yml"
 GITLAB_TEMPLATE = ROOT / "ci" / "eksmllint.gitlab-ci.yml"
 
@@ -80,6 +84,79 @@ def test_image_builds_and_runs_the_cli_and_the_webhook(tmp_path):
     assert lint.returncode == 0 and "Linted " in lint.stdout, lint.stderr
     serve = subprocess.run(["docker", "run", "--rm", tag, "--help"], capture_output=True, text=True, timeout=300)
     assert serve.returncode == 0 and "--tls-cert" in serve.stdout
+
+
+def _chroot_unusable() -> str | None:
+    if os.geteuid() != 0:
+        return "not root: chroot, unshare and mount need it"
+    missing = [tool for tool in ("debootstrap", "chroot", "unshare", "mount") if shutil.which(tool) is None]
+    return f"{', '.join(missing)} not installed (apt-get install debootstrap)" if missing else None
+
+
+def _image_cache() -> Path:
+    return Path(os.environ.get("EKSMLLINT_IMAGE_CACHE") or Path.home() / ".cache" / "eksmllint-image")
+
+
+def _in_image(image: str, *args: str, entrypoint: str | None = None, mount: str | None = None, workdir=None):
+    extra = [f"--entrypoint={entrypoint}"] * bool(entrypoint) + [f"--mount={mount}"] * bool(mount)
+    extra += [f"--workdir={workdir}"] * bool(workdir)
+    return subprocess.run(
+        [sys.executable, str(DOCKERFILE_CHROOT), "run", image, *extra, "--", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def _dockerfile_chroot():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("dockerfile_chroot", DOCKERFILE_CHROOT)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_offline_build_interprets_every_instruction_of_the_dockerfile():
+    """Always (no root needed): what the offline build reads of deploy/Dockerfile, so a new
+    instruction there fails here first, and the base it stands in for."""
+    chroot = _dockerfile_chroot()
+    steps = chroot.instructions(DOCKERFILE.read_text())
+    assert {word for _, word, _ in steps} <= set(chroot.INTERPRETED)
+    default = next(rest for _, word, rest in steps if word == "ARG" and rest.startswith("PYTHON_IMAGE="))
+    assert chroot.debian_release(default.partition("=")[2]) == ("bookworm", "3.11")
+    env = chroot.env_pairs("PATH=/opt/eksmllint/bin:$PATH \tA=1", {"PATH": "/usr/bin"})
+    assert env == {"PATH": "/opt/eksmllint/bin:/usr/bin", "A": "1"}
+    with pytest.raises(chroot.BuildError):
+        chroot.debian_release("alpine:3.20")
+
+
+@pytest.mark.slow
+def test_image_builds_and_runs_without_a_docker_engine():
+    """The same build and the same two runs as above where no Docker engine runs: deploy/Dockerfile
+    interpreted instruction by instruction over a debootstrapped Debian root (python:3.11-slim's
+    release, Debian's python3 3.11) by scripts/e2e/build-image.sh, which .ci/run starts in the
+    background. In CI a machine that cannot do it fails the test instead of skipping it."""
+    reason = _chroot_unusable()
+    if reason:
+        if E2E_REQUIRED:
+            pytest.fail(f"the offline image build is required here, but {reason}", pytrace=False)
+        pytest.skip(reason)
+    wait_for_build(timeout=45 * 60, pid_file=_image_cache() / "build.pid")  # .ci/run's, if running
+    build = subprocess.run([str(IMAGE_BUILD)], capture_output=True, text=True, timeout=1800)
+    assert build.returncode == 0, build.stderr[-4000:]  # reused when the tree is unchanged
+    image = build.stdout.strip().splitlines()[-1]
+    examples = ROOT / "fixtures" / "examples"
+    lint = _in_image(
+        image, "lint", "--exit-zero", ".", entrypoint="eksmllint", mount=f"{examples}:/src:ro", workdir="/src"
+    )
+    assert lint.returncode == 0 and "Linted " in lint.stdout and "EML" in lint.stdout, lint.stderr
+    serve = _in_image(image, "--help")  # ENTRYPOINT ["eksmllint", "serve"] with the arguments given
+    assert serve.returncode == 0 and "--tls-cert" in serve.stdout, serve.stderr
+    whoami = _in_image(image, "-c", "import os; print(os.getuid())", entrypoint="python")
+    assert whoami.stdout.strip() == "65532"  # USER: the webhook does not run as root
 
 
 def _action_steps() -> list[dict]:
