@@ -271,6 +271,52 @@ def _attach_findings(nodes: dict[str, ExportNode], findings: list[Finding], resu
                 tnode.findings.append(f)
 
 
+# --- bundles -----------------------------------------------------------------------------------
+
+#: A bundle replaces edges only when it saves at least this many lines (a pair of templates
+#: mounting one ConfigMap reads better as two plain arrows).
+BUNDLE_MIN_SAVED = 2
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """Edges of one type from every source to every target, drawn as one line per source into a
+    junction and one arrow per target out of it (SVG and DOT)."""
+
+    type: str
+    sources: tuple[str, ...]
+    targets: tuple[str, ...]
+    details: tuple[str, ...] = ()
+
+
+def bundle_edges(edges: list[ExportEdge]) -> tuple[list[Bundle], list[ExportEdge]]:
+    """The bundles among ``edges``, and the edges left to draw one by one.
+
+    Sources whose edges of one type reach exactly the same targets share a bundle (every pod
+    template of a tenant landing on the same six NodePools). n sources and k targets then take
+    n + k curves instead of n * k; a bundle is made only where that saves ``BUNDLE_MIN_SAVED``.
+    Edges into one target need none: they already end in one arrowhead.
+    """
+    targets_of: dict[tuple[str, str], list[ExportEdge]] = {}
+    for e in edges:
+        if e.source != e.target:
+            targets_of.setdefault((e.source, e.type), []).append(e)
+    sharing: dict[tuple[str, frozenset[str]], list[str]] = {}
+    for (source, etype), es in targets_of.items():
+        sharing.setdefault((etype, frozenset(e.target for e in es)), []).append(source)
+    bundles: list[Bundle] = []
+    bundled: set[tuple[str, str, str]] = set()
+    for (etype, targets), sources in sharing.items():
+        n, k = len(sources), len(targets)
+        if n * k - (n + k) < BUNDLE_MIN_SAVED:
+            continue
+        members = {(s, t, etype) for s in sources for t in targets}
+        details = sorted({e.detail for e in edges if e.detail and (e.source, e.target, e.type) in members})
+        bundles.append(Bundle(etype, tuple(sources), tuple(sorted(targets)), tuple(details)))
+        bundled |= members
+    return bundles, [e for e in edges if (e.source, e.target, e.type) not in bundled]
+
+
 # --- focus ------------------------------------------------------------------------------------
 
 
@@ -370,8 +416,20 @@ def _dot_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\r", " ").replace("\n", " ") + '"'
 
 
+def _dot_edge_attrs(etype: str, tip: str) -> str:
+    attrs = [
+        f"color={_dot_string(EDGE_COLORS.get(etype, '#6b7280'))}",
+        f"tooltip={_dot_string(tip)}",
+        f"class={_dot_string('edge-' + etype)}",
+    ]
+    return ", ".join(attrs + (["style=dashed"] if etype in DASHED_EDGES else []))
+
+
 def to_dot(graph: ExportGraph) -> str:
-    """Graphviz DOT; ``eksmllint graph --format dot PATH | dot -Tsvg > graph.svg``."""
+    """Graphviz DOT; ``eksmllint graph --format dot PATH | dot -Tsvg > graph.svg``.
+
+    Edges carry no labels (the title's legend names their colours) and identical edges are
+    bundled through a junction point, as in the HTML drawing."""
     from eksmllint.render.legend import dot_title
 
     types = {e.type for e in graph.edges}
@@ -408,12 +466,22 @@ def to_dot(graph: ExportGraph) -> str:
         if n.severity is not None and n.severity >= Severity.ERROR:
             attrs.append("penwidth=2")
         lines.append(f"  {_dot_string(n.id)} [{', '.join(attrs)}];")
-    for e in graph.edges:
-        color = EDGE_COLORS.get(e.type, "#6b7280")
+    bundles, plain = bundle_edges(graph.edges)
+    for i, b in enumerate(bundles):  # a junction point: no node id has no "/", so none collides
+        junction = _dot_string(f"bundle:{i}")
+        tip = f"{b.type}: {len(b.sources)} sources \u2192 {len(b.targets)} targets" + (
+            f" ({', '.join(b.details[:8])})" if b.details else ""
+        )
+        color = _dot_string(EDGE_COLORS.get(b.type, "#6b7280"))
+        lines.append(
+            f'  {junction} [shape=point, width=0.08, color={color}, tooltip={_dot_string(tip)}, class="bundle"];'
+        )
+        attrs = _dot_edge_attrs(b.type, tip)
+        lines += [f"  {_dot_string(s)} -> {junction} [{attrs}, arrowhead=none];" for s in b.sources]
+        lines += [f"  {junction} -> {_dot_string(t)} [{attrs}];" for t in b.targets]
+    for e in plain:
         tip = e.type + (f" ({e.detail})" if e.detail else "")
-        attrs = [f"color={_dot_string(color)}", f"tooltip={_dot_string(tip)}", f"class={_dot_string('edge-' + e.type)}"]
-        attrs += ["style=dashed"] if e.type in DASHED_EDGES else []
-        lines.append(f"  {_dot_string(e.source)} -> {_dot_string(e.target)} [{', '.join(attrs)}];")
+        lines.append(f"  {_dot_string(e.source)} -> {_dot_string(e.target)} [{_dot_edge_attrs(e.type, tip)}];")
     lines.append("}")
     return "\n".join(lines) + "\n"
 

@@ -28,9 +28,11 @@ from eksmllint.render.graph_export import (
     EDGE_COLORS,
     EDGE_TYPES,
     SEVERITY_COLORS,
+    Bundle,
     ExportEdge,
     ExportGraph,
     ExportNode,
+    bundle_edges,
 )
 
 NODE_W, NODE_H, TEMPLATE_H = 190, 46, 38
@@ -62,9 +64,6 @@ FAINT_EDGES = frozenset({"has-priority", "runs-as"})
 #: and the Kueue chain (LocalQueue -> ClusterQueue -> ResourceFlavor) ends to its right, instead of
 #: pushing every NodePool and EC2NodeClass three columns out. The arrow still points at the target.
 LAYOUT_REVERSED = frozenset({"flavor-of"})
-#: A bundle replaces edges only when it saves at least this many curves (a pair of templates
-#: mounting one ConfigMap reads better as two plain arrows).
-BUNDLE_MIN_SAVED = 2
 _SECOND_TIER_KINDS = frozenset({"StorageClass", "PersistentVolume", "ClusterQueue", "ResourceFlavor"})
 
 #: Kinds too long for a box, in the abbreviations kubectl users know (full kind in the tooltip).
@@ -255,48 +254,6 @@ def _isotonic_spaced(desired: list[float], gaps: list[float]) -> list[float]:
     for mean, weight in blocks:
         fitted.extend([mean] * int(weight))
     return [f + o for f, o in zip(fitted, offsets)]
-
-
-# --- bundles ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Bundle:
-    """Edges of one type from every source to every target, drawn as one curve per source into a
-    junction and one arrow per target out of it."""
-
-    type: str
-    sources: tuple[str, ...]
-    targets: tuple[str, ...]
-    details: tuple[str, ...] = ()
-
-
-def bundle_edges(edges: list[ExportEdge]) -> tuple[list[Bundle], list[ExportEdge]]:
-    """The bundles among ``edges``, and the edges left to draw one by one.
-
-    Sources whose edges of one type reach exactly the same targets share a bundle (every pod
-    template of a tenant landing on the same six NodePools). n sources and k targets then take
-    n + k curves instead of n * k; a bundle is made only where that saves ``BUNDLE_MIN_SAVED``.
-    Edges into one target need none: they already end in one arrowhead.
-    """
-    targets_of: dict[tuple[str, str], list[ExportEdge]] = {}
-    for e in edges:
-        if e.type not in LAYOUT_REVERSED and e.source != e.target:
-            targets_of.setdefault((e.source, e.type), []).append(e)
-    sharing: dict[tuple[str, frozenset[str]], list[str]] = {}
-    for (source, etype), es in targets_of.items():
-        sharing.setdefault((etype, frozenset(e.target for e in es)), []).append(source)
-    bundles: list[Bundle] = []
-    bundled: set[tuple[str, str, str]] = set()
-    for (etype, targets), sources in sharing.items():
-        n, k = len(sources), len(targets)
-        if n * k - (n + k) < BUNDLE_MIN_SAVED:
-            continue
-        members = {(s, t, etype) for s in sources for t in targets}
-        details = sorted({e.detail for e in edges if e.detail and (e.source, e.target, e.type) in members})
-        bundles.append(Bundle(etype, tuple(sources), tuple(sorted(targets)), tuple(details)))
-        bundled |= members
-    return bundles, [e for e in edges if (e.source, e.target, e.type) not in bundled]
 
 
 # --- drawing ----------------------------------------------------------------------------------

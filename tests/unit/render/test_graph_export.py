@@ -28,6 +28,7 @@ from eksmllint.render.graph_export import (
     EDGE_TYPES,
     SEVERITY_COLORS,
     FocusError,
+    bundle_edges,
     export_graph,
     focus,
     node_id,
@@ -367,7 +368,7 @@ def test_bundles_stand_for_every_edge_once():
     mounts = [ExportEdge("t0", "cm", "mounts"), ExportEdge("t1", "cm", "mounts")]
     pair = [ExportEdge(f"t{i}", f"q{j}", "queued-in") for i in range(2) for j in range(2)]
     edges = lands + mounts + pair
-    bundles, plain = svg.bundle_edges(edges)
+    bundles, plain = bundle_edges(edges)
     # five templates landing on the same three pools: 8 curves instead of 15; one target or a
     # 2 x 2 block saves nothing and stays plain
     assert [(b.type, len(b.sources), b.targets) for b in bundles] == [("can-land-on", 5, ("p0", "p1", "p2"))]
@@ -446,6 +447,12 @@ def test_examples_graph_pipes_into_dot():
     assert r.exit_code == 0, r.output
     out = subprocess.run(["dot", "-Tsvg"], input=r.output, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and "<svg" in out.stdout, out.stderr
+    # identical edges meet in junction points: fewer lines drawn than the graph has edges
+    graph = export_graph(lint_paths([str(EXAMPLES)], Config()))
+    root = ET.fromstring(out.stdout)
+    classes = [g.get("class", "").split() for g in root.iter("{http://www.w3.org/2000/svg}g")]
+    assert sum(1 for c in classes if "bundle" in c) == len(bundle_edges(graph.edges)[0]) >= 1
+    assert sum(1 for c in classes if "edge" in c) < len(graph.edges)
 
 
 # --- progress ---------------------------------------------------------------------------------
