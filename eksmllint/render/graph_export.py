@@ -467,7 +467,7 @@ def to_dot(graph: ExportGraph) -> str:
             attrs.append("penwidth=2")
         lines.append(f"  {_dot_string(n.id)} [{', '.join(attrs)}];")
     bundles, plain = bundle_edges(graph.edges)
-    for i, b in enumerate(bundles):  # a junction point: no node id has no "/", so none collides
+    for i, b in enumerate(bundles):  # a junction point; every node id holds a "/", so none collides
         junction = _dot_string(f"bundle:{i}")
         tip = f"{b.type}: {len(b.sources)} sources \u2192 {len(b.targets)} targets" + (
             f" ({', '.join(b.details[:8])})" if b.details else ""
@@ -476,9 +476,9 @@ def to_dot(graph: ExportGraph) -> str:
         lines.append(
             f'  {junction} [shape=point, width=0.08, color={color}, tooltip={_dot_string(tip)}, class="bundle"];'
         )
-        attrs = _dot_edge_attrs(b.type, tip)
-        lines += [f"  {_dot_string(s)} -> {junction} [{attrs}, arrowhead=none];" for s in b.sources]
-        lines += [f"  {junction} -> {_dot_string(t)} [{attrs}];" for t in b.targets]
+        edge_attrs = _dot_edge_attrs(b.type, tip)
+        lines += [f"  {_dot_string(s)} -> {junction} [{edge_attrs}, arrowhead=none];" for s in b.sources]
+        lines += [f"  {junction} -> {_dot_string(t)} [{edge_attrs}];" for t in b.targets]
     for e in plain:
         tip = e.type + (f" ({e.detail})" if e.detail else "")
         lines.append(f"  {_dot_string(e.source)} -> {_dot_string(e.target)} [{_dot_edge_attrs(e.type, tip)}];")
