@@ -359,9 +359,8 @@ def _edge_svg(src: Placed, dst: Placed, etype: str, detail: str | None, offset: 
     x1, y1 = src.x + NODE_W, src.cy + offset
     x2, y2 = dst.x, dst.cy + offset
     marker = "marker-end"
-    if etype in LAYOUT_REVERSED and dst.x < src.x:  # drawn from the target's right, arrow at its end
-        x1, y1, x2, y2, marker = dst.x + NODE_W, y2, src.x + 2, y1, "marker-start"
-        d = _curve(x1 + 2, y1, x2 - 2, y2)
+    if etype in LAYOUT_REVERSED and dst.x < src.x:  # from the target's right side, arrowhead there
+        d, marker = _curve(dst.x + NODE_W + 2, y2, src.x, y1), "marker-start"
     elif dst.x <= src.x:  # same or earlier column (only on a cyclic graph): loop around the right
         x2 = dst.x + NODE_W
         bend = COL_GAP * 0.6
