@@ -32,11 +32,8 @@ from eksmllint.render.graph_export import (
     export_graph,
     focus,
     node_id,
-    to_dot,
-    to_json,
-    to_json_data,
-    to_mermaid,
 )
+from eksmllint.render.graph_text import to_dot, to_json, to_json_data, to_mermaid
 from eksmllint.render.progress import ProgressBar, progress_for, wanted
 
 EXAMPLES = ROOT / "fixtures" / "examples"
