@@ -59,7 +59,8 @@ def graph_command(
     """Export the resource graph: workloads, pod templates, NodePools, EC2NodeClasses, queues,
     volumes and config, with typed edges; nodes with findings are coloured by worst severity."""
     from eksmllint.core.engine import lint_paths
-    from eksmllint.render.graph_export import FocusError, export_graph, focus, to_dot, to_json, to_mermaid
+    from eksmllint.render.graph_export import FocusError, export_graph, focus
+    from eksmllint.render.graph_text import to_dot, to_json, to_mermaid
     from eksmllint.render.progress import progress_for
 
     to_read = stdin_paths(paths, stdin_filename)

@@ -1,15 +1,15 @@
 """The resource graph as users see it: string ids, labels, findings per node, and text formats.
 
 :func:`export_graph` turns the run's networkx graph (tuple keys, live objects) into an
-:class:`ExportGraph` of plain values; DOT, Mermaid, JSON, the SVG drawing and the HTML page all
-render that one model, so they cannot disagree about which nodes exist or how they are coloured.
+:class:`ExportGraph` of plain values; DOT, Mermaid, JSON (:mod:`eksmllint.render.graph_text`), the SVG
+drawing and the HTML page all render that one model, so they cannot disagree about which nodes
+exist or how they are coloured.
 A node's colour is the worst severity of the active findings on it: a resource gets every finding
 whose ``resource`` is it; a pod template also gets those whose path lies inside the template.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -271,6 +271,52 @@ def _attach_findings(nodes: dict[str, ExportNode], findings: list[Finding], resu
                 tnode.findings.append(f)
 
 
+# --- bundles -----------------------------------------------------------------------------------
+
+#: A bundle replaces edges only when it saves at least this many lines (a pair of templates
+#: mounting one ConfigMap reads better as two plain arrows).
+BUNDLE_MIN_SAVED = 2
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """Edges of one type from every source to every target, drawn as one line per source into a
+    junction and one arrow per target out of it (SVG and DOT)."""
+
+    type: str
+    sources: tuple[str, ...]
+    targets: tuple[str, ...]
+    details: tuple[str, ...] = ()
+
+
+def bundle_edges(edges: list[ExportEdge]) -> tuple[list[Bundle], list[ExportEdge]]:
+    """The bundles among ``edges``, and the edges left to draw one by one.
+
+    Sources whose edges of one type reach exactly the same targets share a bundle (every pod
+    template of a tenant landing on the same six NodePools). n sources and k targets then take
+    n + k curves instead of n * k; a bundle is made only where that saves ``BUNDLE_MIN_SAVED``.
+    Edges into one target need none: they already end in one arrowhead.
+    """
+    targets_of: dict[tuple[str, str], list[ExportEdge]] = {}
+    for e in edges:
+        if e.source != e.target:
+            targets_of.setdefault((e.source, e.type), []).append(e)
+    sharing: dict[tuple[str, frozenset[str]], list[str]] = {}
+    for (source, etype), es in targets_of.items():
+        sharing.setdefault((etype, frozenset(e.target for e in es)), []).append(source)
+    bundles: list[Bundle] = []
+    bundled: set[tuple[str, str, str]] = set()
+    for (etype, targets), sources in sharing.items():
+        n, k = len(sources), len(targets)
+        if n * k - (n + k) < BUNDLE_MIN_SAVED:
+            continue
+        members = {(s, t, etype) for s in sources for t in targets}
+        details = sorted({e.detail for e in edges if e.detail and (e.source, e.target, e.type) in members})
+        bundles.append(Bundle(etype, tuple(sources), tuple(sorted(targets)), tuple(details)))
+        bundled |= members
+    return bundles, [e for e in edges if (e.source, e.target, e.type) not in bundled]
+
+
 # --- focus ------------------------------------------------------------------------------------
 
 
@@ -328,7 +374,7 @@ def focus(graph: ExportGraph, selector: str) -> ExportGraph:
     return graph.with_nodes(keep, focus=selector)
 
 
-# --- text formats -----------------------------------------------------------------------------
+# --- colours (every drawing: DOT, SVG) --------------------------------------------------------
 
 SEVERITY_COLORS: dict[str | None, tuple[str, str]] = {  # (fill, stroke)
     "error": ("#fdecea", "#c62828"),
@@ -354,145 +400,3 @@ EDGE_COLORS: dict[str, str] = {
     "covers": "#1f6fb2",
 }
 DASHED_EDGES = frozenset({"blocked-by-taint"})
-
-
-def _sev(n: ExportNode) -> str | None:
-    return str(n.severity) if n.severity else None
-
-
-def _finding_line(n: ExportNode) -> str:
-    counts = n.severity_counts()
-    parts = [f"{c} {s}{'s' if c != 1 else ''}" for s, c in counts.items() if c]
-    return ", ".join(parts)
-
-
-def _dot_string(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\r", " ").replace("\n", " ") + '"'
-
-
-def to_dot(graph: ExportGraph) -> str:
-    """Graphviz DOT; ``eksmllint graph --format dot PATH | dot -Tsvg > graph.svg``."""
-    from eksmllint.render.legend import dot_title
-
-    types = {e.type for e in graph.edges}
-    legend = [
-        (t, EDGE_COLORS.get(t, "#6b7280"), t in DASHED_EDGES)
-        for t in [*EDGE_TYPES, *sorted(types - EDGE_TYPES.keys())]
-        if t in types
-    ]
-    title = "eksmllint resource graph" + (f" (focus {graph.focus})" if graph.focus else "")
-    lines = [
-        "digraph eksmllint {",
-        '  graph [rankdir=LR, fontname="Helvetica", nodesep=0.3, ranksep=1.1, label='
-        + dot_title(title, legend)
-        + ", labelloc=t];",
-        '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10, penwidth=1.2];',
-        '  edge [fontname="Helvetica", fontsize=8, arrowsize=0.7];',
-    ]
-    for n in graph.nodes.values():
-        fill, stroke = SEVERITY_COLORS[_sev(n)]
-        label_lines = [n.kind_label, n.title]
-        if n.findings:
-            label_lines.append(_finding_line(n))
-        label = "\\n".join(_dot_string(x)[1:-1] for x in label_lines)
-        tooltip = "; ".join(f"{f.code} {f.message}" for f in n.findings[:5]) or n.id
-        attrs = [
-            f'label="{label}"',
-            f"fillcolor={_dot_string(fill)}",
-            f"color={_dot_string(stroke)}",
-            f"tooltip={_dot_string(tooltip)}",
-            f"class={_dot_string('sev-' + (_sev(n) or 'none'))}",
-        ]
-        if n.type == "template":
-            attrs.append('style="rounded,filled,dashed"')
-        if n.severity is not None and n.severity >= Severity.ERROR:
-            attrs.append("penwidth=2")
-        lines.append(f"  {_dot_string(n.id)} [{', '.join(attrs)}];")
-    for e in graph.edges:
-        color = EDGE_COLORS.get(e.type, "#6b7280")
-        tip = e.type + (f" ({e.detail})" if e.detail else "")
-        attrs = [f"color={_dot_string(color)}", f"tooltip={_dot_string(tip)}", f"class={_dot_string('edge-' + e.type)}"]
-        attrs += ["style=dashed"] if e.type in DASHED_EDGES else []
-        lines.append(f"  {_dot_string(e.source)} -> {_dot_string(e.target)} [{', '.join(attrs)}];")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
-
-
-def _mermaid_text(text: str) -> str:
-    """Mermaid label text: entity codes for the characters its grammar gives a meaning."""
-    out = []
-    for ch in text.replace("\r", " ").replace("\n", " "):
-        if ch in '"#<>[]{}()|`;':
-            out.append(f"#{ord(ch)};")
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-def to_mermaid(graph: ExportGraph) -> str:
-    """Mermaid ``flowchart``: paste into a GitHub issue or Markdown file between ```mermaid fences."""
-    ids = {nid: f"n{i}" for i, nid in enumerate(graph.nodes)}
-    lines = ["flowchart LR"]
-    if graph.focus:
-        lines.append(f"  %% focus: {graph.focus.replace(chr(10), ' ')}")
-    for nid, n in graph.nodes.items():
-        text = f"{_mermaid_text(n.kind_label)}<br/><b>{_mermaid_text(n.title)}</b>"
-        if n.findings:
-            text += f"<br/>{_mermaid_text(_finding_line(n))}"
-        shape = ('(["', '"])') if n.type == "template" else ('["', '"]')
-        lines.append(f"  {ids[nid]}{shape[0]}{text}{shape[1]}")
-    for e in graph.edges:
-        arrow = "-.->" if e.type in DASHED_EDGES else "-->"
-        lines.append(f"  {ids[e.source]} {arrow}|{e.type}| {ids[e.target]}")
-    for sev in ("error", "warning", "info"):
-        fill, stroke = SEVERITY_COLORS[sev]
-        lines.append(f"  classDef {sev} fill:{fill},stroke:{stroke},stroke-width:2px,color:#111")
-        members = [ids[nid] for nid, n in graph.nodes.items() if _sev(n) == sev]
-        if members:
-            lines.append(f"  class {','.join(members)} {sev}")
-    return "\n".join(lines) + "\n"
-
-
-def to_json_data(graph: ExportGraph) -> dict:
-    """The graph as plain data (schema ``eksmllint-graph/1``): nodes with findings, typed edges."""
-    return {
-        "schema": "eksmllint-graph/1",
-        "focus": graph.focus,
-        "nodes": [
-            {
-                "id": n.id,
-                "type": n.type,
-                "kind": n.kind,
-                "apiVersion": n.api_version or None,
-                "namespace": n.namespace,
-                "name": n.name,
-                "role": n.role,
-                "category": n.category,
-                "owner": n.owner,
-                "file": n.file,
-                "line": n.line or None,
-                "severity": _sev(n),
-                "findings": [
-                    {
-                        "code": f.code,
-                        "slug": f.slug,
-                        "severity": str(f.severity),
-                        "message": f.message,
-                        "file": f.location.file,
-                        "line": f.location.line,
-                        "column": f.location.col,
-                    }
-                    for f in n.findings
-                ],
-            }
-            for n in graph.nodes.values()
-        ],
-        "edges": [
-            {"source": e.source, "target": e.target, "type": e.type, **({"detail": e.detail} if e.detail else {})}
-            for e in graph.edges
-        ],
-    }
-
-
-def to_json(graph: ExportGraph) -> str:
-    return json.dumps(to_json_data(graph), indent=2) + "\n"

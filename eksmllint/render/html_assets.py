@@ -31,12 +31,15 @@ th{background:#f9fafb;font-weight:600}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
 tr.total td{font-weight:700}
 .graph-wrap{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:10px;overflow-x:auto}
-.graph-wrap svg{display:block;max-width:100%;height:auto}
+/* never scaled down: labels stay at their drawn size (11.5px+); a wide graph scrolls in its box */
+.graph-wrap svg{display:block;max-width:none}
+.eml-graph g.bundle:hover path{stroke-width:2.6}
 .legend{font-size:12px;color:var(--muted);margin:8px 0;display:flex;flex-direction:column;gap:3px}
 .legend .lg{display:inline-flex;align-items:center;gap:4px;margin-right:12px;color:var(--fg)}
 .legend i{display:inline-block;width:13px;height:13px;border-radius:3px}
 .legend b.ln{display:inline-block;width:22px;border-top:2px solid}
 .legend b.ln.dash{border-top-style:dashed}
+.legend i.junction{width:8px;height:8px;border-radius:50%;background:var(--muted)}
 .note{color:var(--muted);font-size:13px}
 .filters{margin:0 0 12px;display:flex;gap:8px;flex-wrap:wrap;align-items:center}
 .filters button{font:inherit;font-size:13px;padding:3px 12px;border:1px solid var(--line);border-radius:14px;background:#fff;cursor:pointer}

@@ -6,6 +6,12 @@ prefers, pushed right until every edge points forward (the graph is a DAG by con
 cycle, should one appear, falls back to the preferred columns). Within a column, nodes are ordered
 by a few barycentre sweeps (fewer crossings) and then placed as close to their neighbours'
 average height as the spacing allows (an exact isotonic fit, pool-adjacent-violators).
+
+Readable at size: the drawing is never scaled down (the box scrolls sideways instead), so its
+labels render at their nominal size (11.5 px and more), and five columns fit the report's width
+at 1366 px. Edges carry no labels (a legend names the kinds by colour), and identical edges are
+bundled (:func:`bundle_edges`): 76 pod templates blocked by the same 21 NodePools are 97 curves
+through one junction, not 1596 crossing lines.
 """
 
 from __future__ import annotations
@@ -22,13 +28,21 @@ from eksmllint.render.graph_export import (
     EDGE_COLORS,
     EDGE_TYPES,
     SEVERITY_COLORS,
+    Bundle,
+    ExportEdge,
     ExportGraph,
     ExportNode,
+    bundle_edges,
 )
 
-NODE_W, NODE_H, TEMPLATE_H = 210, 46, 38
-COL_GAP, ROW_GAP, MARGIN = 110, 14, 16
-CHAR_W = 6.1  # average advance of an 11px sans-serif glyph, to truncate names that would overflow
+NODE_W, NODE_H, TEMPLATE_H = 190, 46, 38
+ROW_GAP, MARGIN = 14, 16
+#: The report's drawing width at 1366 px (main 1280 - 2*28 padding - the box's 2*11): the gaps
+#: between columns share what the boxes leave of it, at least COL_GAP each.
+FIT_WIDTH, COL_GAP = 1200, 30
+# average advance of a kind-line glyph (11.5px) and of a bold name glyph (12.5px), to truncate
+# text that would overflow its box (the full id is in the node's tooltip)
+CHAR_W, NAME_CHAR_W = 6.5, 7.6
 
 #: Column a category prefers (smaller = further left).
 PREFERRED_COLUMN: dict[str, int] = {
@@ -46,6 +60,10 @@ PREFERRED_COLUMN: dict[str, int] = {
 }
 #: Edges every template has (priority, service account): drawn faint so the placement edges stand out.
 FAINT_EDGES = frozenset({"has-priority", "runs-as"})
+#: Edges laid out against their direction: a NodePool stays next to the templates that land on it
+#: and the Kueue chain (LocalQueue -> ClusterQueue -> ResourceFlavor) ends to its right, instead of
+#: pushing every NodePool and EC2NodeClass three columns out. The arrow still points at the target.
+LAYOUT_REVERSED = frozenset({"flavor-of"})
 _SECOND_TIER_KINDS = frozenset({"StorageClass", "PersistentVolume", "ClusterQueue", "ResourceFlavor"})
 
 #: Kinds too long for a box, in the abbreviations kubectl users know (full kind in the tooltip).
@@ -106,7 +124,7 @@ def layout(graph: ExportGraph) -> tuple[dict[str, Placed], float, float]:
 
     g = nx.DiGraph()
     g.add_nodes_from(graph.nodes)
-    g.add_edges_from((e.source, e.target) for e in graph.edges if e.source != e.target)
+    g.add_edges_from(_layout_pair(e) for e in graph.edges if e.source != e.target)
     column = {nid: _preferred(n) for nid, n in graph.nodes.items()}
     if nx.is_directed_acyclic_graph(g):
         for nid in nx.topological_sort(g):
@@ -121,17 +139,37 @@ def layout(graph: ExportGraph) -> tuple[dict[str, Placed], float, float]:
     for ids in columns.values():
         ids.sort(key=lambda nid: _sort_key(graph.nodes[nid]))
     _reduce_crossings(columns, g, {nid for nid, n in graph.nodes.items() if n.owner})
+    xs = _column_xs(columns, g)
     placed: dict[str, Placed] = {}
     for ci, ids in columns.items():
         for nid in ids:
             n = graph.nodes[nid]
-            placed[nid] = Placed(
-                n, ci, x=MARGIN + ci * (NODE_W + COL_GAP), h=TEMPLATE_H if n.type == "template" else NODE_H
-            )
+            placed[nid] = Placed(n, ci, x=xs[ci], h=TEMPLATE_H if n.type == "template" else NODE_H)
     _place_vertically(columns, placed, g)
-    width = MARGIN * 2 + max(len(columns), 1) * (NODE_W + COL_GAP) - COL_GAP
+    width = xs[-1] + NODE_W + MARGIN
     height = MARGIN * 2 + max((p.y + p.h for p in placed.values()), default=0) - MARGIN
     return placed, width, max(height, NODE_H + 2 * MARGIN)
+
+
+def _column_xs(columns: dict[int, list[str]], g) -> list[float]:
+    """Left x of each column. The room the boxes leave in FIT_WIDTH goes to the gaps in proportion
+    to the edges ending in the column after them: the gap before the volumes, configs and
+    NodePools, where most edges run, gets the most."""
+    n = max(len(columns), 1)
+    into = [0] * n
+    column_of = {nid: ci for ci, ids in columns.items() for nid in ids}
+    for _, dst in g.edges:
+        into[column_of[dst]] += 1
+    spare = max(FIT_WIDTH - 2 * MARGIN - n * NODE_W - (n - 1) * COL_GAP, 0)
+    weights = [into[ci] + 1 for ci in range(1, n)]
+    xs = [float(MARGIN)]
+    for w in weights:
+        xs.append(xs[-1] + NODE_W + COL_GAP + spare * w / sum(weights))
+    return xs
+
+
+def _layout_pair(e: ExportEdge) -> tuple[str, str]:
+    return (e.target, e.source) if e.type in LAYOUT_REVERSED else (e.source, e.target)
 
 
 def _sort_key(n: ExportNode) -> tuple:
@@ -255,7 +293,7 @@ def _node_svg(p: Placed, linked: bool) -> str:
             f'<text x="{x + 12:.1f}" y="{y + 15:.1f}" class="k">{escape(_truncate("pod template", text_w))}</text>'
         )
         parts.append(
-            f'<text x="{x + 12:.1f}" y="{y + 30:.1f}" class="n">{escape(_truncate(n.title, text_w, 6.6))}</text>'
+            f'<text x="{x + 12:.1f}" y="{y + 30:.1f}" class="n">{escape(_truncate(n.title, text_w, NAME_CHAR_W))}</text>'
         )
     else:
         # namespace on the kind line: the name gets the whole bold line
@@ -263,7 +301,7 @@ def _node_svg(p: Placed, linked: bool) -> str:
         kind_line = f"{kind} \u00b7 {n.namespace}" if n.namespace else kind
         parts.append(f'<text x="{x + 12:.1f}" y="{y + 17:.1f}" class="k">{escape(_truncate(kind_line, text_w))}</text>')
         parts.append(
-            f'<text x="{x + 12:.1f}" y="{y + 34:.1f}" class="n">{escape(_truncate(n.name, text_w, 6.6))}</text>'
+            f'<text x="{x + 12:.1f}" y="{y + 34:.1f}" class="n">{escape(_truncate(n.name, text_w, NAME_CHAR_W))}</text>'
         )
     if n.findings:
         cx, cy = x + NODE_W - 17, y + h / 2
@@ -276,25 +314,63 @@ def _node_svg(p: Placed, linked: bool) -> str:
     return body
 
 
+def _curve(x1: float, y1: float, x2: float, y2: float) -> str:
+    mid = (x2 - x1) * 0.5
+    return f"M{x1:.1f},{y1:.1f} C{x1 + mid:.1f},{y1:.1f} {x2 - mid:.1f},{y2:.1f} {x2:.1f},{y2:.1f}"
+
+
+def _edge_style(etype: str) -> str:
+    dash = ' stroke-dasharray="5 4"' if etype in DASHED_EDGES else ""
+    if etype in FAINT_EDGES:
+        dash += ' stroke-opacity="0.45"'
+    return f'fill="none" stroke="{EDGE_COLORS.get(etype, "#6b7280")}" stroke-width="1.4"{dash}'
+
+
+def _bundle_svg(b: Bundle, placed: dict[str, Placed], column_xs: list[float]) -> str | None:
+    """The bundle through a junction in the middle of the gap before its targets; None when a
+    source stands in or after that gap's left column, and the edges are drawn one by one."""
+    srcs = [placed[s] for s in b.sources]
+    dsts = [placed[t] for t in b.targets]
+    left = max((x for x in column_xs if x < min(d.x for d in dsts)), default=None)
+    if left is None or max(s.x for s in srcs) > left:
+        return None
+    jx = (left + NODE_W + min(d.x for d in dsts)) / 2
+    jy = sum(d.cy for d in dsts) / len(dsts)
+    style = _edge_style(b.type)
+    curves = [f'<path d="{_curve(s.x + NODE_W, s.cy, jx, jy)}" {style}/>' for s in srcs]
+    curves += [f'<path d="{_curve(jx, jy, d.x - 2, d.cy)}" {style} marker-end="url(#arrow-{b.type})"/>' for d in dsts]
+    tip = [f"{b.type}: {len(b.sources)} \u2192 {len(b.targets)} (each source to each target)"]
+    tip += [f"from {s}" for s in b.sources[:12]] + (
+        [f"... and {len(b.sources) - 12} more"] if len(b.sources) > 12 else []
+    )
+    tip += [f"to {t}" for t in b.targets[:12]] + (
+        [f"... and {len(b.targets) - 12} more"] if len(b.targets) > 12 else []
+    )
+    if b.details:
+        tip.append("detail: " + ", ".join(b.details[:8]))
+    return (
+        f'<g class="bundle edge-{b.type}" data-type="{b.type}" data-sources="{len(b.sources)}"'
+        f' data-targets="{len(b.targets)}"><title>{escape(chr(10).join(tip))}</title>{"".join(curves)}'
+        f'<circle class="junction" cx="{jx:.1f}" cy="{jy:.1f}" r="4" fill="{EDGE_COLORS.get(b.type, "#6b7280")}"/></g>'
+    )
+
+
 def _edge_svg(src: Placed, dst: Placed, etype: str, detail: str | None, offset: float) -> str:
-    color = EDGE_COLORS.get(etype, "#6b7280")
     x1, y1 = src.x + NODE_W, src.cy + offset
     x2, y2 = dst.x, dst.cy + offset
-    if dst.x <= src.x:  # same or earlier column (only on a cyclic graph): loop around the right
+    marker = "marker-end"
+    if etype in LAYOUT_REVERSED and dst.x < src.x:  # from the target's right side, arrowhead there
+        d, marker = _curve(dst.x + NODE_W + 2, y2, src.x, y1), "marker-start"
+    elif dst.x <= src.x:  # same or earlier column (only on a cyclic graph): loop around the right
         x2 = dst.x + NODE_W
         bend = COL_GAP * 0.6
         d = f"M{x1:.1f},{y1:.1f} C{x1 + bend:.1f},{y1:.1f} {x2 + bend:.1f},{y2:.1f} {x2:.1f},{y2:.1f}"
     else:
-        mid = (x2 - x1) * 0.5
-        d = f"M{x1:.1f},{y1:.1f} C{x1 + mid:.1f},{y1:.1f} {x2 - mid:.1f},{y2:.1f} {x2 - 2:.1f},{y2:.1f}"
-    dash = ' stroke-dasharray="5 4"' if etype in DASHED_EDGES else ""
-    if etype in FAINT_EDGES:
-        dash += ' stroke-opacity="0.45"'
-
+        d = _curve(x1, y1, x2 - 2, y2)
     title = f"{src.node.id} \u2192 {dst.node.id}: {etype}" + (f" ({detail})" if detail else "")
     return (
-        f'<path class="edge edge-{etype}" data-type="{etype}" d="{d}" fill="none" stroke="{color}"'
-        f' stroke-width="1.4"{dash} marker-end="url(#arrow-{etype})"><title>{escape(title)}</title></path>'
+        f'<path class="edge edge-{etype}" data-type="{etype}" d="{d}" {_edge_style(etype)}'
+        f' {marker}="url(#arrow-{etype})"><title>{escape(title)}</title></path>'
     )
 
 
@@ -313,29 +389,40 @@ def render_svg(graph: ExportGraph, *, linked: set[str] | None = None, title: str
         f' orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="{EDGE_COLORS.get(t, "#6b7280")}"/></marker>'
         for t in used_types
     )
+    drawable = [e for e in graph.edges if e.source in placed and e.target in placed]
+    bundles, plain = bundle_edges(drawable)
+    edges_svg = []
+    curves = 0
+    column_xs = sorted({p.x for p in placed.values()})
+    for b in list(bundles):
+        drawn = _bundle_svg(b, placed, column_xs)
+        if drawn is None:
+            bundles.remove(b)
+            plain += [e for e in drawable if e.type == b.type and e.source in b.sources and e.target in b.targets]
+        else:
+            edges_svg.append(drawn)
+            curves += len(b.sources) + len(b.targets)
     # parallel edges of different types between one pair are fanned out a little
     pair_count: dict[tuple[str, str], int] = {}
-    edges_svg = []
-    for e in graph.edges:
-        if e.source not in placed or e.target not in placed:
-            continue
+    for e in plain:
         k = pair_count.get((e.source, e.target), 0)
         pair_count[(e.source, e.target)] = k + 1
         edges_svg.append(_edge_svg(placed[e.source], placed[e.target], e.type, e.detail, (k % 3) * 4 - (4 if k else 0)))
+        curves += 1
     nodes_svg = [_node_svg(p, (p.node.owner or p.node.id) in linked) for p in placed.values()]
     style = (
         "<style>"
         ".eml-graph text{font-family:-apple-system,'Segoe UI',Roboto,'DejaVu Sans',Arial,sans-serif}"
-        ".eml-graph .k{font-size:10.5px;fill:#4b5563}"
-        ".eml-graph .n{font-size:12px;font-weight:600;fill:#111827}"
-        ".eml-graph .badge{font-size:11px;font-weight:700;fill:#fff}"
+        ".eml-graph .k{font-size:11.5px;fill:#4b5563}"
+        ".eml-graph .n{font-size:12.5px;font-weight:600;fill:#111827}"
+        ".eml-graph .badge{font-size:11.5px;font-weight:700;fill:#fff}"
         ".eml-graph a.node-link:hover rect{filter:brightness(0.96)}"
         "</style>"
     )
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="eml-graph" role="img" aria-label="{escape(title)}"'
         f' viewBox="0 0 {width:.0f} {height:.0f}" width="{width:.0f}" height="{height:.0f}"'
-        f' data-nodes="{len(placed)}" data-edges="{len(edges_svg)}">'
+        f' data-nodes="{len(placed)}" data-edges="{len(drawable)}" data-curves="{curves}" data-bundles="{len(bundles)}">'
         f"<title>{escape(title)}</title>{style}<defs>{markers}</defs>"
         f'<g class="edges">{"".join(edges_svg)}</g><g class="nodes">{"".join(nodes_svg)}</g></svg>'
     )
@@ -360,9 +447,14 @@ def legend_html(graph: ExportGraph) -> str:
         f' style="border-color:{EDGE_COLORS[t]}"></b>{escape(t)}</span>'
         for t in types
     )
+    if bundle_edges(graph.edges)[0]:
+        edge_items += (
+            '<span class="lg"><i class="junction"></i>bundle: edges of one kind from several sources to the same'
+            " targets meet in a dot (hover it for the members)</span>"
+        )
     return (
         f'<div class="legend"><div><strong>Node colour</strong> (worst finding): {sev_items}</div>'
         f"<div><strong>Stripe</strong>: {cat_items}</div>"
-        + (f"<div><strong>Edges</strong>: {edge_items}</div>" if edge_items else "")
+        + (f"<div><strong>Edges</strong> (by colour and dash, no labels): {edge_items}</div>" if edge_items else "")
         + "</div>"
     )

@@ -15,6 +15,7 @@ import queue
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 import xml.etree.ElementTree as ET
@@ -28,7 +29,7 @@ from eksmllint.config import Config
 from eksmllint.core.engine import lint_paths, lint_text
 from eksmllint.core.registry import default_registry
 from eksmllint.formatters import RenderOptions, get_renderer
-from eksmllint.render.graph_export import node_id
+from eksmllint.render.graph_export import EDGE_TYPES, node_id
 from eksmllint.render.html import code_frame, prose, render_report
 from eksmllint.resource import SourceFile
 
@@ -259,6 +260,18 @@ def examples_result(registry):
     return lint_paths([rel if not rel.startswith("..") else str(EXAMPLES)], Config(), registry)
 
 
+@pytest.fixture(scope="module")
+def hundred_workloads(tmp_path_factory) -> Path:
+    """A generated repository of about 100 workloads (bench/generate.py, deterministic)."""
+    out = tmp_path_factory.mktemp("bench") / "repo"
+    subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "generate.py"), "--docs", "180", "--out", str(out)],
+        check=True,
+        capture_output=True,
+    )
+    return out
+
+
 def write_report(result, registry, tmp_path_factory, name: str) -> Path:
     html = get_renderer("html")(result, registry, RenderOptions())
     path = tmp_path_factory.mktemp("report") / name
@@ -268,6 +281,55 @@ def write_report(result, registry, tmp_path_factory, name: str) -> Path:
 
 def active_resource_ids(result) -> set[str]:
     return {node_id(r.key) for r in result.run.resources}
+
+
+#: Rendered font size (px) under which a node label counts as unreadable.
+MIN_LABEL_PX = 11.0
+
+#: Every node label's rendered font size and box, read from the page's own geometry: the font size
+#: times the drawing's on-screen scale, and the label boxes compared pairwise and with their node.
+GRAPH_GEOMETRY_JS = """(() => {
+  const svg = document.querySelector('svg.eml-graph');
+  const scale = svg.getScreenCTM().a;
+  const labels = [], outside = [];
+  for (const g of svg.querySelectorAll('g.node')) {
+    const box = g.querySelector('rect').getBoundingClientRect();
+    for (const t of g.querySelectorAll('text.k, text.n')) {
+      const px = parseFloat(getComputedStyle(t).fontSize) * scale;
+      const b = t.getBoundingClientRect();
+      const name = g.dataset.nodeId + ' ' + t.textContent;
+      if (b.left < box.left || b.right > box.right || b.top < box.top || b.bottom > box.bottom) outside.push(name);
+      labels.push([name, b.left, b.top, b.right, b.bottom, px]);
+    }
+  }
+  labels.sort((a, b) => a[2] - b[2]);
+  const overlaps = [];
+  for (let i = 0; i < labels.length; i++) {
+    for (let j = i + 1; j < labels.length && labels[j][2] < labels[i][4]; j++) {
+      const a = labels[i], b = labels[j];
+      if (a[1] < b[3] && b[1] < a[3]) overlaps.push([a[0], b[0]]);
+    }
+  }
+  const wrap = svg.parentElement.getBoundingClientRect();
+  return {labels: labels.length, sizes: labels.map(l => [l[0], l[5]]), outside,
+          overlaps: overlaps.slice(0, 10), scale, svgWidth: svg.getBoundingClientRect().width,
+          wrapWidth: wrap.width, pageWidth: document.documentElement.scrollWidth,
+          nodes: svg.querySelectorAll('g.node').length};
+})()"""
+
+
+def assert_graph_readable(page: Page) -> dict:
+    """Every node label at MIN_LABEL_PX or more, inside its box, overlapping no other label, and the
+    drawing inside the page at 1366 px (not shrunk to fit)."""
+    assert page.js("!!document.querySelector('svg.eml-graph')"), "no graph drawn"
+    geo = page.js(GRAPH_GEOMETRY_JS)
+    assert geo["nodes"] > 0 and geo["labels"] == 2 * geo["nodes"]
+    small = [(label, px) for label, px in geo["sizes"] if px < MIN_LABEL_PX]
+    assert small == [], f"labels under {MIN_LABEL_PX}px: {small[:5]}"
+    assert geo["outside"] == [], f"labels overflowing their node: {geo['outside'][:5]}"
+    assert geo["overlaps"] == [], f"overlapping labels: {geo['overlaps']}"
+    assert geo["svgWidth"] <= geo["wrapWidth"] and geo["pageWidth"] <= 1366, geo
+    return geo
 
 
 # --- static checks (no browser) ----------------------------------------------------------------
@@ -418,6 +480,8 @@ def test_examples_report_graph_screenshot_and_print(browser, examples_result, re
     assert info["findings"] == len(result.active)
     assert 600 < info["width"] <= 1366 and info["height"] > 200  # drawn, and fits the screen's width
     assert info["pageWidth"] <= 1366, "the page scrolls sideways on a laptop"
+    geo = assert_graph_readable(page)
+    assert geo["scale"] == 1, "the drawing was shrunk to fit"
     for f in result.active:
         if f.resource is not None:
             rid = node_id(("res", f.resource.kind, f.resource.namespace, f.resource.name))
@@ -445,6 +509,26 @@ def test_examples_report_graph_screenshot_and_print(browser, examples_result, re
     pdf = base64.b64decode(page.call("Page.printToPDF", {"printBackground": True})["data"])
     assert pdf[:5] == b"%PDF-" and pdf.count(b"/Type /Page") >= 2
     assert page.problems() == []
+
+
+@needs_chromium
+def test_hundred_workload_graph_is_readable(browser, hundred_workloads, registry, tmp_path_factory):
+    result = lint_paths([str(hundred_workloads)], Config(), registry)
+    assert len(result.run.workloads) >= 100
+    path = write_report(result, registry, tmp_path_factory, "hundred.html")
+    page = Page(browser, width=1366, height=768)
+    page.load(path.as_uri())
+    assert page.problems() == []
+    geo = assert_graph_readable(page)
+    assert geo["nodes"] >= 300, "the report drew only part of the graph"
+    # identical edges bundled: far fewer curves than edges (1596 blocked-by-taint edges alone)
+    drawn = page.js(
+        "(() => { const s = document.querySelector('svg.eml-graph');"
+        " return [+s.dataset.edges, +s.dataset.curves, s.querySelectorAll('path').length]; })()"
+    )
+    edges, curves, paths = drawn
+    assert curves * 4 < edges, drawn
+    assert paths <= curves + len(EDGE_TYPES), drawn  # the curves, and one arrowhead per edge type
 
 
 @needs_chromium

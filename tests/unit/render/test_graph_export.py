@@ -20,21 +20,20 @@ from click.testing import CliRunner
 from repository import ROOT
 
 from eksmllint.cli import cli
-from eksmllint.core.engine import lint_text
+from eksmllint.config import Config
+from eksmllint.core.engine import lint_paths, lint_text
 from eksmllint.core.finding import Severity
 from eksmllint.render import svg
 from eksmllint.render.graph_export import (
     EDGE_TYPES,
     SEVERITY_COLORS,
     FocusError,
+    bundle_edges,
     export_graph,
     focus,
     node_id,
-    to_dot,
-    to_json,
-    to_json_data,
-    to_mermaid,
 )
+from eksmllint.render.graph_text import to_dot, to_json, to_json_data, to_mermaid
 from eksmllint.render.progress import ProgressBar, progress_for, wanted
 
 EXAMPLES = ROOT / "fixtures" / "examples"
@@ -348,12 +347,44 @@ def test_svg_has_one_node_per_resource_and_edges_point_right(result, graph):
     assert len(paths) == len(graph.edges)
     placed, width, height = svg.layout(graph)
     for e in graph.edges:
-        assert placed[e.source].x < placed[e.target].x, e
+        if e.type in svg.LAYOUT_REVERSED:
+            assert placed[e.target].x < placed[e.source].x, e
+        else:
+            assert placed[e.source].x < placed[e.target].x, e
     for a in placed.values():  # no two boxes overlap
         assert 0 <= a.x and a.x + svg.NODE_W <= width and 0 <= a.y and a.y + a.h <= height
         for b in placed.values():
             if a is not b and a.x == b.x:
                 assert a.y + a.h <= b.y or b.y + b.h <= a.y
+
+
+def test_bundles_stand_for_every_edge_once():
+    from eksmllint.render.graph_export import ExportEdge
+
+    lands = [ExportEdge(f"t{i}", f"p{j}", "can-land-on") for i in range(5) for j in range(3)]
+    mounts = [ExportEdge("t0", "cm", "mounts"), ExportEdge("t1", "cm", "mounts")]
+    pair = [ExportEdge(f"t{i}", f"q{j}", "queued-in") for i in range(2) for j in range(2)]
+    edges = lands + mounts + pair
+    bundles, plain = bundle_edges(edges)
+    # five templates landing on the same three pools: 8 curves instead of 15; one target or a
+    # 2 x 2 block saves nothing and stays plain
+    assert [(b.type, len(b.sources), b.targets) for b in bundles] == [("can-land-on", 5, ("p0", "p1", "p2"))]
+    assert sorted(plain, key=str) == sorted(mounts + pair, key=str)
+    covered = [(s, t, b.type) for b in bundles for s in b.sources for t in b.targets]
+    covered += [(e.source, e.target, e.type) for e in plain]
+    assert sorted(covered) == sorted((e.source, e.target, e.type) for e in edges)
+
+
+def test_examples_graph_fits_the_report_width_with_bundles():
+    result = lint_paths([str(EXAMPLES)], Config())
+    graph = export_graph(result)
+    text = svg.render_svg(graph)
+    root = ET.fromstring(text)
+    assert float(root.get("width")) <= svg.FIT_WIDTH  # drawn at 1:1, so labels keep their size
+    assert int(root.get("data-bundles")) >= 1
+    assert int(root.get("data-curves")) < int(root.get("data-edges"))
+    bundled = [b for b in root.iter("{http://www.w3.org/2000/svg}g") if "bundle" in (b.get("class") or "")]
+    assert all(b.find("{http://www.w3.org/2000/svg}title") is not None for b in bundled)  # members on hover
 
 
 def test_isotonic_spacing_is_feasible_and_optimal():
@@ -413,6 +444,12 @@ def test_examples_graph_pipes_into_dot():
     assert r.exit_code == 0, r.output
     out = subprocess.run(["dot", "-Tsvg"], input=r.output, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and "<svg" in out.stdout, out.stderr
+    # identical edges meet in junction points: fewer lines drawn than the graph has edges
+    graph = export_graph(lint_paths([str(EXAMPLES)], Config()))
+    root = ET.fromstring(out.stdout)
+    classes = [g.get("class", "").split() for g in root.iter("{http://www.w3.org/2000/svg}g")]
+    assert sum(1 for c in classes if "bundle" in c) == len(bundle_edges(graph.edges)[0]) >= 1
+    assert sum(1 for c in classes if "edge" in c) < len(graph.edges)
 
 
 # --- progress ---------------------------------------------------------------------------------
