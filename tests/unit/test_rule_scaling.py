@@ -124,3 +124,27 @@ print(len(selected), len(default_registry()))
     assert out.returncode == 0, out.stderr
     selected, registered = map(int, out.stdout.split())
     assert selected < registered / 4  # EML301 and the mandatory input rules
+
+
+def test_each_slurm_script_is_parsed_once_per_run(tmp_path, monkeypatch):
+    """More scripts than the old per-text LRU cache held (128): every rule reading them parsed each
+    again, 8 parses a script (issue 23's slurm shape). Now one parse a file, whatever the count."""
+    from eksmllint.config import Config
+    from eksmllint.core.engine import lint_paths
+    from eksmllint.launch import slurm
+
+    scripts = 140
+    for n in range(scripts):
+        (tmp_path / f"train-{n}.sbatch").write_text(
+            f"#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\nsrun torchrun --nproc_per_node=8 t.py --i {n}\n"
+        )
+    calls = [0]
+    real = slurm._parse
+
+    def counting(text: str) -> slurm.SlurmScript:
+        calls[0] += 1
+        return real(text)
+
+    monkeypatch.setattr(slurm, "_parse", counting)
+    lint_paths([str(tmp_path)], Config())
+    assert calls[0] == scripts
