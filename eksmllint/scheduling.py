@@ -250,6 +250,14 @@ def instance_types_for(reqs: Iterable[Requirement]) -> tuple[InstanceType, ...] 
 
 
 @lru_cache(maxsize=4096)
+def _any_type_matches(reqs: tuple[Requirement, ...]) -> bool:
+    """Whether a catalogue type satisfies ``reqs``. Cached like :func:`_instance_types_for`: the
+    catalogue's own cache is keyed on the normalised requirements, and normalising them again on
+    every pod x pool was the largest cost of a webhook request (issue 23)."""
+    return bool(get_catalogue().matching(reqs))
+
+
+@lru_cache(maxsize=4096)
 def _instance_types_for(instance_reqs: tuple[Requirement, ...]) -> tuple[InstanceType, ...] | None:
     if not instance_reqs:
         return None
@@ -318,11 +326,10 @@ def _instance_compatible(pod_reqs: list[Requirement], pool: NodePoolView) -> boo
     pool_instance = [r for r in pool.requirements if r[0] in INSTANCE_KEYS]
     if not pod_instance or not pool_instance:
         return True
-    cat = get_catalogue()
     pod_types = instance_types_for(pod_instance)
     if pod_types is not None:
         return (
-            bool(cat.matching(pool_instance + [(INSTANCE_TYPE, "In", tuple(t.name for t in pod_types))]))
+            _any_type_matches((*pool_instance, (INSTANCE_TYPE, "In", tuple(t.name for t in pod_types))))
             if pod_types
             else False
         )
