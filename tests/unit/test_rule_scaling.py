@@ -148,3 +148,47 @@ def test_each_slurm_script_is_parsed_once_per_run(tmp_path, monkeypatch):
     monkeypatch.setattr(slurm, "_parse", counting)
     lint_paths([str(tmp_path)], Config())
     assert calls[0] == scripts
+
+
+#: Modules a ``lint`` of one small core-kind file must not import (counted in ``sys.modules``, not
+#: timed): each is start-up a pre-commit hook would pay on every commit (issue 23).
+NOT_FOR_A_SMALL_FILE = (
+    "networkx",  # only `eksmllint graph`
+    "jsonschema",
+    "kubernetes_validate",
+    "kubernetes",
+    "httpx",
+    "multiprocessing",  # parse workers: only large inputs
+    "difflib",  # only to word a suggestion
+    "eksmllint.server",
+    "eksmllint.fix",
+    "eksmllint.cache",
+    "eksmllint.models.karpenter",  # CRD models: only for kinds the input holds
+    "eksmllint.models.kubeflow",
+    "eksmllint.models.volcano",
+)
+
+
+def test_lint_of_a_small_file_imports_no_heavy_module(tmp_path):
+    import subprocess
+    import sys
+
+    manifest = tmp_path / "job.yaml"
+    manifest.write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: a}\nspec:\n  template:\n    spec:\n"
+        "      restartPolicy: Never\n      containers: [{name: c, image: busybox:1.36, command: [sh, -c, echo]}]\n"
+    )
+    code = f"""
+import sys
+from eksmllint.cli import main
+sys.argv = ["eksmllint", "lint", "--fail-on", "never", {str(manifest)!r}]
+try:
+    main()
+except SystemExit:
+    pass
+print("imported:", *(m for m in {NOT_FOR_A_SMALL_FILE!r} if m in sys.modules))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "Linted 1 file" in out.stdout
+    assert out.stdout.splitlines()[-1] == "imported:"
