@@ -31,7 +31,7 @@ def slurm_of(text: str) -> SlurmScript:
 def script_of(src: SourceFile) -> SlurmScript:
     """The run's Slurm file parsed, once per file: an LRU cache keyed on the text thrashed once a
     run held more scripts than its size (8 rules x N scripts parses, issue 23)."""
-    return parse_sbatch(src.text)
+    return parse_sbatch(src.text or "")
 
 
 def container_text(c: Container) -> str:

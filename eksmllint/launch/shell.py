@@ -286,7 +286,8 @@ class _Lexer:
                 flush()
                 parts.append(self._read_backtick(False))
             else:
-                end = _PLAIN_RUN.match(s, self.i).end()
+                m = _PLAIN_RUN.match(s, self.i)  # matches: c is none of the characters it stops at
+                end = m.end() if m is not None else self.i + 1
                 add_lit(s[self.i : end], False)
                 self.i = end
         flush()
