@@ -173,11 +173,20 @@ class NodePoolView:
         reqs.append(("karpenter.sh/nodepool", "In", (self.name,)))
         return reqs
 
+    @cached_property
+    def offered_by_key(self) -> dict[str, list[Requirement]]:
+        """:attr:`offered` grouped by label key, in order: every pod term is compared with every
+        pool, so a scan of the pool's list per requirement added up (the webhook's largest cost)."""
+        by_key: dict[str, list[Requirement]] = {}
+        for r in self.offered:
+            by_key.setdefault(r[0], []).append(r)
+        return by_key
+
     def values_for(self, key: str) -> tuple[str, ...] | None:
         """Allowed values of an ``In`` requirement on ``key`` (None: unconstrained)."""
         allowed: set[str] | None = None
-        for k, op, vals in self.offered:
-            if k == key and op == "In":
+        for _, op, vals in self.offered_by_key.get(key, ()):
+            if op == "In":
                 allowed = set(vals) if allowed is None else allowed & set(vals)
         return tuple(sorted(allowed)) if allowed is not None else None
 
@@ -356,8 +365,9 @@ def _labels_compatible(pod_reqs: list[Requirement], pool: NodePoolView) -> bool:
         if key in _RESERVATION_LABELS and op in _NEEDS_LABEL:
             pod_reqs = pod_reqs + [_RESERVED]
             break
+    offered_by_key = pool.offered_by_key
     for key, op, values in pod_reqs:
-        offered = [r for r in pool.offered if r[0] == key]
+        offered = offered_by_key.get(key)
         if not offered:
             if op in ("NotIn", "DoesNotExist"):
                 continue
