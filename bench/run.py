@@ -64,7 +64,11 @@ def timed(cmd: list[str], env: dict | None = None) -> tuple[float, int, int, flo
 
 
 def tool_exe(out: Path, package: str) -> str:
-    """``package``'s command from its own throwaway venv under ``out`` (measurement only)."""
+    """``package``'s command: from this environment when installed here (yamllint: the ``bench``
+    extra), else from its own throwaway venv under ``out`` (measurement only)."""
+    here = Path(sys.executable).with_name(package)
+    if here.exists():
+        return str(here)
     venv = out / f"{package}-venv"
     exe = venv / "bin" / package
     if not exe.exists():

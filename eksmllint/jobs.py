@@ -7,6 +7,12 @@ import os
 
 #: Fewest CPUs at which the automatic setting starts parse workers (below, transfer eats the gain).
 AUTO_MIN_CPUS = 4
+#: Share of one CPU this process must have had while it parsed for the automatic setting to fork
+#: the rules: less means other work holds the CPUs now, whatever the load average (a 1-minute mean)
+#: still says.
+MIN_CPU_SHARE = 0.8
+#: Parsing shorter than this measures too little (process CPU time ticks in 10 ms on Linux).
+MIN_MEASURED_WALL = 0.2
 
 
 def available_cpus() -> int:
@@ -44,3 +50,12 @@ def rule_jobs(jobs: int | None) -> int:
     is no transfer of documents to pay for, unlike parsing); :mod:`eksmllint.parallel` still runs
     a run too small to pay for a fork in one process."""
     return max(1, int(jobs)) if jobs else idle_cpus()
+
+
+def confirmed_rule_jobs(planned: int, cpu_s: float, wall_s: float) -> int:
+    """The automatic rule processes, checked against what parsing the run measured (``cpu_s`` of
+    this process over ``wall_s``): a process that did not get :data:`MIN_CPU_SHARE` of a CPU on its
+    own would have its fork compete with it, not run beside it, so it stays one process."""
+    if planned > 1 and wall_s >= MIN_MEASURED_WALL and cpu_s < MIN_CPU_SHARE * wall_s:
+        return 1
+    return planned

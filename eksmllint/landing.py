@@ -11,7 +11,6 @@ conclude from absence ("no pool can host it") stay silent.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -105,6 +104,8 @@ def relevant_pools(terms: list[list[Requirement]], pools: list[NodePoolView]) ->
     if names is not None and not any(p.name in names for p in pools):
         # a pool the run does not hold (created by Terraform, or a built-in Auto Mode pool) --
         # unless the name is a near miss of one it holds, which is a typo worth reporting
+        import difflib  # only for a pool name the run does not hold: not at every start-up
+
         held = [p.name for p in pools]
         if not any(difflib.get_close_matches(n, held, n=1, cutoff=0.8) for n in names):
             return None

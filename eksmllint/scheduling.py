@@ -177,11 +177,20 @@ class NodePoolView:
         reqs.append(("karpenter.sh/nodepool", "In", (self.name,)))
         return reqs
 
+    @cached_property
+    def offered_by_key(self) -> dict[str, list[Requirement]]:
+        """:attr:`offered` grouped by label key, in order: every pod term is compared with every
+        pool, so a scan of the pool's list per requirement added up (the webhook's largest cost)."""
+        by_key: dict[str, list[Requirement]] = {}
+        for r in self.offered:
+            by_key.setdefault(r[0], []).append(r)
+        return by_key
+
     def values_for(self, key: str) -> tuple[str, ...] | None:
         """Allowed values of an ``In`` requirement on ``key`` (None: unconstrained)."""
         allowed: set[str] | None = None
-        for k, op, vals in self.offered:
-            if k == key and op == "In":
+        for _, op, vals in self.offered_by_key.get(key, ()):
+            if op == "In":
                 allowed = set(vals) if allowed is None else allowed & set(vals)
         return tuple(sorted(allowed)) if allowed is not None else None
 
@@ -254,6 +263,14 @@ def instance_types_for(reqs: Iterable[Requirement]) -> tuple[InstanceType, ...] 
 
 
 @lru_cache(maxsize=4096)
+def _any_type_matches(reqs: tuple[Requirement, ...]) -> bool:
+    """Whether a catalogue type satisfies ``reqs``. Cached like :func:`_instance_types_for`: the
+    catalogue's own cache is keyed on the normalised requirements, and normalising them again on
+    every pod x pool was the largest cost of a webhook request (issue 23)."""
+    return bool(get_catalogue().matching(reqs))
+
+
+@lru_cache(maxsize=4096)
 def _instance_types_for(instance_reqs: tuple[Requirement, ...]) -> tuple[InstanceType, ...] | None:
     if not instance_reqs:
         return None
@@ -322,11 +339,10 @@ def _instance_compatible(pod_reqs: list[Requirement], pool: NodePoolView) -> boo
     pool_instance = [r for r in pool.requirements if r[0] in INSTANCE_KEYS]
     if not pod_instance or not pool_instance:
         return True
-    cat = get_catalogue()
     pod_types = instance_types_for(pod_instance)
     if pod_types is not None:
         return (
-            bool(cat.matching(pool_instance + [(INSTANCE_TYPE, "In", tuple(t.name for t in pod_types))]))
+            _any_type_matches((*pool_instance, (INSTANCE_TYPE, "In", tuple(t.name for t in pod_types))))
             if pod_types
             else False
         )
@@ -353,8 +369,9 @@ def _labels_compatible(pod_reqs: list[Requirement], pool: NodePoolView) -> bool:
         if key in _RESERVATION_LABELS and op in _NEEDS_LABEL:
             pod_reqs = pod_reqs + [_RESERVED]
             break
+    offered_by_key = pool.offered_by_key
     for key, op, values in pod_reqs:
-        offered = [r for r in pool.offered if r[0] == key]
+        offered = offered_by_key.get(key)
         if not offered:
             if op in ("NotIn", "DoesNotExist"):
                 continue

@@ -1,8 +1,9 @@
 """Launch sites: each launcher invocation of the run with where it lives (a container command or a
 Slurm batch script), and how a finding points at one of its arguments.
 
-Parsing is pure and cached per input text (``lru_cache`` keyed on immutable strings), so checks
-stay stateless while a run with many rules parses each Slurm script once.
+Parsing is pure: a run's script is parsed once and kept on its SourceFile (:func:`script_of`), so
+every rule that reads it shares one parse however many scripts the run holds; texts that are not a
+file of the run (the EML805 fix's edited scripts) go through a small per-text cache (:func:`slurm_of`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from eksmllint.checks.helpers import container_invocations
 from eksmllint.core.finding import DocPath, Finding
 from eksmllint.launch.model import ArgPosition, Invocation, Option
 from eksmllint.launch.slurm import SlurmScript, parse_sbatch, script_lines
+from eksmllint.lazy import kept_on
 from eksmllint.resource import SourceFile
 from eksmllint.workload import Container
 
@@ -23,6 +25,13 @@ from eksmllint.workload import Container
 def slurm_of(text: str) -> SlurmScript:
     """The parsed batch script (never raises)."""
     return parse_sbatch(text)
+
+
+@kept_on
+def script_of(src: SourceFile) -> SlurmScript:
+    """The run's Slurm file parsed, once per file: an LRU cache keyed on the text thrashed once a
+    run held more scripts than its size (8 rules x N scripts parses, issue 23)."""
+    return parse_sbatch(src.text or "")
 
 
 def container_text(c: Container) -> str:
@@ -92,7 +101,7 @@ def slurm_line_col(src: SourceFile | None, pos: ArgPosition | None, raw: str = "
 
 
 def slurm_files(run) -> list[tuple[SourceFile, SlurmScript]]:
-    return [(f, slurm_of(f.text)) for f in run.files if f.kind == "slurm" and isinstance(f.text, str)]
+    return [(f, script_of(f)) for f in run.files if f.kind == "slurm" and isinstance(f.text, str)]
 
 
 def slurm_sites(src: SourceFile, script: SlurmScript) -> list[Site]:

@@ -7,6 +7,7 @@ import os
 import traceback
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from time import perf_counter, process_time
 from typing import TYPE_CHECKING
 
 from eksmllint.analysis.workload_class import of_classes
@@ -385,7 +386,9 @@ def lint_paths(
 
     ``jobs``: parse in up to that many worker processes (0 = automatic, one per CPU from 4 CPUs on;
     1 = none; small inputs are parsed in-process anyway), and, for large runs, spread the rules
-    over that many forked processes (0 = one per CPU). Every rule runs once over everything loaded.
+    over that many forked processes (0 = one per idle CPU, and none when this process did not get
+    most of a CPU while it parsed: :func:`eksmllint.jobs.confirmed_rule_jobs`). Every rule runs
+    once over everything loaded.
     ``cache_dir``: reuse the parse of files whose text is unchanged (:mod:`eksmllint.cache`).
     ``follow_symlinks``: also read symlinks leading outside the directories given.
     ``progress``: reports the files read (:func:`eksmllint.loader.load`).
@@ -397,11 +400,12 @@ def lint_paths(
         from eksmllint.cache import ParseCache
 
         cache = ParseCache(cache_dir)
-    checking_jobs = 1
+    checking_jobs, automatic = 1, not jobs
     if jobs != 1:
         from eksmllint.jobs import resolve_jobs, rule_jobs
 
         jobs, checking_jobs = resolve_jobs(jobs), rule_jobs(jobs)
+    started = (process_time(), perf_counter())
     with gc_paused():
         loaded = load(
             paths,
@@ -414,6 +418,11 @@ def lint_paths(
             stdin_name=stdin_name,
         )
         context = load_context(cfg, jobs=jobs, cache=cache, follow_symlinks=follow_symlinks, progress=progress)
+        if automatic and jobs == 1 and checking_jobs > 1:  # parsed here: its CPU share is this process's
+            from eksmllint.jobs import confirmed_rule_jobs
+
+            cpu, wall = process_time() - started[0], perf_counter() - started[1]
+            checking_jobs = confirmed_rule_jobs(checking_jobs, cpu, wall)
         try:
             return lint_loaded(loaded, cfg, registry, context, rule_jobs=checking_jobs)
         finally:

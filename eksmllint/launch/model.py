@@ -86,6 +86,15 @@ class Arg:
         """Best text for matching: the resolved value if known, else the written value."""
         return self.resolved if self.resolved is not None else self.value
 
+    def at_index(self, index: int) -> Arg:
+        """This argument with its position's ``index`` set: ``dataclasses.replace`` twice, without
+        its per-field work (called for every argument of every Slurm step)."""
+        pos = object.__new__(ArgPosition)
+        pos.__dict__.update(self.position.__dict__, index=index)
+        arg = object.__new__(Arg)
+        arg.__dict__.update(self.__dict__, position=pos)
+        return arg
+
 
 @dataclass(frozen=True)
 class Option:

@@ -68,6 +68,12 @@ _OPERATORS = (
 _REDIRECTIONS = frozenset({"<<<", "<<-", "<<", ">>", "<&", ">&", "<>", ">|", "&>", "&>>", "<", ">"})
 _SEPARATORS = frozenset({"\n", ";", "&", "&&", "||", "|", "|&", ";;", ";&", ";;&"})
 _FD_REDIR_RE = re.compile(r"\d+(?=[<>])")
+#: Characters that may start an operator (digits: an ``2>`` redirection): anything else is a word.
+_OPERATOR_STARTS = frozenset("0123456789;&|()<>")
+#: A run of characters a word takes one by one as unquoted literal text (read in one step).
+_PLAIN_RUN = re.compile(r"[^ \t\r\n;&|()<>\\'\"$`]+")
+#: The same inside double quotes.
+_DQUOTE_RUN = re.compile(r'[^"\\$`]+')
 _PARAM_OPS = (":-", ":=", ":+", ":?", "##", "%%", "//", "^^", ",,", "-", "=", "+", "?", "#", "%", "/", "^", ",", ":")
 
 
@@ -130,7 +136,7 @@ class _Lexer:
         self.i = 0
         self.tokens: list[Token] = []
         self.errors: list[tuple[int, str]] = []  # (offset, message)
-        self._newlines = [k for k, ch in enumerate(text) if ch == "\n"]
+        self._newlines = [m.start() for m in re.finditer("\n", text)]
         self._pending_heredocs: list[tuple[str, bool]] = []
 
     def line_of(self, offset: int) -> int:
@@ -193,6 +199,8 @@ class _Lexer:
 
     def _match_operator(self) -> str | None:
         s, i = self.s, self.i
+        if s[i] not in _OPERATOR_STARTS:
+            return None
         m = _FD_REDIR_RE.match(s, i)
         if m is not None:
             j = m.end()
@@ -278,8 +286,10 @@ class _Lexer:
                 flush()
                 parts.append(self._read_backtick(False))
             else:
-                add_lit(c, False)
-                self.i += 1
+                m = _PLAIN_RUN.match(s, self.i)  # matches: c is none of the characters it stops at
+                end = m.end() if m is not None else self.i + 1
+                add_lit(s[self.i : end], False)
+                self.i = end
         flush()
         self.i = min(self.i, self.n)
         return Word(s[start : self.i], tuple(parts), start, self.line_of(start), array)
@@ -345,8 +355,10 @@ class _Lexer:
                 flush()
                 parts.append(self._read_backtick(True))
             else:
-                lit.append(c)
-                self.i += 1
+                m = _DQUOTE_RUN.match(s, self.i)
+                end = m.end() if m is not None else self.i + 1  # a backslash that escapes nothing
+                lit.append(s[self.i : end])
+                self.i = end
         flush()
         self.errors.append((open_at, "unterminated double quote"))
 
@@ -1364,7 +1376,7 @@ def walk_script(
         for w in rest:
             args.extend(expand_word(w, state, make_pos))
         if index_args:
-            args = [replace(a, position=replace(a.position, index=i)) for i, a in enumerate(args)]
+            args = [a.at_index(i) for i, a in enumerate(args)]
         cmd_text = text[words[0].offset : rest[-1].offset + len(rest[-1].raw)]
         out.append(CommandLine(tuple(args), env, tmp, cmd.line, cmd_text))
     return out, errors

@@ -54,3 +54,15 @@ def test_generator_is_deterministic(tmp_path):
         a = sorted((p.name, p.read_text()) for p in (tmp_path / shape / "a").rglob("*") if p.is_file())
         b = sorted((p.name, p.read_text()) for p in (tmp_path / shape / "b").rglob("*") if p.is_file())
         assert a == b and a, shape
+
+
+def test_webhook_cost_runs():
+    """bench/webhook_cost.py (a webhook request's work, counted under callgrind) keeps working."""
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "webhook_cost.py"), "--requests", "2", "--nodepools", "3"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("2 requests, ") and "3 NodePools of context" in proc.stdout

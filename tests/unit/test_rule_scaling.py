@@ -124,3 +124,71 @@ print(len(selected), len(default_registry()))
     assert out.returncode == 0, out.stderr
     selected, registered = map(int, out.stdout.split())
     assert selected < registered / 4  # EML301 and the mandatory input rules
+
+
+def test_each_slurm_script_is_parsed_once_per_run(tmp_path, monkeypatch):
+    """More scripts than the old per-text LRU cache held (128): every rule reading them parsed each
+    again, 8 parses a script (issue 23's slurm shape). Now one parse a file, whatever the count."""
+    from eksmllint.config import Config
+    from eksmllint.core.engine import lint_paths
+    from eksmllint.launch import slurm
+
+    scripts = 140
+    for n in range(scripts):
+        (tmp_path / f"train-{n}.sbatch").write_text(
+            f"#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\nsrun torchrun --nproc_per_node=8 t.py --i {n}\n"
+        )
+    calls = [0]
+    real = slurm._parse
+
+    def counting(text: str) -> slurm.SlurmScript:
+        calls[0] += 1
+        return real(text)
+
+    monkeypatch.setattr(slurm, "_parse", counting)
+    lint_paths([str(tmp_path)], Config())
+    assert calls[0] == scripts
+
+
+#: Modules a ``lint`` of one small core-kind file must not import (counted in ``sys.modules``, not
+#: timed): each is start-up a pre-commit hook would pay on every commit (issue 23).
+NOT_FOR_A_SMALL_FILE = (
+    "networkx",  # only `eksmllint graph`
+    "jsonschema",
+    "kubernetes_validate",
+    "kubernetes",
+    "httpx",
+    "multiprocessing",  # parse workers: only large inputs
+    "difflib",  # only to word a suggestion
+    "eksmllint.server",
+    "eksmllint.fix",
+    "eksmllint.cache",
+    "eksmllint.models.karpenter",  # CRD models: only for kinds the input holds
+    "eksmllint.models.kubeflow",
+    "eksmllint.models.volcano",
+)
+
+
+def test_lint_of_a_small_file_imports_no_heavy_module(tmp_path):
+    import subprocess
+    import sys
+
+    manifest = tmp_path / "job.yaml"
+    manifest.write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: a}\nspec:\n  template:\n    spec:\n"
+        "      restartPolicy: Never\n      containers: [{name: c, image: busybox:1.36, command: [sh, -c, echo]}]\n"
+    )
+    code = f"""
+import sys
+from eksmllint.cli import main
+sys.argv = ["eksmllint", "lint", "--fail-on", "never", {str(manifest)!r}]
+try:
+    main()
+except SystemExit:
+    pass
+print("imported:", *(m for m in {NOT_FOR_A_SMALL_FILE!r} if m in sys.modules))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "Linted 1 file" in out.stdout
+    assert out.stdout.splitlines()[-1] == "imported:"

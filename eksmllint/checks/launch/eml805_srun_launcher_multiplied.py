@@ -8,7 +8,7 @@ from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
-from eksmllint.analysis.launch_sites import slurm_line_col, slurm_of
+from eksmllint.analysis.launch_sites import script_of, slurm_line_col, slurm_of
 from eksmllint.checks.helpers import sentences
 from eksmllint.checks.launch._shared import procs_per_node, tasks_source
 from eksmllint.core.context import RuleContext
@@ -21,7 +21,7 @@ from eksmllint.resource import SourceFile
 def check(ctx: RuleContext, src: SourceFile) -> Iterator[Finding]:
     if src.kind != "slurm" or not isinstance(src.text, str):
         return
-    script = slurm_of(src.text)
+    script = script_of(src)
     flagged: list[tuple[Invocation, int]] = []
     for inv in script.invocations:
         if inv.launcher in PER_NODE_LAUNCHERS and inv.under_srun is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from eksmllint.analysis.launch_sites import int_opt, slurm_line_col, slurm_of, slurm_sites
+from eksmllint.analysis.launch_sites import int_opt, script_of, slurm_line_col, slurm_sites
 from eksmllint.analysis.partitions import NodeShape, partition_shape
 from eksmllint.checks.helpers import sentences
 from eksmllint.checks.launch._shared import procs_per_node, step_gpus_per_node, tasks_source
@@ -35,7 +35,7 @@ def _step_nodes(script: SlurmScript, inv: Invocation) -> tuple[int | None, str]:
 def check(ctx: RuleContext, src: SourceFile) -> Iterator[Finding]:
     if src.kind != "slurm" or not isinstance(src.text, str):
         return
-    script = slurm_of(src.text)
+    script = script_of(src)
     yield from _launcher_mismatches(ctx, src, script)
     shape = partition_shape(ctx.run, script.partition)
     if shape is not None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from eksmllint.analysis.launch_sites import slurm_line_col, slurm_of
+from eksmllint.analysis.launch_sites import script_of, slurm_line_col
 from eksmllint.core.context import RuleContext
 from eksmllint.core.finding import Finding
 from eksmllint.launch.model import Invocation, Option, parse_int
@@ -30,7 +30,7 @@ _RANK_VAR = re.compile(r"\$\{?(?:SLURM_NODEID|SLURM_PROCID)\b\}?")
 def check(ctx: RuleContext, src: SourceFile) -> Iterator[Finding]:
     if src.kind != "slurm" or not isinstance(src.text, str):
         return
-    script = slurm_of(src.text)
+    script = script_of(src)
     lines = src.text.split("\n")
     for inv in script.invocations:
         if inv.under_srun is None or not _multi_node(script, inv):

@@ -173,7 +173,7 @@ class Verdict:
 
 
 def _offered_keys(run: LintRun, _: object) -> set[str]:
-    return {k for p in run.nodepools for k, _, _ in p.offered}
+    return {k for p in run.nodepools for k in p.offered_by_key}
 
 
 def _zone_only(run: LintRun, where: Placement) -> list[NodePoolView]:

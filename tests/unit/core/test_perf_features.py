@@ -427,6 +427,34 @@ def test_automatic_jobs_use_only_idle_cpus(monkeypatch, cpus, load, rules, parse
 
 
 @needs_fork
+@pytest.mark.parametrize(
+    "cpu,wall,forks",
+    [(0.5, 0.5, 2), (0.45, 0.5, 2), (0.3, 0.5, 1), (0.0, 0.1, 2)],
+    ids=["alone", "nearly alone", "sharing its CPU", "too short to tell"],
+)
+def test_automatic_rule_processes_are_confirmed_by_the_parse(monkeypatch, tree, forking, cpu, wall, forks):
+    """The load average lags a minute: the CPU share this process measured while it parsed decides
+    too (issue 23: the default must never be slower than --jobs 1). Explicit counts are honoured."""
+    clock = {"cpu": 0.0, "wall": 0.0}
+    monkeypatch.setattr(jobs, "idle_cpus", lambda: 2)
+    monkeypatch.setattr(engine, "process_time", lambda: clock["cpu"])
+    monkeypatch.setattr(engine, "perf_counter", lambda: clock["wall"])
+    real_load = engine.load
+
+    def timed_load(*args, **kwargs):
+        clock["cpu"] += cpu
+        clock["wall"] += wall
+        return real_load(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "load", timed_load)
+    lint_paths([str(tree)], Config(), jobs=0)
+    assert len(forking) + 1 == forks
+    forking.clear()
+    lint_paths([str(tree)], Config(), jobs=2)
+    assert len(forking) == 1
+
+
+@needs_fork
 def test_an_interrupted_parent_leaves_no_child_or_pipe(tree, forking, monkeypatch):
     real_run_rules, parent = engine.run_rules, os.getpid()
 
