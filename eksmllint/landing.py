@@ -27,11 +27,11 @@ from eksmllint.scheduling import (
     NodePoolView,
     Requirement,
     Taint,
+    blocking_taints,
     compatible,
     instance_types_for,
     parse_taints,
     pod_requirement_terms,
-    tolerates,
 )
 from eksmllint.workload import PodTemplate
 from eksmllint.yamlpos import YMap
@@ -143,7 +143,7 @@ class Flavor:
     def untolerated(self, tolerations: list[dict]) -> list[Taint]:
         """The flavor's nodeTaints that keep a pod with ``tolerations`` from being admitted to it."""
         own = tolerations + self.added_tolerations
-        return [x for x in self.taints if x.effect in ("NoSchedule", "NoExecute") and not tolerates(own, x)]
+        return blocking_taints(self.taints, own)
 
 
 def queue_flavors(run, t: PodTemplate) -> tuple[Flavor, ...] | None:
@@ -232,10 +232,7 @@ def land(
         fitting = [tolerations for term, tolerations in alternatives if compatible(term, pool)]
         if not fitting:
             continue
-        blocking = [
-            [x for x in pool.taints if x.effect in ("NoSchedule", "NoExecute") and not tolerates(tolerations, x)]
-            for tolerations in fitting
-        ]
+        blocking = [blocking_taints(pool.taints, tolerations) for tolerations in fitting]
         if all(blocking):
             result.blocked.append((pool, blocking[0][0]))
         else:

@@ -133,7 +133,13 @@ def untolerated(t: PodTemplate, pool: NodePoolView, added: list[dict] | None = N
     tolerations = t.tolerations + list(DAEMONSET_TOLERATIONS) if t.resource.kind == "DaemonSet" else t.tolerations
     if added:
         tolerations = tolerations + added
-    return [x for x in pool.taints if x.effect in BLOCKING_EFFECTS and not tolerates(tolerations, x)]
+    return blocking_taints(pool.taints, tolerations)
+
+
+def blocking_taints(taints: Iterable[Taint], tolerations: list[dict]) -> list[Taint]:
+    """The scheduling taints (NoSchedule, NoExecute) among ``taints`` that ``tolerations`` do not
+    tolerate: the one test a NodePool's taints and a Kueue flavor's nodeTaints both go through."""
+    return [x for x in taints if x.effect in BLOCKING_EFFECTS and not tolerates(tolerations, x)]
 
 
 def tolerates(tolerations: Iterable[dict], taint: Taint) -> bool:

@@ -26,6 +26,29 @@ def _toleration(x: Taint) -> dict:
     return {"key": x.key, "operator": "Exists", "effect": x.effect}
 
 
+def _tolerations_path(t: PodTemplate) -> DocPath:
+    return t.spec_path + ("tolerations",)
+
+
+def _anchor(t: PodTemplate) -> DocPath:
+    """Where a finding about the pod's tolerations points: the list, else the pod spec."""
+    return _tolerations_path(t) if t.spec.get("tolerations") is not None else t.spec_path
+
+
+def _tolerate(t: PodTemplate, whose: str, taints: list[Taint]) -> Fix:
+    """The fix: append a toleration for each of ``taints`` (``whose``: "taints of NodePool x")."""
+    return Fix(
+        f"Tolerate the {whose}: {', '.join(_taint_text(x) for x in taints)}",
+        tuple(AppendItem(_tolerations_path(t), _toleration(x)) for x in taints),
+    )
+
+
+def _each(blocked: list) -> str:
+    """``name (taints); ...`` for the first three (pool or flavor, taints) pairs, then how many more."""
+    listed = "; ".join(f"{n.name} ({', '.join(_taint_text(x) for x in ts)})" for n, ts in blocked[:3])
+    return listed + (f" and {len(blocked) - 3} more" if len(blocked) > 3 else "")
+
+
 def _taint_path(x: Taint) -> DocPath:
     return ("spec", "template", "spec", "taints", x.index)
 
@@ -43,22 +66,16 @@ def _flavors(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
         return
     blocked = [(f, f.untolerated(t.tolerations)) for f in flavors]
     flavor, taints = min(blocked, key=lambda ft: (len(ft[1]), ft[0].name))
-    listed = "; ".join(f"{f.name} ({', '.join(_taint_text(x) for x in ts)})" for f, ts in blocked[:3])
-    more = f" and {len(blocked) - 3} more" if len(blocked) > 3 else ""
-    tol_path = t.spec_path + ("tolerations",)
     yield ctx.report(
         t.resource,
-        tol_path if t.spec.get("tolerations") is not None else t.spec_path,
+        _anchor(t),
         f"{pods_of(t)} tolerate the nodeTaints of no ResourceFlavor of their Kueue queue",
         detail=sentences(
-            f"The flavors and their taints: {listed}{more}",
+            f"The flavors and their taints: {_each(blocked)}",
             "Kueue admits a workload to a flavor only when its pods tolerate them, and adds no toleration "
             "for nodeTaints, so the workload stays queued",
         ),
-        fix=Fix(
-            f"Tolerate the nodeTaints of ResourceFlavor {flavor.name}: {', '.join(_taint_text(x) for x in taints)}",
-            tuple(AppendItem(tol_path, _toleration(x)) for x in taints),
-        ),
+        fix=_tolerate(t, f"nodeTaints of ResourceFlavor {flavor.name}", taints),
         related=[
             f.resource.location(("spec", "nodeTaints", x.index))
             for f, ts in blocked[:RELATED_MAX]
@@ -79,20 +96,16 @@ def _built_in(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
     if not all(taints for _, taints in blocked):
         return
     pool, taints = min(blocked, key=lambda pt: (len(pt[1]), pt[0].name))
-    tol_path = t.spec_path + ("tolerations",)
     listed = ", ".join(_taint_text(x) for x in taints)
     yield ctx.report(
         t.resource,
-        tol_path if t.spec.get("tolerations") is not None else t.spec_path,
+        _anchor(t),
         f"{pods_of(t)} pin the built-in NodePool {pool.name} but do not tolerate its taint {listed}",
         detail=sentences(
             "The pool exists without a manifest and taints every node it launches",
             f"so they stay Pending{dra_note(t)}",
         ),
-        fix=Fix(
-            f"Tolerate the taints of NodePool {pool.name}: {listed}",
-            tuple(AppendItem(tol_path, _toleration(x)) for x in taints),
-        ),
+        fix=_tolerate(t, f"taints of NodePool {pool.name}", taints),
     )
 
 
@@ -126,22 +139,15 @@ def check(ctx: RuleContext, t: PodTemplate) -> Iterator[Finding]:
         what = f"{pods_of(t)} do not tolerate the {taint_word} of NodePool {pool.name}, the only one they can run on"
         listed = f"Its {taint_word}: {', '.join(_taint_text(x) for x in taints)}"
     else:
-        listed = "; ".join(f"{p.name} ({', '.join(_taint_text(x) for x in ts)})" for p, ts in blocked[:3])
-        listed = (
-            "The NodePools and their taints: " + listed + (f" and {len(blocked) - 3} more" if len(blocked) > 3 else "")
-        )
+        listed = f"The NodePools and their taints: {_each(blocked)}"
         what = f"{pods_of(t)} tolerate the taints of no NodePool {candidates(t)}"
-    tol_path = t.spec_path + ("tolerations",)
     fix = None
     if len(blocked) == 1 or not t.resource_claims:  # which pool has DRA-claimed devices is unknown
-        fix = Fix(
-            f"Tolerate the taints of NodePool {pool.name}: {', '.join(_taint_text(x) for x in taints)}",
-            tuple(AppendItem(tol_path, _toleration(x)) for x in taints),
-        )
+        fix = _tolerate(t, f"taints of NodePool {pool.name}", taints)
     related = [p.resource.location(_taint_path(x)) for p, ts in blocked[:RELATED_MAX] for x in ts]
     yield ctx.report(
         t.resource,
-        tol_path if t.spec.get("tolerations") is not None else t.spec_path,
+        _anchor(t),
         what,
         detail=sentences(listed, f"so they stay Pending{dra_note(t)}"),
         fix=fix,
