@@ -37,7 +37,8 @@ from eksmllint.launch.command import expand_k8s_vars
 from eksmllint.launch.programs import SHELLS
 from eksmllint.launch.shell import Word as ShellWord
 from eksmllint.launch.shell import lex, split_assignment, split_commands
-from eksmllint.resource import Resource
+from eksmllint.lazy import kept_on
+from eksmllint.resource import Resource, SourceFile
 from eksmllint.workload import Container
 
 #: Programs whose arguments are text they print or compare, never options they act on: a flag
@@ -292,6 +293,13 @@ def script_calls(script: str, path: DocPath, env: dict[str, str | None]) -> tupl
     reader = _Reader(path, env)
     reader.read(_Text(script), {})
     return tuple(reader.calls)
+
+
+@kept_on
+def batch_script_calls(src: SourceFile) -> tuple[ProgramCall, ...]:
+    """The program calls of a Slurm batch script of the run, read once per file: its precision
+    flags and the configs it names are both read from them."""
+    return script_calls(src.text or "", SCRIPT_PATH, {})
 
 
 def container_calls(c: Container) -> tuple[ProgramCall, ...]:

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from eksmllint.analysis.commands import SCRIPT_PATH, CommandWord, ProgramCall, container_calls, script_calls
+from eksmllint.analysis.commands import CommandWord, ProgramCall, batch_script_calls, container_calls
 from eksmllint.checks.helpers import MountedFile, configmap_refs, find_configmap, mounted_files
 from eksmllint.launch.deepspeed import looks_like_deepspeed
 from eksmllint.resource import Resource, SourceFile
@@ -326,7 +326,7 @@ def script_configs(run, src: SourceFile) -> list[ConfigRef]:
 def _script_configs(run, src: SourceFile) -> list[ConfigRef]:
     if not isinstance(src.text, str) or not _files_by_name(run):
         return []
-    return _named_configs(run, script_calls(src.text, SCRIPT_PATH, {}), src, {}, None)[0]
+    return _named_configs(run, batch_script_calls(src), src, {}, None)[0]
 
 
 def _named_configs(

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from eksmllint.analysis.commands import SCRIPT_PATH, script_calls
+from eksmllint.analysis.commands import batch_script_calls
 from eksmllint.analysis.launch_sites import slurm_files
 from eksmllint.analysis.partitions import partition_instance, partition_nodeset
 from eksmllint.checks.precision._configs import script_config_uses
@@ -47,7 +47,7 @@ def _slurm_precisions(run, _run) -> list[ScriptPrecision]:
         nodeset = partition_nodeset(run, script.partition)
         if it is None or nodeset is None or not (it.is_nvidia or it.is_neuron):
             continue
-        words = [w for call in script_calls(src.text, SCRIPT_PATH, {}) if call.reads_arguments for w in call.words]
+        words = [w for call in batch_script_calls(src) if call.reads_arguments for w in call.words]
         uses = unambiguous(flag_uses(None, words)) + script_config_uses(run, src)
         if uses:
             hardware = f"{it.accelerator} ({it.name}, partition {script.partition!r} of NodeSet {nodeset.name!r})"
