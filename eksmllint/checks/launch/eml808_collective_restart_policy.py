@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from eksmllint.analysis.launch_sites import container_text
 from eksmllint.checks.helpers import container_invocations, sentences
 from eksmllint.core.context import RuleContext
-from eksmllint.core.finding import DocPath, Finding
+from eksmllint.core.finding import DocPath, Finding, format_path
 from eksmllint.workload import PodTemplate, Workload
 
 DEFAULT_BACKOFF_LIMIT = 6
@@ -171,7 +171,7 @@ def _retries_before_the_jobset_restarts(ctx: RuleContext, w: Workload, limit: in
             w.resource,
             path,
             f"{stated}, above max-backoff-limit {limit}: the child Job {how} before the JobSet restarts",
-            detail=f"{_dotted(at)} acts on the whole JobSet only after a child Job fails, and this child Job "
+            detail=f"{format_path(at)} acts on the whole JobSet only after a child Job fails, and this child Job "
             f"first {how} up to {backoff} times while the other pods of the {w.collective_size}-pod collective wait "
             "in a communicator that lost a rank; set backoffLimit: 0 so the first failure fails the child Job and "
             "the failurePolicy restarts (or fails) the JobSet as a whole.",
@@ -182,10 +182,6 @@ def _jobset_spec(w: Workload) -> DocPath | None:
     """Where the workload's JobSet spec is (a JobSet's own, a training runtime's template; kinds
     table ``jobset-spec``); None when it is no JobSet."""
     return w.row.jobset_spec if w.row is not None else None
-
-
-def _dotted(path: DocPath) -> str:
-    return ".".join(str(p) for p in path)
 
 
 def _unbounded_rule(ctx: RuleContext, w: Workload, failure_policy: dict, at: DocPath) -> Iterator[Finding]:
@@ -231,7 +227,7 @@ def _remedy(w: Workload) -> str:
         return "add a job policy {event: PodFailed, action: RestartJob} (and PodEvicted)"
     jobset = _jobset_spec(w)
     if jobset is not None:
-        return f"set {_dotted((*jobset, 'failurePolicy'))} (maxRestarts) so the whole JobSet restarts, with child backoffLimit: 0"
+        return f"set {format_path((*jobset, 'failurePolicy'))} (maxRestarts) so the whole JobSet restarts, with child backoffLimit: 0"
     return (
         "use a podFailurePolicy with restartPolicy: Never, backoffLimit: 0 and an outer retry, "
         "a JobSet with failurePolicy, or elastic torchrun (--max_restarts with c10d rendezvous)"
