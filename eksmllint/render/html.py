@@ -23,7 +23,7 @@ from eksmllint.core.finding import Finding, Severity
 from eksmllint.core.rule import FAMILIES
 from eksmllint.render.graph_export import ExportGraph, export_graph, node_id
 from eksmllint.render.html_assets import CSS, SCRIPT
-from eksmllint.render.svg import dom_id, legend_html, render_svg, resource_anchor
+from eksmllint.render.svg import dom_id, draw_svg, legend_html, resource_anchor
 
 if TYPE_CHECKING:
     from eksmllint.core.engine import LintResult
@@ -209,7 +209,8 @@ def _graph_section(graph: ExportGraph, linked: set[str], cap: int = GRAPH_NODE_C
     body = f'<p class="note">{note}</p>' if note else ""
     if drawn is not None and drawn.nodes:
         title = "Resource graph" + (f" (focus {drawn.focus})" if drawn.focus else "")
-        body += legend_html(drawn) + f'<div class="graph-wrap">{render_svg(drawn, linked=linked, title=title)}</div>'
+        drawing = draw_svg(drawn, linked=linked, title=title)
+        body += legend_html(drawn, bundled=drawing.bundles > 0) + f'<div class="graph-wrap">{drawing.svg}</div>'
         body += (
             '<p class="note">Hover a node for its findings; click a coloured node to jump to them. '
             "Dashed boxes are pod templates.</p>"

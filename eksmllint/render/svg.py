@@ -264,6 +264,11 @@ def _truncate(text: str, width: float, char_w: float = CHAR_W) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
+def _first(lines: list[str], limit: int) -> list[str]:
+    """At most ``limit`` lines of a tooltip, then how many were left out."""
+    return lines[:limit] + ([f"... and {len(lines) - limit} more"] if len(lines) > limit else [])
+
+
 def _node_svg(p: Placed, linked: bool) -> str:
     n = p.node
     sev = str(n.severity) if n.severity else None
@@ -272,9 +277,7 @@ def _node_svg(p: Placed, linked: bool) -> str:
     tip = [n.id]
     if n.file:
         tip.append(f"{n.file}:{n.line}" if n.line else n.file)
-    tip += [f"{f.code} [{f.severity}] {f.message}" for f in n.findings[:8]]
-    if len(n.findings) > 8:
-        tip.append(f"... and {len(n.findings) - 8} more")
+    tip += _first([f"{f.code} [{f.severity}] {f.message}" for f in n.findings], 8)
     classes = f"node node-{n.type} sev-{sev or 'none'}"
     dash = ' stroke-dasharray="4 3"' if n.type == "template" else ""
     width_px = 2.2 if sev == "error" else 1.4
@@ -340,12 +343,7 @@ def _bundle_svg(b: Bundle, placed: dict[str, Placed], column_xs: list[float]) ->
     curves = [f'<path d="{_curve(s.x + NODE_W, s.cy, jx, jy)}" {style}/>' for s in srcs]
     curves += [f'<path d="{_curve(jx, jy, d.x - 2, d.cy)}" {style} marker-end="url(#arrow-{b.type})"/>' for d in dsts]
     tip = [f"{b.type}: {len(b.sources)} \u2192 {len(b.targets)} (each source to each target)"]
-    tip += [f"from {s}" for s in b.sources[:12]] + (
-        [f"... and {len(b.sources) - 12} more"] if len(b.sources) > 12 else []
-    )
-    tip += [f"to {t}" for t in b.targets[:12]] + (
-        [f"... and {len(b.targets) - 12} more"] if len(b.targets) > 12 else []
-    )
+    tip += _first([f"from {s}" for s in b.sources], 12) + _first([f"to {t}" for t in b.targets], 12)
     if b.details:
         tip.append("detail: " + ", ".join(b.details[:8]))
     return (
@@ -374,8 +372,19 @@ def _edge_svg(src: Placed, dst: Placed, etype: str, detail: str | None, offset: 
     )
 
 
+@dataclass(frozen=True)
+class Drawing:
+    svg: str
+    bundles: int  # junctions drawn (a bundle whose sources sit right of its targets is drawn edge by edge)
+
+
 def render_svg(graph: ExportGraph, *, linked: set[str] | None = None, title: str = "Resource graph") -> str:
-    """The graph as one ``<svg>`` element (no external references: fonts come from the page).
+    """The graph as one ``<svg>`` element (no external references: fonts come from the page)."""
+    return draw_svg(graph, linked=linked, title=title).svg
+
+
+def draw_svg(graph: ExportGraph, *, linked: set[str] | None = None, title: str = "Resource graph") -> Drawing:
+    """The graph drawn, and what the legend must explain.
 
     ``linked`` holds resource ids that have a findings card to jump to in the HTML report.
     """
@@ -419,17 +428,19 @@ def render_svg(graph: ExportGraph, *, linked: set[str] | None = None, title: str
         ".eml-graph a.node-link:hover rect{filter:brightness(0.96)}"
         "</style>"
     )
-    return (
+    svg = (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="eml-graph" role="img" aria-label="{escape(title)}"'
         f' viewBox="0 0 {width:.0f} {height:.0f}" width="{width:.0f}" height="{height:.0f}"'
         f' data-nodes="{len(placed)}" data-edges="{len(drawable)}" data-curves="{curves}" data-bundles="{len(bundles)}">'
         f"<title>{escape(title)}</title>{style}<defs>{markers}</defs>"
         f'<g class="edges">{"".join(edges_svg)}</g><g class="nodes">{"".join(nodes_svg)}</g></svg>'
     )
+    return Drawing(svg, len(bundles))
 
 
-def legend_html(graph: ExportGraph) -> str:
-    """Legend for the SVG (HTML, so it wraps on narrow screens and prints with the page)."""
+def legend_html(graph: ExportGraph, *, bundled: bool = False) -> str:
+    """Legend for the SVG (HTML, so it wraps on narrow screens and prints with the page);
+    ``bundled``: the drawing has junctions (:attr:`Drawing.bundles`)."""
     cats = sorted(
         {n.category for n in graph.nodes.values()}, key=lambda c: list(CATEGORIES).index(c) if c in CATEGORIES else 99
     )
@@ -447,7 +458,7 @@ def legend_html(graph: ExportGraph) -> str:
         f' style="border-color:{EDGE_COLORS[t]}"></b>{escape(t)}</span>'
         for t in types
     )
-    if bundle_edges(graph.edges)[0]:
+    if bundled:
         edge_items += (
             '<span class="lg"><i class="junction"></i>bundle: edges of one kind from several sources to the same'
             " targets meet in a dot (hover it for the members)</span>"

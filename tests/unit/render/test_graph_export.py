@@ -387,6 +387,21 @@ def test_examples_graph_fits_the_report_width_with_bundles():
     assert all(b.find("{http://www.w3.org/2000/svg}title") is not None for b in bundled)  # members on hover
 
 
+def test_the_legend_explains_junctions_only_where_the_drawing_has_one(graph):
+    examples = export_graph(lint_paths([str(EXAMPLES)], Config()))
+    drawn, plain = svg.draw_svg(examples), svg.draw_svg(graph)
+    assert drawn.bundles >= 1 and f'data-bundles="{drawn.bundles}"' in drawn.svg
+    assert plain.bundles == 0
+    assert "junction" in svg.legend_html(examples, bundled=drawn.bundles > 0)
+    assert "junction" not in svg.legend_html(graph, bundled=plain.bundles > 0)
+    # a bundle's tooltip names its first twelve sources, then how many more
+    bundle = next(b for b in ET.fromstring(drawn.svg).iter("{http://www.w3.org/2000/svg}g") if b.get("data-sources"))
+    tip = bundle.find("{http://www.w3.org/2000/svg}title").text.splitlines()
+    sources = int(bundle.get("data-sources"))
+    assert len([t for t in tip if t.startswith("from ")]) == min(sources, 12)
+    assert (f"... and {sources - 12} more" in tip) == (sources > 12)
+
+
 def test_isotonic_spacing_is_feasible_and_optimal():
     ys = svg._isotonic_spaced([10, 0, 50], [20, 20, 20])
     assert ys[1] - ys[0] >= 20 - 1e-9 and ys[2] - ys[1] >= 20 - 1e-9
