@@ -306,6 +306,10 @@ def gc_paused() -> Iterator[None]:
     loading time (bench/README.md). Nothing freed during loading is cyclic garbage worth waiting
     for. Re-entrant and thread-safe (the webhook loads in threads): the collector is re-enabled
     when the outermost pause ends, and only if it was enabled before.
+
+    When the outermost pause ends, what it kept alive moves to the oldest generation (freeze,
+    then unfreeze): left in the youngest, the first collection after the pause would scan every
+    object loaded (0.5 s at 10,000 documents).
     """
     global _gc_depth
     with _gc_lock:
@@ -318,8 +322,11 @@ def gc_paused() -> Iterator[None]:
     finally:
         with _gc_lock:
             _gc_depth -= 1
-            if _gc_depth == 0 and _gc_paused_state["was_enabled"]:
-                gc.enable()
+            if _gc_depth == 0:
+                gc.freeze()
+                gc.unfreeze()
+                if _gc_paused_state["was_enabled"]:
+                    gc.enable()
 
 
 @dataclass(slots=True)

@@ -92,3 +92,27 @@ def test_a_long_items_list_that_is_not_a_list_kind_says_what_was_read(monkeypatc
     monkeypatch.setattr(yamlpos, "MAX_DOCUMENTS", 2)
     docs, err = yamlpos.load_yaml_stream("kind: List\n---\nkind: Other\nitems: [1, 2, 3]\n")
     assert docs[1].data["items"] == [1] and "top-level items list" in err.message
+
+
+class _CountingPattern:
+    """Stands in for :data:`yamlpos._MAY_BE_LIST`, counting the texts it reads."""
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self.pattern = pattern
+        self.searches = 0
+
+    def search(self, text: str) -> re.Match[str] | None:
+        self.searches += 1
+        return self.pattern.search(text)
+
+
+def test_only_a_text_that_spells_list_is_searched_for_a_list(monkeypatch):
+    """Counted: the line-by-line search for ``kind: List`` runs on a text that holds "List" at
+    all, never on the others (old: once per text, 40 of 40 here)."""
+    counting = _CountingPattern(yamlpos._MAY_BE_LIST)
+    monkeypatch.setattr(yamlpos, "_MAY_BE_LIST", counting)
+    texts = [_pod(i) for i in range(40)] + [f"kind: List\nitems:\n- {_pod(i)}\n" for i in range(3)]
+    for text in texts:
+        docs, err = yamlpos.load_yaml_stream(text)
+        assert err is None and len(docs) == 1
+    assert counting.searches == 3
