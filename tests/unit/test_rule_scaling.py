@@ -194,25 +194,6 @@ print("imported:", *(m for m in {NOT_FOR_A_SMALL_FILE!r} if m in sys.modules))
     assert out.stdout.splitlines()[-1] == "imported:"
 
 
-def test_pools_judged_by_definition_read_no_template_without_evidence(monkeypatch):
-    """EML101 on pools that say nothing of EFA training (no zone pinned, no EFA pod on them): the
-    pool's own definition rules them out, so the run's accelerator pods are not placed to find
-    tenants (was one placement per accelerator template, for a question already answered)."""
-    from eksmllint.checks.efa import _shared
-
-    calls = [0]
-    original = _shared.placement
-
-    def counting(*args):
-        calls[0] += 1
-        return original(*args)
-
-    monkeypatch.setattr(_shared, "placement", counting)
-    result = lint_text(TEXT, with_overrides(Config(), select=("EML101",)))
-    assert not [f for f in result.findings if f.code == "EML101"]
-    assert calls[0] == 0  # was JOBS
-
-
 def test_each_distinct_image_is_parsed_once():
     """EML807 reads JOBS training pods that share one image: one parse of the reference (was one
     per container, each scanning the reference character by character)."""

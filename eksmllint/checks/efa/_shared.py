@@ -181,11 +181,10 @@ def judged_by_definition(ctx: RuleContext, pool: NodePoolView) -> str | None:
     why it is a pool for multi-node EFA training, said with the fact that no workload was seen;
     None when a workload was seen, the evidence is thin, or the rule's ``unused-training-pools``
     option is off."""
-    if not ctx.options.get("unused-training-pools", True):
+    if not ctx.options.get("unused-training-pools", True) or accelerator_tenants(ctx.run, pool):
         return None
-    # The pool's own definition first: it reads one pool, the tenant index every template of the run.
     why = efa_training_pool(ctx.run, pool)
-    if why is None or accelerator_tenants(ctx.run, pool):
+    if why is None:
         return None
     return (
         f"a pool for multi-node EFA training by its own definition ({why}; no pod of this run that "
