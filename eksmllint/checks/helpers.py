@@ -236,14 +236,16 @@ def pod_claims(t: PodTemplate) -> list[PodClaim]:
     """The DRA ResourceClaims whose devices the pod's containers get. Rules that count devices
     (GPUs, Neuron, EFA) cannot see these: they stay silent rather than judge the pod device-less
     (EML008 says so once per pod)."""
+    entries = t.spec.get("resourceClaims")
+    if not isinstance(entries, list):
+        return []  # no claims to use (nearly every pod): its containers are not read
     used = {
         str(ref.get("name"))
         for c in t.containers + t.init_containers
         for ref in _claim_refs(c)
         if isinstance(ref, dict) and isinstance(ref.get("name"), str)
     }
-    entries = t.spec.get("resourceClaims")
-    if not used or not isinstance(entries, list):
+    if not used:
         return []
     out = []
     for i, entry in enumerate(entries):

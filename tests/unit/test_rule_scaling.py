@@ -192,3 +192,32 @@ print("imported:", *(m for m in {NOT_FOR_A_SMALL_FILE!r} if m in sys.modules))
     assert out.returncode == 0, out.stderr
     assert "Linted 1 file" in out.stdout
     assert out.stdout.splitlines()[-1] == "imported:"
+
+
+def test_each_distinct_image_is_parsed_once():
+    """EML807 reads JOBS training pods that share one image: one parse of the reference (was one
+    per container, each scanning the reference character by character)."""
+    from eksmllint.checks.launch import eml807_mutable_image as eml807
+
+    eml807.image_mutability.cache_clear()
+    lint_text(TEXT, with_overrides(Config(), select=("EML807",)))
+    info = eml807.image_mutability.cache_info()
+    assert info.misses == 1 and info.hits == JOBS - 1
+
+
+def test_pods_without_resource_claims_read_no_container_for_claims(monkeypatch):
+    """EML008 and EML103 ask every pod for its DRA claims: a pod with no ``spec.resourceClaims``
+    (nearly all) is answered without reading its containers' ``resources.claims`` (was every
+    container of every pod, once per rule)."""
+    from eksmllint.checks import helpers
+
+    calls = [0]
+    original = helpers._claim_refs
+
+    def counting(*args):
+        calls[0] += 1
+        return original(*args)
+
+    monkeypatch.setattr(helpers, "_claim_refs", counting)
+    lint_text(TEXT, with_overrides(Config(), select=("EML008", "EML103")))
+    assert calls[0] == 0  # was 2 x JOBS

@@ -3,17 +3,23 @@ one job and every restart can run different builds."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from functools import lru_cache
 
 from eksmllint.core.context import LintRun, RuleContext
 from eksmllint.core.finding import Finding
 
+#: A templated reference or a placeholder (``${TAG}``, ``{{ .Values.image }}``, ``<image>``), or text.
+_NOT_LITERAL = re.compile(r"[$<>{}\s]")
 
+
+@lru_cache(maxsize=4096)  # one parse per distinct image: thousands of pods share a handful of images
 def image_mutability(image: str) -> str | None:
     """Why an image reference is mutable (``"uses the tag latest"``, ``"has no tag"``), or None
     when it is pinned (a non-latest tag or a digest) or not a literal reference."""
     ref = image.strip()
-    if not ref or any(ch in ref for ch in "$<>{}") or any(ch.isspace() for ch in ref):
+    if not ref or _NOT_LITERAL.search(ref):
         return None  # templated or a placeholder
     repo = ref.split("/", 1)[1] if "/" in ref and _is_registry(ref.split("/", 1)[0]) else ref
     if repo.split("@")[0].rsplit(":", 1)[0] != repo.split("@")[0].rsplit(":", 1)[0].lower():
