@@ -192,3 +192,28 @@ print("imported:", *(m for m in {NOT_FOR_A_SMALL_FILE!r} if m in sys.modules))
     assert out.returncode == 0, out.stderr
     assert "Linted 1 file" in out.stdout
     assert out.stdout.splitlines()[-1] == "imported:"
+
+
+def test_landing_compares_a_pod_with_the_pools_offering_its_labels(monkeypatch):
+    """One pool per team, each pod selecting its team's label: placing a key compares it with the
+    pools that offer that label value (landing.PoolIndex), where a scan compared every key with
+    every pool (POOLS x POOLS: 0.26 s of the `nodepools` shape at 10k)."""
+    from eksmllint import landing
+    from eksmllint.core.context import LintRun
+    from eksmllint.loader.files import parse_source
+    from eksmllint.resource import SourceFile
+
+    resources, _ = parse_source(SourceFile("all.yaml", TEXT, "yaml"))
+    run = LintRun(resources, [])
+    calls = [0]
+    original = landing.compatible
+
+    def counting(*args):
+        calls[0] += 1
+        return original(*args)
+
+    monkeypatch.setattr(landing, "compatible", counting)
+    for t in run.templates:
+        team = t.node_selector["team"]
+        assert [p.name for p in run.landing(t).pools] == [f"pool-{team.split('-')[1]}"]
+    assert calls[0] <= POOLS  # one comparison per placement key (a scan: POOLS x POOLS = 1,600)
