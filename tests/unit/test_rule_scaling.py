@@ -217,3 +217,20 @@ def test_landing_compares_a_pod_with_the_pools_offering_its_labels(monkeypatch):
         team = t.node_selector["team"]
         assert [p.name for p in run.landing(t).pools] == [f"pool-{team.split('-')[1]}"]
     assert calls[0] <= POOLS  # one comparison per placement key (a scan: POOLS x POOLS = 1,600)
+
+
+def test_placement_rules_read_a_templates_requirements_once(monkeypatch):
+    """EML701/702 (through the placement verdict) and EML705 read a template's node requirements
+    with their paths: computed once per template (kept on the view), not once per rule."""
+    from eksmllint.checks.scheduling import _shared
+
+    made = [0]
+
+    class CountedReq(_shared.Req):
+        def __init__(self, *args):
+            made[0] += 1
+            super().__init__(*args)
+
+    monkeypatch.setattr(_shared, "Req", CountedReq)
+    lint_text(TEXT, with_overrides(Config(), select=("EML701", "EML702", "EML705")))
+    assert 0 < made[0] <= JOBS  # one nodeSelector requirement per template (twice before)
