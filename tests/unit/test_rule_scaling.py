@@ -234,3 +234,23 @@ def test_placement_rules_read_a_templates_requirements_once(monkeypatch):
     monkeypatch.setattr(_shared, "Req", CountedReq)
     lint_text(TEXT, with_overrides(Config(), select=("EML701", "EML702", "EML705")))
     assert 0 < made[0] <= JOBS  # one nodeSelector requirement per template (twice before)
+
+
+def test_a_quantity_text_is_parsed_once(monkeypatch):
+    """Every container of a run repeats a few quantity texts ("160Gi", "40"), read by several
+    rules each: the text is matched and converted once (42k parses of the `mixed` shape at 10k)."""
+    from eksmllint import quantity
+
+    matched = [0]
+    pattern = quantity._QTY
+
+    class Counted:
+        def match(self, text):
+            matched[0] += 1
+            return pattern.match(text)
+
+    monkeypatch.setattr(quantity, "_QTY", Counted())
+    texts = ("1234Mi", "37", "750m", "n/a")  # seen by no other test: not cached yet
+    values = [quantity.parse_quantity(text) for _ in range(500) for text in texts]
+    assert values[:4] == [1234 * 2**20, 37, quantity.Decimal("0.75"), None]
+    assert matched[0] == 4  # 2,000 before
