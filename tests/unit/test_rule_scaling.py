@@ -254,3 +254,20 @@ def test_a_quantity_text_is_parsed_once(monkeypatch):
     values = [quantity.parse_quantity(text) for _ in range(500) for text in texts]
     assert values[:4] == [1234 * 2**20, 37, quantity.Decimal("0.75"), None]
     assert matched[0] == 4  # 2,000 before
+
+
+def test_gang_missing_says_the_kueue_note_once_per_run(monkeypatch):
+    """Every EML201 finding carries the note on the Kueue release assumed: read once per run."""
+    from eksmllint.platform import Platform
+
+    asked = [0]
+    original = Platform.at_least
+
+    def counted(self, *args):
+        asked[0] += 1
+        return original(self, *args)
+
+    monkeypatch.setattr(Platform, "at_least", counted)
+    result = lint_text(TEXT, with_overrides(Config(), select=("EML201",)))
+    assert sum(f.code == "EML201" for f in result.findings) == JOBS
+    assert asked[0] == 1  # once per finding before
