@@ -93,12 +93,8 @@ def relevant_pools(terms: list[list[Requirement]], pools: list[NodePoolView]) ->
     form without pools in the run (a managed node group, HyperPod ``ml.*`` nodes), at a NodePool
     by name that the run does not hold (one created by Terraform), or could land on a pool of a
     provisioner that is recognised but not modelled."""
-    forms = aimed_forms(terms)
-    if forms is not None:
-        pools = [p for p in pools if p.form is not None and p.form.name in forms]
-    if any(not p.modelled for p in pools):
-        return None
-    if not pools:
+    pools, modelled = pool_index(pools).of_forms(aimed_forms(terms))
+    if not modelled or not pools:
         return None
     names = pinned_pool_names(terms)
     if names is not None and not any(p.name in names for p in pools):
@@ -228,7 +224,7 @@ def land(
     if relevant is None:  # judged by the pod's own selectors, as if the run held no NodePool
         return Landing(pools_present=False, terms=terms, built_in=_pinned_built_in(terms, pools, built_in))
     result = Landing(pools_present=True, terms=terms, considered=relevant)
-    for pool in relevant:
+    for pool in pool_index(pools).candidates(terms, relevant):
         fitting = [tolerations for term, tolerations in alternatives if compatible(term, pool)]
         if not fitting:
             continue
@@ -238,6 +234,91 @@ def land(
         else:
             result.pools.append(pool)
     return result
+
+
+class PoolIndex:
+    """The pools of a run by the label values they offer, so that placing a pod compares it with
+    the pools that can carry the labels it asks for, not with every pool (pods x pools was the
+    landing's cost when each team has its own pool: 500 pools x 500 placement keys)."""
+
+    def __init__(self, pools: list[NodePoolView]) -> None:
+        self.pools = pools
+        #: key -> value -> positions of the pools whose first ``In`` requirement on key allows value
+        self._by_value: dict[str, dict[str, list[int]]] = {}
+        #: key -> positions of the pools that offer key without an ``In`` requirement on it
+        self._open: dict[str, list[int]] = {}
+        for i, pool in enumerate(pools):
+            for key, offered in pool.offered_by_key.items():
+                asks = next((values for _, op, values in offered if op == "In"), None)
+                if asks is None:
+                    self._open.setdefault(key, []).append(i)
+                else:
+                    for value in asks:
+                        self._by_value.setdefault(key, {}).setdefault(value, []).append(i)
+        self._setters: dict[str, list[int]] = {}  # key -> pools that set it without offering it
+        self._forms: dict[frozenset[str] | None, tuple[list[NodePoolView], bool]] = {}
+        self._kept: dict[int, set[int]] = {}  # id of an of_forms list -> ids of its pools
+
+    def of_forms(self, forms: frozenset[str] | None) -> tuple[list[NodePoolView], bool]:
+        """The pools of provisioner ``forms`` (every pool for None) and whether placement models
+        them all: once per set of forms, not once per placement key."""
+        found = self._forms.get(forms)
+        if found is None:
+            pools = (
+                self.pools if forms is None else [p for p in self.pools if p.form is not None and p.form.name in forms]
+            )
+            found = self._forms[forms] = (pools, all(p.modelled for p in pools))
+            self._kept[id(pools)] = set(map(id, pools))
+        return found
+
+    def _unoffered_setters(self, key: str) -> list[int]:
+        found = self._setters.get(key)
+        if found is None:
+            found = self._setters[key] = [
+                i for i, p in enumerate(self.pools) if key not in p.offered_by_key and p.sets_label(key)
+            ]
+        return found
+
+    def _allowing(self, key: str, values: tuple[str, ...]) -> list[int]:
+        """Positions of every pool that can satisfy ``key In values`` (and some that cannot): a pool
+        whose ``In`` requirement on the key shares no value, or that neither offers nor sets the
+        key, is never :func:`compatible` with it."""
+        by_value = self._by_value.get(key, {})
+        found = [i for v in values for i in by_value.get(v, ())]
+        return found + self._open.get(key, []) + self._unoffered_setters(key)
+
+    def candidates(self, terms: list[list[Requirement]], relevant: list[NodePoolView]) -> list[NodePoolView]:
+        """The pools of ``relevant`` (in order) that may be compatible with one of ``terms``."""
+        positions: set[int] = set()
+        for term in terms:
+            asked = [self._allowing(key, values) for key, op, values in term if op == "In"]
+            if not asked:
+                return relevant  # a term that asks for no label value: any pool may take it
+            narrowest: list[int] = min(asked, key=len)  # one label asked suffices to rule pools out
+            positions.update(narrowest)
+        pools = self.pools
+        found = [pools[i] for i in sorted(positions)]
+        if relevant is pools:
+            return found
+        kept = self._kept.get(id(relevant)) or set(map(id, relevant))
+        return [p for p in found if id(p) in kept]
+
+
+#: The last runs' indexes, by their pool list (kept alive here, so its id is not reused); a run's
+#: pool list never changes once made, and the webhook's runs each have their own.
+_INDEXES: dict[int, tuple[list[NodePoolView], PoolIndex]] = {}
+
+
+def pool_index(pools: list[NodePoolView]) -> PoolIndex:
+    """The :class:`PoolIndex` of a run's pools, built once per pool list."""
+    found = _INDEXES.get(id(pools))
+    if found is None or found[0] is not pools or len(found[1].pools) != len(pools):
+        if len(_INDEXES) >= 8:
+            _INDEXES.clear()
+        index = PoolIndex(pools)
+        _INDEXES[id(pools)] = (pools, index)
+        return index
+    return found[1]
 
 
 def _pinned_built_in(

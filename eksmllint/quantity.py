@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 
 _SUFFIX: dict[str, int | Decimal] = {
     "Ki": 2**10,
@@ -43,17 +44,25 @@ def parse_quantity(value: object) -> Decimal | None:
     if isinstance(value, int):
         return Decimal(value) if abs(value) < _LIMIT else None
     if isinstance(value, float):
-        number, suffix = Decimal(str(value)) if math.isfinite(value) else None, ""
-    elif isinstance(value, str):
-        m = _QTY.match(value)
-        if not m:
-            return None
-        try:
-            number, suffix = Decimal(m.group(1)), m.group(2)
-        except InvalidOperation:
-            return None
-    else:
+        return _scaled(Decimal(str(value)) if math.isfinite(value) else None, "")
+    if isinstance(value, str):
+        return _parse_text(value)
+    return None
+
+
+@lru_cache(maxsize=4096)  # manifests repeat a few texts ("8", "160Gi") in every container
+def _parse_text(value: str) -> Decimal | None:
+    m = _QTY.match(value)
+    if not m:
         return None
+    try:
+        number = Decimal(m.group(1))
+    except InvalidOperation:
+        return None
+    return _scaled(number, m.group(2))
+
+
+def _scaled(number: Decimal | None, suffix: str) -> Decimal | None:
     if number is None or (number and abs(number.adjusted()) > MAX_DIGITS):
         return None
     return number * Decimal(_SUFFIX[suffix])

@@ -78,6 +78,7 @@ _COUNT_KEYS = frozenset(
 )
 
 
+@lru_cache(maxsize=4096)  # a fixed table read per pod requirement of every template
 def is_well_known(key: str) -> bool:
     """A label some NodePool provisioner (Karpenter, EKS Auto Mode) sets itself: satisfiable even
     when a NodePool does not mention it (:meth:`NodePoolView.sets_label` asks for one pool)."""

@@ -9,8 +9,8 @@ one-character deletions (names up to :data:`MAX_INDEXED_LENGTH` characters), and
 exactly one: where several names are that close (``run-0041`` for ``run-0042``, with ``run-0043``
 also there) a suggestion would be a guess between siblings. So a word costs a few dictionary
 lookups and at most one comparison. Answers are kept per word. Fixed small sets (the fields of a
-schema object) use :func:`closest`, difflib's answer. A candidate whose cheap upper bounds cannot
-beat the best so far is not given the full ratio.
+schema object) use :func:`closest`, difflib's answer. The full ratio is computed best bound
+first, and not for a candidate whose cheap upper bounds cannot beat the best so far.
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ class Names:
             return self._answers[word]
         except KeyError:
             pass
-        answer = self._answers[word] = best_match(word, self.candidates(word), self._cutoff)
+        found = self.candidates(word)  # mostly none: no matcher is built for a word without candidates
+        answer = self._answers[word] = best_match(word, found, self._cutoff) if found else None
         return answer
 
     def candidates(self, word: str) -> list[str]:
@@ -69,26 +70,27 @@ def _deletions(word: str) -> set[str]:
 
 
 def best_match(word: str, candidates: Iterable[str], cutoff: float) -> str | None:
-    """``difflib.get_close_matches(word, candidates, n=1, cutoff)``, skipping the full ratio of a
-    candidate whose cheap upper bounds cannot beat the best so far (the same answer: difflib keeps
-    the largest (ratio, name) at or above the cutoff)."""
+    """``difflib.get_close_matches(word, candidates, n=1, cutoff)``: the largest (ratio, name) at or
+    above the cutoff. The full ratio (the costly part) is computed in the order of its cheap upper
+    bound, best first, and only until no remaining bound can beat the best so far."""
     import difflib  # only for a message
 
     matcher = difflib.SequenceMatcher()
     matcher.set_seq2(word)
-    best: tuple[float, str] | None = None
+    bounded: list[tuple[float, str]] = []
     for name in candidates:
         matcher.set_seq1(name)
-        if _loses(matcher.real_quick_ratio(), name, best, cutoff) or _loses(matcher.quick_ratio(), name, best, cutoff):
-            continue
+        if matcher.real_quick_ratio() >= cutoff and (bound := matcher.quick_ratio()) >= cutoff:
+            bounded.append((bound, name))
+    best: tuple[float, str] | None = None
+    for bound, name in sorted(bounded, reverse=True):
+        if best is not None and (bound, name) < best:
+            break  # every later candidate's ratio is below its bound, below this one
+        matcher.set_seq1(name)
         score = matcher.ratio()
-        if not _loses(score, name, best, cutoff):
+        if score >= cutoff and (best is None or (score, name) > best):
             best = (score, name)
     return best[1] if best else None
-
-
-def _loses(bound: float, name: str, best: tuple[float, str] | None, cutoff: float) -> bool:
-    return bound < cutoff or (best is not None and (bound, name) < best)
 
 
 def closest(word: str, names: Iterable[str], cutoff: float) -> str | None:

@@ -221,3 +221,82 @@ def test_pods_without_resource_claims_read_no_container_for_claims(monkeypatch):
     monkeypatch.setattr(helpers, "_claim_refs", counting)
     lint_text(TEXT, with_overrides(Config(), select=("EML008", "EML103")))
     assert calls[0] == 0  # was 2 x JOBS
+
+
+def test_landing_compares_a_pod_with_the_pools_offering_its_labels(monkeypatch):
+    """One pool per team, each pod selecting its team's label: placing a key compares it with the
+    pools that offer that label value (landing.PoolIndex), where a scan compared every key with
+    every pool (POOLS x POOLS: 0.26 s of the `nodepools` shape at 10k)."""
+    from eksmllint import landing
+    from eksmllint.core.context import LintRun
+    from eksmllint.loader.files import parse_source
+    from eksmllint.resource import SourceFile
+
+    resources, _ = parse_source(SourceFile("all.yaml", TEXT, "yaml"))
+    run = LintRun(resources, [])
+    calls = [0]
+    original = landing.compatible
+
+    def counting(*args):
+        calls[0] += 1
+        return original(*args)
+
+    monkeypatch.setattr(landing, "compatible", counting)
+    for t in run.templates:
+        team = t.node_selector["team"]
+        assert [p.name for p in run.landing(t).pools] == [f"pool-{team.split('-')[1]}"]
+    assert calls[0] <= POOLS  # one comparison per placement key (a scan: POOLS x POOLS = 1,600)
+
+
+def test_placement_rules_read_a_templates_requirements_once(monkeypatch):
+    """EML701/702 (through the placement verdict) and EML705 read a template's node requirements
+    with their paths: computed once per template (kept on the view), not once per rule."""
+    from eksmllint.checks.scheduling import _shared
+
+    made = [0]
+
+    class CountedReq(_shared.Req):
+        def __init__(self, *args):
+            made[0] += 1
+            super().__init__(*args)
+
+    monkeypatch.setattr(_shared, "Req", CountedReq)
+    lint_text(TEXT, with_overrides(Config(), select=("EML701", "EML702", "EML705")))
+    assert 0 < made[0] <= JOBS  # one nodeSelector requirement per template (twice before)
+
+
+def test_a_quantity_text_is_parsed_once(monkeypatch):
+    """Every container of a run repeats a few quantity texts ("160Gi", "40"), read by several
+    rules each: the text is matched and converted once (42k parses of the `mixed` shape at 10k)."""
+    from eksmllint import quantity
+
+    matched = [0]
+    pattern = quantity._QTY
+
+    class Counted:
+        def match(self, text):
+            matched[0] += 1
+            return pattern.match(text)
+
+    monkeypatch.setattr(quantity, "_QTY", Counted())
+    texts = ("1234Mi", "37", "750m", "n/a")  # seen by no other test: not cached yet
+    values = [quantity.parse_quantity(text) for _ in range(500) for text in texts]
+    assert values[:4] == [1234 * 2**20, 37, quantity.Decimal("0.75"), None]
+    assert matched[0] == 4  # 2,000 before
+
+
+def test_gang_missing_says_the_kueue_note_once_per_run(monkeypatch):
+    """Every EML201 finding carries the note on the Kueue release assumed: read once per run."""
+    from eksmllint.platform import Platform
+
+    asked = [0]
+    original = Platform.at_least
+
+    def counted(self, *args):
+        asked[0] += 1
+        return original(self, *args)
+
+    monkeypatch.setattr(Platform, "at_least", counted)
+    result = lint_text(TEXT, with_overrides(Config(), select=("EML201",)))
+    assert sum(f.code == "EML201" for f in result.findings) == JOBS
+    assert asked[0] == 1  # once per finding before

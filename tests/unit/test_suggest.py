@@ -17,17 +17,22 @@ from eksmllint.core.engine import lint_text
 from eksmllint.suggest import MAX_COMPARED, Names, closest
 
 
-@pytest.fixture
-def comparisons(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+def _counted(monkeypatch: pytest.MonkeyPatch, method: str) -> list[int]:
+    """Calls of ``SequenceMatcher.<method>`` from now on, in a one-item list."""
     count = [0]
-    original = difflib.SequenceMatcher.real_quick_ratio
+    original = getattr(difflib.SequenceMatcher, method)
 
     def counted(self: difflib.SequenceMatcher) -> float:
         count[0] += 1
         return original(self)
 
-    monkeypatch.setattr(difflib.SequenceMatcher, "real_quick_ratio", counted)
+    monkeypatch.setattr(difflib.SequenceMatcher, method, counted)
     return count
+
+
+@pytest.fixture
+def comparisons(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    return _counted(monkeypatch, "real_quick_ratio")
 
 
 WORD = st.text(alphabet="abcde-0123", min_size=1, max_size=12)
@@ -128,3 +133,13 @@ def test_unknown_kinds_bounded(comparisons: list[int]) -> None:
     result = lint_text(core + crd, with_overrides(Config(), select=("EML002", "EML004")))
     assert {f.code for f in result.findings} >= {"EML002", "EML004"}
     assert 0 < comparisons[0] <= 2 * docs * MAX_COMPARED  # each table has fewer kinds
+
+
+def test_full_ratio_only_for_candidates_that_can_still_win(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Numbered siblings all pass the cheap bounds; the full ratio (most of a comparison's cost:
+    EML703 on a 1k-document run of dangling references spent half its time there) is computed best
+    bound first, until no bound can beat the best."""
+    full = _counted(monkeypatch, "ratio")
+    names = [f"train-config-{i:02d}" for i in range(MAX_COMPARED)]
+    assert closest("train-config-07x", names, cutoff=0.75) == "train-config-07"
+    assert full[0] <= 2  # the siblings pass the cheap bounds: 8 full ratios before

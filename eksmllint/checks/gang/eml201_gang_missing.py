@@ -15,8 +15,9 @@ from eksmllint.checks.gang._shared import (
     pod_breakdown,
 )
 from eksmllint.checks.helpers import sentences
-from eksmllint.core.context import RuleContext
+from eksmllint.core.context import LintRun, RuleContext
 from eksmllint.core.finding import Finding
+from eksmllint.platform import Platform
 from eksmllint.quantity import parse_int
 from eksmllint.workload import PodTemplate, Workload
 
@@ -173,9 +174,14 @@ def _lws_finding(ctx: RuleContext, w: Workload) -> Finding:
 
 def _kueue_note(ctx: RuleContext) -> str:
     """What the suggested Kueue queue brings with the Kueue release assumed: quota admission is
-    all-or-nothing in every release, that the pods also start together needs waitForPodsReady."""
-    kueue = ctx.platform.describe("kueue")
-    if ctx.platform.at_least("kueue", KUEUE_PODS_READY_DEFAULT):
+    all-or-nothing in every release, that the pods also start together needs waitForPodsReady.
+    Once per run: every finding says it, and it reads only the run's platform."""
+    return ctx.run.once("eml201-kueue-note", ctx.platform, _kueue_text)
+
+
+def _kueue_text(_run: LintRun, platform: Platform) -> str:
+    kueue = platform.describe("kueue")
+    if platform.at_least("kueue", KUEUE_PODS_READY_DEFAULT):
         return (
             f"; with a Kueue queue a workload whose pods are not all ready within 30 minutes is evicted and "
             f"requeued: {kueue} enables waitForPodsReady by default"

@@ -19,6 +19,7 @@ from eksmllint.analysis.placement import Placement, placement, serves
 from eksmllint.core.context import LintRun, RuleContext
 from eksmllint.core.finding import DocPath
 from eksmllint.landing import queue_flavors
+from eksmllint.lazy import kept_on
 from eksmllint.resource import Resource
 from eksmllint.scheduling import (
     INSTANCE_KEYS,
@@ -54,9 +55,11 @@ class Req:
         return (self.key, self.op, self.values)
 
 
+@kept_on
 def requirement_terms(t: PodTemplate) -> list[list[Req]]:
     """OR-of-ANDs like :func:`eksmllint.scheduling.pod_requirement_terms`, keeping paths so findings
-    can point at the offending selector (should move into the core next to that function)."""
+    can point at the offending selector (should move into the core next to that function). Once
+    per template: EML701/702 (through :func:`admitted_terms`) and EML705 read the same terms."""
     sp = t.spec_path
     base = [Req(k, "In", (v,), sp + ("nodeSelector", k)) for k, v in t.node_selector.items()]
     aff_path = sp + ("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
