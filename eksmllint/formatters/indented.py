@@ -1,9 +1,9 @@
-"""``json.dumps(obj, indent=2)``, byte for byte, in about half the time.
+"""``json.dumps(obj, indent=2)``, byte for byte, in two thirds of the time.
 
 With an indent the standard library encodes in Python, through one generator per container level
 (each chunk of a finding climbs four or five ``yield from`` frames); its C encoder only writes
-compact JSON. Reports of tens of thousands of findings spent 0.8 s there at 10,000 documents. This
-writer appends every item to one list, and encodes strings with the C string encoder.
+compact JSON. The 44k findings of a 10,000-document JSON report took 0.75 s there, 0.5 s here:
+this writer appends every item to one list, and encodes strings with the C string encoder.
 """
 
 from __future__ import annotations
