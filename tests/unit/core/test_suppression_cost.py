@@ -22,7 +22,8 @@ def _job(i: int) -> str:
 
 def test_a_finding_reads_only_its_own_documents_annotations():
     """Each finding looked through every annotated resource of the run: findings x annotations
-    (2,000 of each: 1.3 s). Counted in lines of the suppression module run while linting."""
+    (2,000 of each: 0.10 s of CPU, 0.005 s now). Counted in lines of the suppression module run
+    while linting."""
     lines = 0
 
     def trace(frame, event, arg):
