@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from eksmllint.core.finding import Finding
+from eksmllint.formatters.indented import indented_json
 from eksmllint.formatters.places import ReportPaths, fingerprints
 
 VERSION = 2
@@ -54,7 +55,7 @@ def write_baseline(path: str, findings: list[Finding], paths: ReportPaths) -> in
         key=lambda e: (e["file"], e["code"], e["fingerprint"]),
     )
     doc = {"version": VERSION, "tool": "eksmllint", "findings": entries}
-    Path(path).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    Path(path).write_text(indented_json(doc) + "\n", encoding="utf-8")
     return len(entries)
 
 

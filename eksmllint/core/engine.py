@@ -285,7 +285,7 @@ class Linter:
         findings = suppression.apply(findings, scope, self.mandatory)
         if suppression.UNUSED_CODE in self.enabled:
             findings += suppression.unused(scope)
-        return in_order(set(findings))
+        return in_order(findings)
 
     def _caused_by(self, run: LintRun, findings: list[Finding], context_paths: set[str]) -> list[Finding]:
         """Findings anchored in a context file whose related locations lie in a linted file, made

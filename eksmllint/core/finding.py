@@ -175,12 +175,14 @@ def finding_order(f: Finding) -> tuple:
 
 
 def in_order(findings: Iterable[Finding]) -> list[Finding]:
-    """``findings`` sorted by :func:`finding_order`, which only findings that tie on their
-    :meth:`~Finding.sort_key` need in full (formatting every path costs more than the sort)."""
+    """The distinct ``findings`` (two rules may report one thing twice), sorted by
+    :func:`finding_order`, which only findings that tie on their :meth:`~Finding.sort_key` need in
+    full (formatting every path costs more than the sort). Equal findings tie on it too, so only
+    ties are hashed to drop duplicates (hashing every finding cost as much as the sort)."""
     out: list[Finding] = []
     for _, group in groupby(sorted(findings, key=Finding.sort_key), key=Finding.sort_key):
         tied = list(group)
-        out.extend(tied if len(tied) == 1 else sorted(tied, key=finding_order))
+        out.extend(tied if len(tied) == 1 else sorted(set(tied), key=finding_order))
     return out
 
 

@@ -37,7 +37,9 @@ class Suppression:
 
 @dataclass
 class _Scope:
-    resource_supps: dict[tuple[str, int, tuple], list[Suppression]] = field(default_factory=dict)
+    #: (file, document) -> resource base path -> annotations: a finding reads its own document's
+    #: (one scan of every annotated resource per finding was findings x annotations).
+    resource_supps: dict[tuple[str, int], dict[tuple, list[Suppression]]] = field(default_factory=dict)
     line_supps: dict[tuple[str, int], list[Suppression]] = field(default_factory=dict)
     path_supps: list[tuple[str, Suppression]] = field(default_factory=list)
 
@@ -83,7 +85,8 @@ def collect(
         codes, unknown, refused = _codes(registry, written, single_rule_annotations)
         loc = res.location(("metadata", "annotations", ANNOTATION))
         supp = Suppression(f"annotation {ANNOTATION}", codes, loc, unknown, refused)
-        scope.resource_supps.setdefault((res.doc.file.path, res.doc.index, res.base_path), []).append(supp)
+        in_doc = scope.resource_supps.setdefault((res.doc.file.path, res.doc.index), {})
+        in_doc.setdefault(res.base_path, []).append(supp)
     for src in files:
         if src.text is None or "eksmllint:" not in src.text:
             continue
@@ -123,8 +126,8 @@ def apply(findings: list[Finding], scope: _Scope, mandatory: frozenset[str]) -> 
 
 def _match(f: Finding, scope: _Scope) -> Suppression | None:
     loc = f.location
-    for (file, doc, base), supps in scope.resource_supps.items():
-        if file == loc.file and doc == loc.doc_index and loc.path[: len(base)] == base and f.resource is not None:
+    for base, supps in scope.resource_supps.get((loc.file, loc.doc_index), {}).items():
+        if loc.path[: len(base)] == base and f.resource is not None:
             for s in supps:
                 if f.code in s.codes:
                     return s
@@ -142,7 +145,7 @@ def unused(scope: _Scope) -> list[Finding]:
     """EML006 findings for suppressions that matched nothing or name unknown rules."""
     seen: set[int] = set()
     out = []
-    all_supps = [s for v in scope.resource_supps.values() for s in v]
+    all_supps = [s for in_doc in scope.resource_supps.values() for v in in_doc.values() for s in v]
     all_supps += [s for v in scope.line_supps.values() for s in v]
     for s in all_supps:
         if id(s) in seen or not s.reportable:

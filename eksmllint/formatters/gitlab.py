@@ -3,9 +3,8 @@ file, rule, resource and document path (GitLab shows one issue per fingerprint).
 
 from __future__ import annotations
 
-import json
-
 from eksmllint.core.finding import Severity
+from eksmllint.formatters.indented import indented_json
 from eksmllint.formatters.places import ReportPaths, fingerprints
 
 _SEVERITY = {Severity.ERROR: "critical", Severity.WARNING: "major", Severity.INFO: "info"}
@@ -33,4 +32,4 @@ def render(result, registry, options) -> str:
                 "location": {"path": place.path, "lines": {"begin": max(place.line, 1)}},
             }
         )
-    return json.dumps(issues, indent=2) + "\n"
+    return indented_json(issues) + "\n"

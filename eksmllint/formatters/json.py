@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 from eksmllint import __version__
 from eksmllint.core.finding import Finding
+from eksmllint.formatters.indented import indented_json
 
 SCHEMA_VERSION = 1
 
@@ -60,4 +59,4 @@ def render(result, registry, options) -> str:
         "skipped": [{"file": s.file, "reason": s.reason} for s in result.skipped],
         "findings": [finding_dict(f) for f in result.findings],
     }
-    return json.dumps(doc, indent=2, sort_keys=False) + "\n"
+    return indented_json(doc) + "\n"

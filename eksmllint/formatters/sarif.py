@@ -9,12 +9,13 @@ written with a SARIF ``suppressions`` entry (``inSource`` for annotations and co
 
 from __future__ import annotations
 
-import json
+from functools import lru_cache
 from pathlib import Path
 from urllib.parse import quote
 
 from eksmllint import __version__
 from eksmllint.core.finding import Severity
+from eksmllint.formatters.indented import indented_json
 from eksmllint.formatters.places import Place, ReportPaths, fingerprints
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -48,6 +49,7 @@ def _location(place: Place) -> dict:
     return {"physicalLocation": physical}
 
 
+@lru_cache(maxsize=4096)  # a report names a file once per finding: pathlib's parse once per file
 def _uri(path: str) -> str:
     """A URI reference: repository-relative paths percent-encoded (a ``:`` in the first segment
     would read as a scheme), paths outside the repository as ``file://`` URIs."""
@@ -99,4 +101,4 @@ def render(result, registry, options) -> str:
             }
         ],
     }
-    return json.dumps(doc, indent=2) + "\n"
+    return indented_json(doc) + "\n"
