@@ -27,6 +27,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from eksmllint.yamlpos import to_plain
+
 _Model = TypeVar("_Model", bound=BaseModel)
 FORMAT = 1
 _DIGEST = 16  # bytes of blake2b over an entry's payload, in front of it
@@ -48,8 +50,8 @@ def cache_dir() -> Path | None:
     given = os.environ.get("EKSMLLINT_TABLE_CACHE")
     if given is not None:
         return Path(given) if given else None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "eksmllint" / f"tables-v{FORMAT}"
+    base = Path(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"))
+    return base / "eksmllint" / f"tables-v{FORMAT}" if base.is_absolute() else None  # no home: no cache
 
 
 @lru_cache(maxsize=1)
@@ -66,21 +68,12 @@ def _salt() -> bytes:
     return h.digest()
 
 
-def plain(value: Any) -> Any:
-    """``value`` with dict and list subclasses (the loader's YMap/YList) as plain dicts and lists."""
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [plain(v) for v in value]
-    return value
-
-
 def parsed(text: str, parse: Callable[[str], Any]) -> Any:
     """``parse(text)`` as plain data, read from the cache when this text was parsed before.
     Errors of ``parse`` are raised as they are (nothing is cached for them)."""
     directory = cache_dir()
     if directory is None:
-        return plain(parse(text))
+        return to_plain(parse(text))
     h = hashlib.blake2b(_salt(), digest_size=20)
     h.update(f"{parse.__module__}.{parse.__qualname__}\0".encode())
     h.update(text.encode("utf-8", "surrogatepass"))
@@ -88,7 +81,7 @@ def parsed(text: str, parse: Callable[[str], Any]) -> Any:
     found = _read(directory / key, key)
     if found is not None:
         return found[0]
-    data = plain(parse(text))
+    data = to_plain(parse(text))
     _write(directory / key, key, data)
     return data
 

@@ -114,3 +114,12 @@ def test_another_eksmllint_version_does_not_read_the_entries(cache, parses, monk
         tables._salt.cache_clear()
     assert len(parses) == 2
     assert len(os.listdir(cache)) == 2
+
+
+def test_without_a_home_there_is_no_cache_in_the_working_directory(monkeypatch):
+    monkeypatch.delenv("EKSMLLINT_TABLE_CACHE", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr(os.path, "expanduser", lambda path: path)  # what it returns when HOME is unknown
+    assert tables.cache_dir() is None
+    monkeypatch.setenv("XDG_CACHE_HOME", "/var/cache/me")
+    assert tables.cache_dir() == tables.Path("/var/cache/me/eksmllint/tables-v1")
