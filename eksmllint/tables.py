@@ -27,8 +27,6 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from eksmllint.yamlpos import to_plain
-
 _Model = TypeVar("_Model", bound=BaseModel)
 FORMAT = 1
 _DIGEST = 16  # bytes of blake2b over an entry's payload, in front of it
@@ -71,6 +69,8 @@ def _salt() -> bytes:
 def parsed(text: str, parse: Callable[[str], Any]) -> Any:
     """``parse(text)`` as plain data, read from the cache when this text was parsed before.
     Errors of ``parse`` are raised as they are (nothing is cached for them)."""
+    from eksmllint.yamlpos import to_plain  # not at import: `eksmllint --help` reads no table
+
     directory = cache_dir()
     if directory is None:
         return to_plain(parse(text))
