@@ -16,11 +16,13 @@ types in :mod:`.labels`, requirement normalisation in :mod:`.requirements`.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from importlib import resources
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from eksmllint.tables import parsed
 from eksmllint.yamlpos import YAMLLoadError, load_data
 
 from .allocatable import karpenter_allocatable_cpu_millis, karpenter_allocatable_memory_mib, kubelet_allocatable
@@ -80,10 +82,10 @@ __all__ = [
 # --------------------------------------------------------------------------------------------
 # Loading
 # --------------------------------------------------------------------------------------------
-def parse_catalogue(text: str) -> Catalogue:
+def parse_catalogue(text: str, parse: Callable[[str], Any] = load_data) -> Catalogue:
     """Parse and validate catalogue YAML text; raises :class:`CatalogueError` on any problem."""
     try:
-        data = load_data(text)
+        data = parse(text)
     except YAMLLoadError as exc:
         raise CatalogueError(f"instance catalogue is not valid YAML: line {exc.line}: {exc.message}") from exc
     if not isinstance(data, dict):
@@ -94,11 +96,11 @@ def parse_catalogue(text: str) -> Catalogue:
         raise CatalogueError(f"instance catalogue failed validation:\n{exc}") from exc
 
 
-def parse_facts(model: type[_Facts], text: str, what: str) -> _Facts:
+def parse_facts(model: type[_Facts], text: str, what: str, parse: Callable[[str], Any] = load_data) -> _Facts:
     """Parse and validate a small facts table (``network_interfaces.yaml``, ``efa_hugepages.yaml``)
     with its pydantic ``model``; raises :class:`CatalogueError` naming ``what`` on any problem."""
     try:
-        data = load_data(text)
+        data = parse(text)
     except YAMLLoadError as exc:
         raise CatalogueError(f"{what} are not valid YAML: line {exc.line}: {exc.message}") from exc
     try:
@@ -109,11 +111,19 @@ def parse_facts(model: type[_Facts], text: str, what: str) -> _Facts:
 
 def packaged_facts(model: type[_Facts], filename: str, what: str) -> _Facts:
     """A facts table packaged beside this module, parsed and validated."""
-    return parse_facts(model, resources.files(__name__).joinpath(filename).read_text(encoding="utf-8"), what)
+    return parse_facts(model, _packaged_text(filename), what, _cached_parse)
 
 
 @functools.lru_cache(maxsize=1)
 def get_catalogue() -> Catalogue:
     """The packaged catalogue (``instances.yaml``), loaded and validated once per process."""
-    text = resources.files(__name__).joinpath("instances.yaml").read_text(encoding="utf-8")
-    return parse_catalogue(text)
+    return parse_catalogue(_packaged_text("instances.yaml"), _cached_parse)
+
+
+def _packaged_text(filename: str) -> str:
+    return resources.files(__name__).joinpath(filename).read_text(encoding="utf-8")
+
+
+def _cached_parse(text: str) -> Any:
+    """A packaged table's parse, kept in the table cache (eksmllint.tables): validation still runs."""
+    return parsed(text, load_data)

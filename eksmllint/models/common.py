@@ -16,7 +16,7 @@ required field is reported, and a manifest it accepts passes.  Two principles fo
 to pin down (we still type the fields we know).
 """
 
-from __future__ import annotations
+# No postponed annotations here: pydantic eval()s each annotation text as it builds a class (see the package doc).
 
 import datetime as _dt
 import re

@@ -4,7 +4,7 @@ Source: kubernetes-sigs/jobset ``api/jobset/v1alpha2/jobset_types.go``.  The chi
 ``template`` is a batch ``JobTemplateSpec`` and stays opaque (core validation).
 """
 
-from __future__ import annotations
+# No postponed annotations here: pydantic eval()s each annotation text as it builds a class (see the package doc).
 
 from typing import Annotated
 

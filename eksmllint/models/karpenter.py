@@ -9,7 +9,7 @@ reports the deprecation, and its field set is different enough (``expireAfter`` 
 ``disruption``, ``nodeClassRef.apiVersion``) that strict checks would only add noise.
 """
 
-from __future__ import annotations
+# No postponed annotations here: pydantic eval()s each annotation text as it builds a class (see the package doc).
 
 from typing import Annotated, Any
 

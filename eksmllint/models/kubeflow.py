@@ -14,7 +14,7 @@ operator accepts; the operators normalise the case of these keys before validati
 the comparison is case-insensitive.
 """
 
-from __future__ import annotations
+# No postponed annotations here: pydantic eval()s each annotation text as it builds a class (see the package doc).
 
 from typing import Annotated, Any
 

@@ -7,7 +7,7 @@ visible difference between the versions is the cohort field: ``cohort`` in v1bet
 Policy sub-objects (preemption, flavorFungibility, fairSharing ...) stay opaque.
 """
 
-from __future__ import annotations
+# No postponed annotations here: pydantic eval()s each annotation text as it builds a class (see the package doc).
 
 from typing import Annotated
 

@@ -3,7 +3,7 @@
 Source: kubernetes-sigs/lws ``api/leaderworkerset/v1/leaderworkerset_types.go``.
 """
 
-from __future__ import annotations
+# No postponed annotations here: pydantic eval()s each annotation text as it builds a class (see the package doc).
 
 from typing import Annotated
 

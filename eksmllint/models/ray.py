@@ -7,7 +7,7 @@ any current release validate.  ``rayStartParams`` is ``map[string]string`` in th
 unquoted number there (``num-gpus: 8``) is rejected by the API server, and reported here.
 """
 
-from __future__ import annotations
+# No postponed annotations here: pydantic eval()s each annotation text as it builds a class (see the package doc).
 
 from typing import Annotated
 

@@ -10,7 +10,7 @@ Only the envelope is checked (``spec`` must be a mapping); the spec schemas chan
 releases faster than eksmllint's rules need them.
 """
 
-from __future__ import annotations
+# No postponed annotations here: pydantic eval()s each annotation text as it builds a class (see the package doc).
 
 from .common import KubeObject, Obj
 

@@ -7,7 +7,7 @@ Sources: volcano-sh/apis ``pkg/apis/batch/v1alpha1/job.go``, ``pkg/apis/bus/v1al
 PodGroup fields are the ones the Kubeflow Trainer coscheduling plugin sets.
 """
 
-from __future__ import annotations
+# No postponed annotations here: pydantic eval()s each annotation text as it builds a class (see the package doc).
 
 from typing import Annotated, Any
 

@@ -100,7 +100,8 @@ def test_find_in_a_namespace_reads_only_that_namespace():
 
 
 def test_only_selected_rule_modules_are_imported(tmp_path):
-    """Start-up (issue 23): the registry imports no check module; a run imports its selected ones."""
+    """Start-up (issue 23): the registry imports no check module; a run imports its selected ones
+    that have something to judge (EML301 has no pod template here)."""
     import subprocess
     import sys
 
@@ -117,7 +118,8 @@ assert len(default_registry()) > 50 and checks() == [], checks()
 cfg = with_overrides(Config(), select=("EML301",))
 lint_paths([{str(manifest)!r}], cfg)
 selected = sorted(check_module(r.code, r.slug) for r in select_rules(default_registry(), cfg))
-assert checks() == selected and "eksmllint.checks.shm.eml301_shm_missing" in selected, (checks(), selected)
+assert set(checks()) < set(selected) and "eksmllint.checks.shm.eml301_shm_missing" in selected, (checks(), selected)
+assert "eksmllint.checks.input.eml001_yaml_invalid" in checks(), checks()
 print(len(selected), len(default_registry()))
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
@@ -166,6 +168,8 @@ NOT_FOR_A_SMALL_FILE = (
     "eksmllint.models.karpenter",  # CRD models: only for kinds the input holds
     "eksmllint.models.kubeflow",
     "eksmllint.models.volcano",
+    "eksmllint.checks.disruption.eml501_nodepool_disruption_budget",  # rules with no target in the run
+    "eksmllint.checks.storage.eml901_fsx_parameters",
 )
 
 

@@ -918,3 +918,27 @@ def test_seed_documents(shared: Path) -> None:
     issues = validate_crd(nodeclass)
     assert issues is not None
     assert 'missing required field "spec.amiSelectorTerms"' in [i.message for i in issues]
+
+
+def test_model_classes_leave_pydantic_no_annotation_text_to_eval():
+    """Postponed annotations (``from __future__ import annotations``) make pydantic ``eval()`` each
+    field's annotation text while building a class; the model modules' annotations are objects."""
+    import importlib
+    import inspect
+
+    from pydantic import BaseModel
+
+    from eksmllint.models import _MODEL_TABLE
+
+    texts = []
+    classes = 0
+    for name in sorted({"common", *(module for module, _ in _MODEL_TABLE.values())}):
+        module = importlib.import_module(f"eksmllint.models.{name}")
+        for cls in vars(module).values():
+            if inspect.isclass(cls) and issubclass(cls, BaseModel) and cls.__module__ == module.__name__:
+                classes += 1
+                texts += [
+                    f"{cls.__name__}.{f}" for f, a in vars(cls).get("__annotations__", {}).items() if isinstance(a, str)
+                ]
+    assert classes > 50
+    assert texts == []
