@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import os
 import traceback
 from collections.abc import Iterable, Sequence
@@ -425,20 +424,14 @@ def lint_paths(
 
             cpu, wall = process_time() - started[0], perf_counter() - started[1]
             checking_jobs = confirmed_rule_jobs(checking_jobs, cpu, wall)
-        try:
-            return lint_loaded(loaded, cfg, registry, context, rule_jobs=checking_jobs)
-        finally:
-            gc.freeze()
-            gc.unfreeze()
+        return lint_loaded(loaded, cfg, registry, context, rule_jobs=checking_jobs)
 
 
 # Why the rules run with the cyclic GC paused too: a lint run makes next to no cyclic garbage
 # (606 objects at 10,000 documents as at 7, all from start-up), while its collections re-scanned
 # the documents, views and caches the rules build: 925 collections, 0.6-0.8 s at 10,000
-# documents, finding nothing. Objects are still freed by reference counting. Why freeze and
-# unfreeze before the pause ends: that moves everything alive to the oldest generation, so the
-# first collection after the pause does not scan every object allocated during it (0.5 s at
-# 10,000 documents).
+# documents, finding nothing. Objects are still freed by reference counting; what the run kept
+# alive moves to the oldest generation when the pause ends (gc_paused).
 
 
 def lint_text(
