@@ -53,19 +53,25 @@ spec:
 TEXT = "---\n".join([_pool(j) for j in range(POOLS)] + [_job(i) for i in range(JOBS)])
 
 
+def count_calls(monkeypatch, owner: object, name: str) -> list[int]:
+    """Wrap ``owner.name`` (a function or method) so each call is counted in the list returned."""
+    calls = [0]
+    original = getattr(owner, name)
+
+    def counting(*args, **kwargs):
+        calls[0] += 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counting)
+    return calls
+
+
 @pytest.mark.parametrize(
     "module, counted, code",
     [(eml106, "placement", "EML106"), (eml501, "_hosting_ids", "EML501")],
 )
 def test_per_pool_rules_read_each_template_once(monkeypatch, module, counted, code):
-    calls = [0]
-    original = getattr(module, counted)
-
-    def counting(*args):
-        calls[0] += 1
-        return original(*args)
-
-    monkeypatch.setattr(module, counted, counting)
+    calls = count_calls(monkeypatch, module, counted)
     result = lint_text(TEXT, with_overrides(Config(), select=(code,)))
     assert sum(f.code == code for f in result.findings) == POOLS  # every pool serves training
     assert 0 < calls[0] <= JOBS  # once per template (a scan per pool: POOLS x JOBS)
@@ -140,14 +146,7 @@ def test_each_slurm_script_is_parsed_once_per_run(tmp_path, monkeypatch):
         (tmp_path / f"train-{n}.sbatch").write_text(
             f"#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\nsrun torchrun --nproc_per_node=8 t.py --i {n}\n"
         )
-    calls = [0]
-    real = slurm._parse
-
-    def counting(text: str) -> slurm.SlurmScript:
-        calls[0] += 1
-        return real(text)
-
-    monkeypatch.setattr(slurm, "_parse", counting)
+    calls = count_calls(monkeypatch, slurm, "_parse")
     lint_paths([str(tmp_path)], Config())
     assert calls[0] == scripts
 
@@ -215,14 +214,7 @@ def test_pods_without_resource_claims_read_no_container_for_claims(monkeypatch):
     container of every pod, once per rule)."""
     from eksmllint.checks import helpers
 
-    calls = [0]
-    original = helpers._claim_refs
-
-    def counting(*args):
-        calls[0] += 1
-        return original(*args)
-
-    monkeypatch.setattr(helpers, "_claim_refs", counting)
+    calls = count_calls(monkeypatch, helpers, "_claim_refs")
     lint_text(TEXT, with_overrides(Config(), select=("EML008", "EML103")))
     assert calls[0] == 0  # was 2 x JOBS
 
@@ -238,14 +230,7 @@ def test_landing_compares_a_pod_with_the_pools_offering_its_labels(monkeypatch):
 
     resources, _ = parse_source(SourceFile("all.yaml", TEXT, "yaml"))
     run = LintRun(resources, [])
-    calls = [0]
-    original = landing.compatible
-
-    def counting(*args):
-        calls[0] += 1
-        return original(*args)
-
-    monkeypatch.setattr(landing, "compatible", counting)
+    calls = count_calls(monkeypatch, landing, "compatible")
     for t in run.templates:
         team = t.node_selector["team"]
         assert [p.name for p in run.landing(t).pools] == [f"pool-{team.split('-')[1]}"]
@@ -293,14 +278,7 @@ def test_gang_missing_says_the_kueue_note_once_per_run(monkeypatch):
     """Every EML201 finding carries the note on the Kueue release assumed: read once per run."""
     from eksmllint.platform import Platform
 
-    asked = [0]
-    original = Platform.at_least
-
-    def counted(self, *args):
-        asked[0] += 1
-        return original(self, *args)
-
-    monkeypatch.setattr(Platform, "at_least", counted)
+    asked = count_calls(monkeypatch, Platform, "at_least")
     result = lint_text(TEXT, with_overrides(Config(), select=("EML201",)))
     assert sum(f.code == "EML201" for f in result.findings) == JOBS
     assert asked[0] == 1  # once per finding before
