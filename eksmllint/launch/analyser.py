@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from . import slurmopts
-from .model import Arg, ArgPosition, Invocation, Option, Source, SrunInfo
+from .model import Arg, ArgPosition, Invocation, Option, Source, SrunInfo, position_at
 from .options import MPIRUN_SPEC, PER_NODE_SPECS, RAY_JOB_SUBMIT_SPEC, parse_launcher_options, parse_script_args
 from .programs import (
     ACCELERATE_MODULES,
@@ -335,7 +335,7 @@ class _Analyser:
         per_arg = base.list_name == "script"
 
         def make_pos(line: int) -> ArgPosition:
-            return ArgPosition(base.list_name, base.index, base_line + line)
+            return position_at(base.list_name, base.index, base_line + line)
 
         state = self.ctx.state.child()
         for name, opt in st.env.items():

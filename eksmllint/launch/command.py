@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from .analyser import AnalysisContext, analyse_argv
-from .model import Arg, ArgPosition, Invocation
+from .model import Arg, Invocation, position_at
 from .shell import ExpansionBudget, Known, ShellState, Unknown
 
 __all__ = ["analyse_container", "expand_k8s_vars", "k8s_env"]
@@ -130,7 +130,7 @@ def analyse_container(
         for idx, item in enumerate(items):
             raw = _as_text(item)
             text, unresolved = _expand_k8s(raw, env, budget)
-            argv.append(Arg(text, None if unresolved else text, raw, ArgPosition(list_name, idx)))
+            argv.append(Arg(text, None if unresolved else text, raw, position_at(list_name, idx)))
     if not argv:
         return []
     state = ShellState(

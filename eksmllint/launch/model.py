@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from eksmllint.quantity import DIGITS
 
@@ -47,7 +48,7 @@ def parse_int(text: str | None) -> int | None:
     return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # hundreds per Slurm script, all kept: no __dict__ each
 class ArgPosition:
     """Where an argument was written.
 
@@ -61,6 +62,13 @@ class ArgPosition:
     list_name: str
     index: int
     script_line: int | None = None
+
+
+@lru_cache(maxsize=8192)
+def position_at(list_name: str, index: int, script_line: int | None = None) -> ArgPosition:
+    """The (immutable) position, shared: a Slurm run keeps hundreds of arguments a script, and
+    their positions repeat (argument k of line n)."""
+    return ArgPosition(list_name, index, script_line)
 
 
 @dataclass(frozen=True)
@@ -87,12 +95,11 @@ class Arg:
         return self.resolved if self.resolved is not None else self.value
 
     def at_index(self, index: int) -> Arg:
-        """This argument with its position's ``index`` set: ``dataclasses.replace`` twice, without
-        its per-field work (called for every argument of every Slurm step)."""
-        pos = object.__new__(ArgPosition)
-        pos.__dict__.update(self.position.__dict__, index=index)
+        """This argument with its position's ``index`` set: ``dataclasses.replace`` without its
+        per-field work (called for every argument of every Slurm step)."""
+        where = self.position
         arg = object.__new__(Arg)
-        arg.__dict__.update(self.__dict__, position=pos)
+        arg.__dict__.update(self.__dict__, position=position_at(where.list_name, index, where.script_line))
         return arg
 
 

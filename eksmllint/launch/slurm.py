@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 
 from . import slurmopts
 from .analyser import AnalysisContext, analyse_argv
-from .model import Arg, ArgPosition, Invocation, SrunInfo, parse_int
+from .model import Arg, Invocation, SrunInfo, parse_int, position_at
 from .shell import Assignment, Known, ShellState, walk_script
 
 __all__ = ["Directive", "SlurmScript", "is_slurm_script", "parse_sbatch", "parse_slurm_memory_mb", "parse_slurm_time"]
@@ -312,7 +312,7 @@ def _parse_directive_line(line: str, lineno: int) -> tuple[list[Directive], list
         tokens = list(lexer)
     except ValueError as exc:
         return [], [(lineno, f"#SBATCH directive: {exc}")]
-    args = [Arg(t, t, t, ArgPosition("script", k, lineno)) for k, t in enumerate(tokens)]
+    args = [Arg(t, t, t, position_at("script", k, lineno)) for k, t in enumerate(tokens)]
     _, order, end, errs = slurmopts.parse_getopt(args, 0, slurmopts.SBATCH_LONG, slurmopts.SBATCH_SHORT)
     for _, msg in errs:
         errors.append((lineno, f"#SBATCH {msg}"))
@@ -381,7 +381,7 @@ def _parse(text: str) -> SlurmScript:
     )
     log: list[Assignment] = []
     commands, lex_errors = walk_script(
-        text, state, lambda ln: ArgPosition("script", 0, ln + 1), index_args=True, assignments=log
+        text, state, lambda ln: position_at("script", 0, ln + 1), index_args=True, assignments=log
     )
     script.errors.extend((ln + 1, msg) for ln, msg in lex_errors)
     script.assignments = [replace(a, line=a.line + 1) for a in log]
