@@ -57,12 +57,12 @@ def _salt() -> bytes:
     """What else decides a parse: versions, and the parser's source (a development checkout)."""
     import yaml
 
-    from eksmllint import __version__, yamlnodes, yamlpos
+    from eksmllint import __version__, yamlevents, yamlnodes, yamlpos
 
     h = hashlib.blake2b(digest_size=16)
     h.update(f"{FORMAT}|{__version__}|{sys.version_info[:2]}|{marshal.version}|{yaml.__version__}".encode())
-    for module in (yamlpos, yamlnodes):
-        h.update(Path(module.__file__ or "").read_bytes())
+    for source in (__file__, yamlpos.__file__, yamlnodes.__file__, yamlevents.__file__):  # the parsers
+        h.update(Path(source or "").read_bytes())
     return h.digest()
 
 
