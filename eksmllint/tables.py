@@ -37,6 +37,14 @@ def load_table(model: type[_Model], path: Path) -> _Model:
     return model.model_validate(parsed(path.read_text(encoding="utf-8"), _yaml_load))
 
 
+def packaged_data(text: str) -> Any:
+    """A packaged YAML text's data as :func:`eksmllint.yamlpos.load_data` reads it (its errors carry
+    the line), the parse kept in the cache: the rule files and the instance catalogue."""
+    from eksmllint.yamlpos import load_data
+
+    return parsed(text, load_data)
+
+
 def _yaml_load(text: str) -> Any:
     import yaml  # libyaml's C loader when there is one
 

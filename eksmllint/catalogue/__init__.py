@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from eksmllint.tables import parsed
+from eksmllint.tables import packaged_data
 from eksmllint.yamlpos import YAMLLoadError, load_data
 
 from .allocatable import karpenter_allocatable_cpu_millis, karpenter_allocatable_memory_mib, kubelet_allocatable
@@ -111,19 +111,14 @@ def parse_facts(model: type[_Facts], text: str, what: str, parse: Callable[[str]
 
 def packaged_facts(model: type[_Facts], filename: str, what: str) -> _Facts:
     """A facts table packaged beside this module, parsed and validated."""
-    return parse_facts(model, _packaged_text(filename), what, _cached_parse)
+    return parse_facts(model, _packaged_text(filename), what, packaged_data)
 
 
 @functools.lru_cache(maxsize=1)
 def get_catalogue() -> Catalogue:
     """The packaged catalogue (``instances.yaml``), loaded and validated once per process."""
-    return parse_catalogue(_packaged_text("instances.yaml"), _cached_parse)
+    return parse_catalogue(_packaged_text("instances.yaml"), packaged_data)
 
 
 def _packaged_text(filename: str) -> str:
     return resources.files(__name__).joinpath(filename).read_text(encoding="utf-8")
-
-
-def _cached_parse(text: str) -> Any:
-    """A packaged table's parse, kept in the table cache (eksmllint.tables): validation still runs."""
-    return parsed(text, load_data)

@@ -16,8 +16,7 @@ from pathlib import Path
 
 from eksmllint.core.rule import FAMILIES, Rule, RuleSpec, check_module
 from eksmllint.paths import builtin_rules_dir, rule_fixtures_dir
-from eksmllint.tables import parsed
-from eksmllint.yamlpos import load_data
+from eksmllint.tables import packaged_data
 
 ENTRY_POINT_GROUP = "eksmllint.rules"
 #: EML000 reports eksmllint's own failures: no manifest may produce it, so it has no examples.
@@ -40,7 +39,7 @@ def load_rule_dir(directory: Path, source: str = "builtin") -> Iterator[Rule]:
     builtin = source == "builtin"
     for path in sorted(directory.rglob("EML*.yaml")) if builtin else sorted(directory.rglob("*.yaml")):
         try:
-            data = parsed(path.read_text(encoding="utf-8"), load_data)  # the parse is cached, not the validation
+            data = packaged_data(path.read_text(encoding="utf-8"))  # the parse is cached, not the validation
             spec = RuleSpec.model_validate(data)
         except Exception as err:  # pydantic or YAML: name the file, keep the message short
             raise RegistryError(f"{path}: invalid rule file: {err}") from err
